@@ -1,0 +1,143 @@
+# pmon: one non-recursive GNU Makefile for the whole tree.
+#
+#   make            build everything into $(BUILD)/
+#   make test       unit tests, then integration tests (real pvmd)
+#   make check      the same suite built with ASan + UBSan
+#   make fuzz       libFuzzer targets (clang), a short run of each
+#   make demo       monitor master1 on a private virtual machine
+#   make install    PREFIX=/usr/local DESTDIR=
+
+BUILD	?= build
+PREFIX	?= /usr/local
+CC	?= cc
+
+WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
+	  -Wmissing-prototypes -Wwrite-strings -Werror=implicit-function-declaration
+CFLAGS	?= -O2 -g
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api
+LDLIBS_PVM = -lgpvm3 -lpvm3
+
+# SAN=1 (make check) builds the daemons, tools and tests with ASan and
+# UBSan.  The instrumentation library gets UBSan only: it is preloaded
+# into uninstrumented PVM programs, where the ASan runtime cannot come
+# first.
+ifeq ($(SAN),1)
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=undefined
+PRELOAD_SANFLAGS = -fsanitize=undefined -fno-sanitize-recover=undefined
+else
+SANFLAGS =
+PRELOAD_SANFLAGS =
+endif
+
+COMMON_SRCS	:= $(wildcard common/*.c)
+PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
+AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
+COORD_SRCS	:= $(wildcard coordinator/*.c)
+LIBPMON_SRCS	:= $(wildcard client-api/*.c)
+TOOL_SRCS	:= $(wildcard tools/*.c)
+UNIT_SRCS	:= $(wildcard tests/unit/*.c)
+PROG_SRCS	:= $(wildcard tests/progs/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+
+COMMON_OBJS	:= $(call obj,$(COMMON_SRCS))
+# The order core is linked into the unit tests as well as the daemon.
+COORD_LIB_OBJS	:= $(call obj,$(filter-out coordinator/coordd.c,$(COORD_SRCS)))
+AGENT_LIB_OBJS	:= $(call obj,$(filter-out node-agent/agentd.c,$(AGENT_SRCS)))
+
+PMON		= $(BUILD)/bin/pmon
+AGENTD		= $(BUILD)/bin/pmon-agentd
+COORDD		= $(BUILD)/bin/pmon-coordd
+PRELOAD		= $(BUILD)/lib/libpmon-pvm.so
+LIBPMON		= $(BUILD)/lib/libpmon.a
+UNIT		= $(BUILD)/tests/unit-tests
+PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
+
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
+	    -c -o $@ $<
+
+$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(COMMON_SRCS))
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(PRELOAD_SANFLAGS) -o $@ $^ -ldl
+
+$(AGENTD): $(call obj,$(AGENT_SRCS)) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM)
+
+$(COORDD): $(call obj,$(COORD_SRCS)) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+
+$(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(PMON): $(call obj,$(TOOL_SRCS)) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM)
+
+$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) -lm
+
+# Test programs are ordinary PVM programs, built without pmon.
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+# --- tests ---------------------------------------------------------------
+
+test: all
+	$(UNIT)
+	PMON_BUILD=$(abspath $(BUILD)) sh tests/integ/run.sh
+
+check:
+	$(MAKE) BUILD=build-check SAN=1 test
+
+FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
+FUZZ_TIME	?= 20
+
+build-fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) $(LIBPMON_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
+	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+	    -levent $(LDLIBS_PVM) -lm
+
+fuzz: $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+	    echo "fuzz: $$f for $(FUZZ_TIME)s"; \
+	    mkdir -p build-fuzz/corpus/$$(basename $$f); \
+	    $$f -max_total_time=$(FUZZ_TIME) -print_final_stats=0 \
+	        build-fuzz/corpus/$$(basename $$f) tests/fuzz/seeds/$$(basename $$f) \
+	        2>build-fuzz/$$(basename $$f).log || { tail -30 build-fuzz/$$(basename $$f).log; exit 1; }; \
+	done
+
+# The demo installs missing Debian packages before it builds.
+demo:
+	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	    $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(PMON) $(AGENTD) $(COORDD) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(PRELOAD) $(LIBPMON) $(DESTDIR)$(PREFIX)/lib
+	install -m 644 client-api/pmon.h $(DESTDIR)$(PREFIX)/include
+
+clean:
+	rm -rf build build-check build-fuzz
+
+.PHONY: all test check fuzz demo install clean
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

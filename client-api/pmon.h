@@ -1,0 +1,127 @@
+/*
+ * libpmon: the client API of the pmon monitoring system.
+ *
+ * A tool connects to the coordinator of one PVM virtual machine, may
+ * subscribe to the causally ordered event stream, and sends requests.
+ * Use it from your own event loop (poll pmon_fd() for reading, then call
+ * pmon_dispatch()) or in blocking mode (pmon_wait(), pmon_flush()).
+ *
+ * The library never prints and never exits: every function that can fail
+ * returns -1 and leaves a message in pmon_error().  Strings and arrays
+ * handed to callbacks belong to the library and are valid only during the
+ * callback.
+ */
+#ifndef PMON_H
+#define PMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pmon;
+
+/* pmon_connect flags. */
+#define PMON_SUBSCRIBE	0x1	/* receive the ordered event stream */
+
+/* pmon_event.phase */
+#define PMON_PHASE_BEGIN	0
+#define PMON_PHASE_END		1
+
+/* pmon_event.flags */
+#define PMON_EV_MATCHED		0x1	/* match_tid/match_seq name the send */
+#define PMON_EV_UNMATCHED	0x2	/* a receive released without its send */
+#define PMON_EV_LOST		0x4	/* marker: lost events, count in bytes */
+#define PMON_EV_MSG		0x8	/* end of a receive that got a message */
+
+/* A task of the monitored application. */
+struct pmon_task {
+	int32_t		 tid;
+	int32_t		 parent;	/* tid, or 0 when not spawned by PVM */
+	uint32_t	 pid;
+	uint64_t	 spawn_seq;	/* parent's spawn record, 0 if none */
+	const char	*host;
+	const char	*program;
+};
+
+/*
+ * One event of the ordered stream: the begin or the end of one PVM call
+ * made by the application (record.h describes each field).
+ */
+struct pmon_event {
+	int32_t		 tid;
+	uint64_t	 seq;
+	uint64_t	 t_ns;
+	int		 call;		/* number; see call_name */
+	const char	*call_name;	/* "pvm_send" */
+	int		 phase;
+	int		 flags;
+	int32_t		 rc;
+	int32_t		 peer;		/* partner tid, -1 if none */
+	int32_t		 tag;
+	int32_t		 ctx;
+	int32_t		 bytes;
+	int32_t		 inst;
+	const char	*group;		/* "" when none */
+	unsigned	 npeers;
+	const int32_t	*peers;		/* multicast destinations, children */
+	int32_t		 match_tid;	/* with PMON_EV_MATCHED */
+	uint64_t	 match_seq;
+	const struct pmon_task *task;	/* host and program of tid */
+};
+
+struct pmon_callbacks {
+	void	(*task)(const struct pmon_task *, void *arg);
+	void	(*event)(const struct pmon_event *, void *arg);
+	void	(*flush_done)(uint32_t id, void *arg);
+	void	(*bye)(const char *reason, void *arg);
+};
+
+/* Allocates a handle; NULL only when out of memory. */
+struct pmon	*pmon_new(void);
+/* Closes the connection and frees everything.  pmon_free(NULL) is a no-op. */
+void		 pmon_free(struct pmon *);
+
+/*
+ * Connects to the coordinator's socket at path, or, when path is NULL, to
+ * the one of the virtual machine named by $PVM_TMP.  name identifies the
+ * tool to the others.  Blocks until the coordinator accepted the tool.
+ */
+int		 pmon_connect(struct pmon *, const char *path, const char *name,
+		    unsigned flags);
+void		 pmon_set_callbacks(struct pmon *,
+		    const struct pmon_callbacks *, void *arg);
+const char	*pmon_error(const struct pmon *);
+
+/* The socket to poll for reading in the tool's own event loop. */
+int		 pmon_fd(const struct pmon *);
+/*
+ * Reads what the socket has without blocking and calls the callbacks.
+ * Returns 0, or -1 on error or when the coordinator closed the connection
+ * (pmon_closed() tells which).
+ */
+int		 pmon_dispatch(struct pmon *);
+int		 pmon_closed(const struct pmon *);
+
+/* Sends a flush request; its completion arrives as flush_done(id). */
+int		 pmon_send_flush(struct pmon *, uint32_t *id);
+/* Asks the coordinator to flush, stop the agents and exit. */
+int		 pmon_send_shutdown(struct pmon *);
+
+/*
+ * Blocking mode.  pmon_wait waits up to timeout_ms (-1: forever) for
+ * input and dispatches it; returns 1 if something was dispatched, 0 on
+ * timeout, -1 on error or close.  pmon_flush sends a flush and dispatches
+ * until it completed: every event recorded before the call has then been
+ * delivered to the event callback.
+ */
+int		 pmon_wait(struct pmon *, int timeout_ms);
+int		 pmon_flush(struct pmon *);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * Where the pmon daemons of one virtual machine meet: sockets and files in
+ * the PVM_TMP directory of the host (default /tmp), named by uid.  Two
+ * virtual machines with different PVM_TMP never see each other, and every
+ * host of a multi-host machine uses its own.
+ */
+#ifndef PMON_PATHS_H
+#define PMON_PATHS_H
+
+#include <stddef.h>
+
+#define PMON_SOCK_AGENT		"agent"		/* tasks register here */
+#define PMON_SOCK_COORD		"coord"		/* tools connect here */
+
+int	pmon_runtime_path(char *buf, size_t size, const char *what);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * The pmon wire protocol: one table of every message that crosses a socket
+ * between a task, an agent, the coordinator and a tool.
+ *
+ * A frame is an 8-byte header followed by the payload:
+ *
+ *	u8 magic (PROTO_MAGIC)  u8 version (PROTO_VERSION)
+ *	u8 type (enum msg_type) u8 flags (0)
+ *	u32 payload length
+ *
+ * All integers are big-endian (wire.h).  Payloads are described in
+ * doc/protocol.md.  Append new messages; never renumber one, and bump
+ * PROTO_VERSION when a message changes.
+ */
+#ifndef PMON_PROTO_H
+#define PMON_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC	0xb7
+#define PROTO_VERSION	1
+#define FRAME_HDR_SIZE	8
+
+/* The largest payload any message may carry. */
+#define PROTO_MAX_PAYLOAD	(1024 * 1024)
+
+/*	  name		number	min payload	max payload */
+#define PROTO_MESSAGES(X)						\
+	X(AGENT_HELLO,	1,	12,		1024)			\
+	X(TASK_NEW,	2,	22,		1024)			\
+	X(TASK_RECORDS,	3,	8,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_END,	4,	12,		12)			\
+	X(FLUSH,	5,	4,		4)			\
+	X(FLUSH_DONE,	6,	4,		4)			\
+	X(SHUTDOWN,	7,	0,		0)			\
+	X(TOOL_HELLO,	8,	6,		1024)			\
+	X(EVENT,	9,	65,		PROTO_MAX_PAYLOAD)	\
+	X(BYE,		10,	2,		1024)			\
+	X(ERROR,	11,	2,		1024)			\
+	X(TASK_HELLO,	12,	22,		1024)			\
+	X(TASK_INFO,	13,	24,		1024)
+
+enum msg_type {
+#define PROTO_ENUM(name, num, min, max) MSG_##name = num,
+	PROTO_MESSAGES(PROTO_ENUM)
+#undef PROTO_ENUM
+};
+
+struct msg_info {
+	const char	*name;
+	uint32_t	 min_len;
+	uint32_t	 max_len;
+};
+
+/* TOOL_HELLO flags. */
+#define TOOL_SUBSCRIBE	0x1	/* send me the ordered event stream */
+
+/* EVENT flags. */
+#define EVENT_MATCHED	0x1	/* match_tid/match_seq name the send */
+#define EVENT_UNMATCHED	0x2	/* a receive released without its send */
+#define EVENT_LOST	0x4	/* marker: records missing from this task */
+
+struct frame_hdr {
+	uint8_t		type;
+	uint32_t	len;
+};
+
+const struct msg_info	*proto_msg(uint8_t type);
+const char		*proto_msg_name(uint8_t type);
+
+void	frame_hdr_encode(uint8_t *out, uint8_t type, uint32_t len);
+int	frame_hdr_decode(const uint8_t *in, struct frame_hdr *h,
+	    const char **why);
+
+#endif

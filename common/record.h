@@ -1,0 +1,119 @@
+/*
+ * Event records: what the instrumentation writes for every outermost PVM
+ * call a task makes, at its begin and at its end.
+ *
+ * One encoding serves the task's ring, the agent's frames and the
+ * coordinator: the task encodes once, the agent ships the bytes unchanged.
+ * Layout (big-endian, 48 bytes then the variable parts):
+ *
+ *	 0 u16 len	total bytes of this record
+ *	 2 u8  call	enum pmon_call
+ *	 3 u8  phase	PMON_BEGIN or PMON_END
+ *	 4 u64 seq	per-task sequence number, from 1, no gaps
+ *	12 u64 t_ns	CLOCK_REALTIME in nanoseconds
+ *	20 i32 rc	return value (end records)
+ *	24 i32 peer	the partner task: destination of a send, source of a
+ *			receive (requested at begin, actual at end), target
+ *			of kill/sendsig/notify; -1 when none
+ *	28 i32 tag	message tag (or -1)
+ *	32 i32 ctx	message context
+ *	36 i32 bytes	message bytes, or bytes packed/unpacked
+ *	40 i32 inst	group instance (joingroup/getinst/...), or -1
+ *	44 u16 npeers	number of peer tids that follow the group name
+ *	46 u8  glen	length of the group name
+ *	47 u8  flags	RECORD_* flags
+ *	48 glen bytes of group name, then npeers x i32 tids: the
+ *			destinations of a multicast or broadcast, the
+ *			children a spawn created
+ */
+#ifndef PMON_RECORD_H
+#define PMON_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORD_HDR_SIZE		48
+#define RECORD_GROUP_MAX	255
+#define RECORD_PEERS_MAX	4096
+#define RECORD_MAX_SIZE	\
+	(RECORD_HDR_SIZE + RECORD_GROUP_MAX + 4 * RECORD_PEERS_MAX)
+
+#define PMON_BEGIN	0
+#define PMON_END	1
+
+/* Record flags. */
+#define RECORD_MSG	0x1	/* the end of a receive that got a message */
+
+/*
+ * Every public entry point of libpvm3 and libgpvm3, in one list.  Append
+ * only: the numbers travel on the wire.
+ */
+#define PMON_CALLS(X)							\
+	X(addhosts) X(addmhf) X(archcode) X(barrier) X(bcast)		\
+	X(bufinfo) X(catchout) X(config) X(delete) X(delhosts)		\
+	X(delinfo) X(delmhf) X(exit) X(export) X(freebuf)		\
+	X(freecontext) X(freezegroup) X(gather) X(getcontext)		\
+	X(getfds) X(getinst) X(getmboxinfo) X(getminfo)		\
+	X(getnoresets) X(getopt) X(getrbuf) X(getsbuf) X(gettid)	\
+	X(gettmask) X(gsize) X(halt) X(hostsync) X(initsend)		\
+	X(insert) X(joingroup) X(kill) X(lookup) X(lvgroup)		\
+	X(mcast) X(mkbuf) X(mstat) X(mytid) X(newcontext)		\
+	X(notify) X(nrecv) X(packf) X(parent) X(perror) X(pkbyte)	\
+	X(pkcplx) X(pkdcplx) X(pkdouble) X(pkfloat) X(pkint)		\
+	X(pklong) X(pkmesg) X(pkmesgbody) X(pkshort) X(pkstr)		\
+	X(pkuint) X(pkulong) X(pkushort) X(precv) X(probe)		\
+	X(psend) X(pstat) X(putinfo) X(recv) X(recvf) X(recvinfo)	\
+	X(reduce) X(reg_hoster) X(reg_rm) X(reg_tasker)		\
+	X(reg_tracer) X(scatter) X(send) X(sendsig) X(setcontext)	\
+	X(setminfo) X(setopt) X(setrbuf) X(setsbuf) X(settmask)	\
+	X(siblings) X(spawn) X(start_pvmd) X(strerror) X(tasks)	\
+	X(tickle) X(tidtohost) X(trecv) X(unexport) X(unpackf)		\
+	X(upkbyte) X(upkcplx) X(upkdcplx) X(upkdouble) X(upkfloat)	\
+	X(upkint) X(upklong) X(upkmesg) X(upkshort) X(upkstr)		\
+	X(upkuint) X(upkulong) X(upkushort) X(version) X(vpackf)	\
+	X(vunpackf) X(grphostinfo) X(grpvhostinfo) X(gsdump)		\
+	X(getmwid) X(setmwid)
+
+enum pmon_call {
+	PMON_CALL_NONE = 0,
+#define PMON_CALL_ENUM(n) PMON_CALL_##n,
+	PMON_CALLS(PMON_CALL_ENUM)
+#undef PMON_CALL_ENUM
+	PMON_CALL_LOST,		/* synthetic: records missing from a task */
+	PMON_CALL_MAX
+};
+
+/* A decoded record.  group and the peer list point into the encoded bytes. */
+struct record {
+	uint16_t	 len;
+	uint8_t		 call;
+	uint8_t		 phase;
+	uint8_t		 flags;
+	uint64_t	 seq;
+	uint64_t	 t_ns;
+	int32_t		 rc;
+	int32_t		 peer;
+	int32_t		 tag;
+	int32_t		 ctx;
+	int32_t		 bytes;
+	int32_t		 inst;
+	uint16_t	 npeers;
+	uint8_t		 glen;
+	const char	*group;		/* glen bytes, not NUL-terminated */
+	const uint8_t	*peers;		/* npeers big-endian i32 */
+};
+
+const char	*record_call_name(unsigned call);
+int		 record_call_lookup(const char *name);
+size_t		 record_size(const struct record *);
+size_t		 record_encode(uint8_t *out, const struct record *,
+		    const int32_t *peers);
+int		 record_decode(const uint8_t *in, size_t avail,
+		    struct record *, const char **why);
+int32_t		 record_peer(const struct record *, unsigned i);
+
+/* What the coordinator needs to know of a call to order it. */
+int	record_is_send(const struct record *);
+int	record_is_recv(const struct record *);
+
+#endif
