@@ -14,7 +14,7 @@ CC	?= cc
 WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 	  -Wmissing-prototypes -Wwrite-strings -Werror=implicit-function-declaration
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinator -Inode-agent
 LDLIBS_PVM = -lgpvm3 -lpvm3
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
@@ -38,6 +38,7 @@ LIBPMON_SRCS	:= $(wildcard client-api/*.c)
 TOOL_SRCS	:= $(wildcard tools/*.c)
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 PROG_SRCS	:= $(wildcard tests/progs/*.c)
+TESTTOOL_SRCS	:= $(wildcard tests/tools/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
@@ -54,8 +55,9 @@ PRELOAD		= $(BUILD)/lib/libpmon-pvm.so
 LIBPMON		= $(BUILD)/lib/libpmon.a
 UNIT		= $(BUILD)/tests/unit-tests
 PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
+TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
 
-all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS)
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,6 +97,11 @@ $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+# Test tools (stream checkers, frame senders) read pmon's output.
+$(BUILD)/tests/tools/%: tests/tools/%.c $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -ljansson
 
 # --- tests ---------------------------------------------------------------
 
