@@ -126,8 +126,9 @@ fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	    echo "fuzz: $$f for $(FUZZ_TIME)s"; \
 	    mkdir -p build-fuzz/corpus/$$(basename $$f); \
+	    seeds=tests/fuzz/seeds/$$(basename $$f); [ -d $$seeds ] || seeds=; \
 	    $$f -max_total_time=$(FUZZ_TIME) -print_final_stats=0 \
-	        build-fuzz/corpus/$$(basename $$f) tests/fuzz/seeds/$$(basename $$f) \
+	        build-fuzz/corpus/$$(basename $$f) $$seeds \
 	        2>build-fuzz/$$(basename $$f).log || { tail -30 build-fuzz/$$(basename $$f).log; exit 1; }; \
 	done
 
