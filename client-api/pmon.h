@@ -33,7 +33,8 @@ struct pmon;
 /* pmon_event.flags */
 #define PMON_EV_MATCHED		0x1	/* match_tid/match_seq name the send */
 #define PMON_EV_UNMATCHED	0x2	/* a receive released without its send */
-#define PMON_EV_LOST		0x4	/* marker: lost events, count in bytes */
+#define PMON_EV_LOST		0x4	/* marker: lost events, count in bytes;
+					   call_name is "lost" */
 #define PMON_EV_MSG		0x8	/* end of a receive that got a message */
 
 /* A task of the monitored application. */
@@ -100,7 +101,9 @@ int		 pmon_fd(const struct pmon *);
 /*
  * Reads what the socket has without blocking and calls the callbacks.
  * Returns 0, or -1 on error or when the coordinator closed the connection
- * (pmon_closed() tells which).
+ * or said BYE (pmon_closed() tells which; pmon_error() says why either
+ * way).  Callbacks may send (pmon_send_flush) but must not dispatch or
+ * free the handle.
  */
 int		 pmon_dispatch(struct pmon *);
 int		 pmon_closed(const struct pmon *);
@@ -113,9 +116,9 @@ int		 pmon_send_shutdown(struct pmon *);
 /*
  * Blocking mode.  pmon_wait waits up to timeout_ms (-1: forever) for
  * input and dispatches it; returns 1 if something was dispatched, 0 on
- * timeout, -1 on error or close.  pmon_flush sends a flush and dispatches
- * until it completed: every event recorded before the call has then been
- * delivered to the event callback.
+ * timeout or when a signal interrupted the wait, -1 on error or close.
+ * pmon_flush sends a flush and dispatches until it completed: every event
+ * recorded before the call has then been delivered to the event callback.
  */
 int		 pmon_wait(struct pmon *, int timeout_ms);
 int		 pmon_flush(struct pmon *);

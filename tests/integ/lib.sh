@@ -1,0 +1,292 @@
+# Shared helpers of the integration tests, sourced by every t_*.sh (bash).
+#
+# A test calls pm_setup first: it makes a private run directory and
+# PVM_TMP, and installs a trap that stops everything the test started --
+# pmon daemons, pvmd and every task of its virtual machine, background
+# jobs, network namespaces -- whether the test passes, fails or is killed.
+# Processes are stopped by pid only: other runs may be live on the machine.
+
+PMON_BUILD=${PMON_BUILD:-$(pwd)/build}
+PMON=$PMON_BUILD/bin/pmon
+PMON_COORDD=$PMON_BUILD/bin/pmon-coordd
+PMON_AGENTD=$PMON_BUILD/bin/pmon-agentd
+PMON_PRELOAD=$PMON_BUILD/lib/libpmon-pvm.so
+PROGS=$PMON_BUILD/tests/progs
+TOOLS=$PMON_BUILD/tests/tools
+STREAMCHECK=$TOOLS/streamcheck
+SENDFRAME=$TOOLS/sendframe
+
+TEST=$(basename "$0" .sh)
+PM_BG_PIDS=""		# background jobs of the test (pmon trace, ...)
+PM_PVMD_PIDS=""		# every master pvmd this test started
+PM_HOOKS=""		# cleanup functions registered by helpers (netns)
+PM_FAILED=0
+PM_CLEANING=0
+
+pm_log() { printf '%s: %s\n' "$TEST" "$*" >&2; }
+
+# fail prints the reason and ends the test; the trap cleans up.
+fail() {
+	printf 'FAIL: %s: %s\n' "$TEST" "$*"
+	PM_FAILED=1
+	exit 1
+}
+
+pass() {
+	printf 'PASS: %s\n' "$TEST"
+	exit 0
+}
+
+# skip ends the test as skipped (exit 77, as automake does).
+skip() {
+	printf 'SKIP: %s: %s\n' "$TEST" "$*"
+	exit 77
+}
+
+# wait_for SECONDS CMD...: polls CMD every 50 ms until it succeeds; returns
+# 1 when SECONDS pass first.
+wait_for() {
+	local limit=$(($1 * 20)) i=0
+	shift
+	while ! "$@"; do
+		i=$((i + 1))
+		[ "$i" -ge "$limit" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+pid_alive() {
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null &&
+	    ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+pid_dead() { ! pid_alive "$1"; }
+
+# stop_pid PID [SECONDS]: TERM, wait, then KILL.  Returns 1 if it had to
+# use KILL.
+stop_pid() {
+	local pid=$1 secs=${2:-5}
+	pid_alive "$pid" || return 0
+	kill -TERM "$pid" 2>/dev/null
+	wait_for "$secs" pid_dead "$pid" && return 0
+	kill -KILL "$pid" 2>/dev/null
+	wait_for 2 pid_dead "$pid"
+	return 1
+}
+
+# The processes of this run: every process whose environment names this
+# run (PVM_TMP below $RUN, or the run marker).  Tasks spawned by pvmd get
+# pvmd's environment, so this finds tasks, agents and the coordinator
+# even after they were re-parented.  The test shell itself never matches:
+# /proc/PID/environ shows the environment a process was executed with.
+pm_run_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" = "$$" ] && continue
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+		    grep -qE "^(PMON_TEST_RUN=$RUN|PVM_TMP=$RUN(/.*)?)\$" &&
+		    echo "$p"
+	done
+}
+
+pm_cleanup() {
+	local rc=$? p left
+	[ "$PM_CLEANING" = 1 ] && return
+	PM_CLEANING=1
+	trap - EXIT INT TERM HUP
+	[ "$rc" = 0 ] || [ "$rc" = 77 ] || PM_FAILED=1
+	for p in $PM_BG_PIDS; do stop_pid "$p" 3; done
+	pmon_stop_daemons
+	for p in $PM_PVMD_PIDS; do
+		stop_pid "$p" 5 || pm_log "pvmd $p needed SIGKILL"
+	done
+	# pvmd kills its tasks on SIGTERM: give them a moment, then verify.
+	if ! wait_for 5 pm_no_run_pids; then
+		left=$(pm_run_pids | tr '\n' ' ')
+		for p in $left; do
+			pm_log "left behind: $p $(tr '\0' ' ' \
+			    </proc/$p/cmdline 2>/dev/null)"
+			kill -KILL "$p" 2>/dev/null
+		done
+		printf 'FAIL: %s: processes survived the virtual machine\n' \
+		    "$TEST"
+		PM_FAILED=1
+	fi
+	for p in $PM_HOOKS; do "$p"; done
+	if [ "$PM_FAILED" = 1 ] && [ -n "$RUN" ] && [ -z "$PM_KEEP" ]; then
+		pm_dump_logs
+	fi
+	[ -n "$RUN" ] && rm -rf "$RUN"
+	[ "$PM_FAILED" = 1 ] && exit 1
+	exit "$rc"
+}
+
+pm_no_run_pids() { [ -z "$(pm_run_pids)" ]; }
+
+# On failure, the last lines of every log help whoever reads the output.
+pm_dump_logs() {
+	local f
+	for f in $(find "$RUN" -maxdepth 3 -type f \( -name 'pvml.*' \
+	    -o -name '*.log' -o -name '*.err' \) 2>/dev/null); do
+		echo "--- $f (last 15 lines)"
+		tail -n 15 "$f"
+	done
+}
+
+# pm_setup: the run directory, a private PVM_TMP and the cleanup trap.
+pm_setup() {
+	RUN=$(mktemp -d /tmp/pmXXXXXX) || fail "mktemp"
+	[ -n "$PMON_TEST_LEDGER" ] && echo "dir $RUN" >>"$PMON_TEST_LEDGER"
+	export PMON_TEST_RUN=$RUN
+	export PVM_TMP=$RUN/vm
+	export PVM_ALLOW_ROOT=1 PVM_ROOT=/usr/lib/pvm3
+	unset PVM_EXPORT PVM_DEBUGGER PVM_RSH
+	mkdir -p "$PVM_TMP"
+	trap pm_cleanup EXIT
+	trap 'exit 1' INT TERM HUP
+}
+
+# bg CMD...: runs CMD in the background and registers it for cleanup;
+# its pid is in $BG_PID.
+bg() {
+	"$@" &
+	BG_PID=$!
+	PM_BG_PIDS="$PM_BG_PIDS $BG_PID"
+}
+
+# write_hostfile FILE [HOST...]: the executable path of every host must
+# reach the PVM examples, pvmgs and our test programs.
+write_hostfile() {
+	local f=$1 h
+	shift
+	echo "* ep=/usr/bin:/usr/lib/pvm3/lib:$PROGS" >"$f"
+	for h in "$@"; do echo "$h" >>"$f"; done
+}
+
+# The pid of the pvmd of directory $1, from its socket name in pvmd.UID
+# (the socket path holds the pid), if that process is alive.
+pvmd_pid_of() {
+	local f=$1/pvmd.$(id -u) p
+	[ -s "$f" ] || return 1
+	p=$(sed -n 's/.*pvmtmp0*\([0-9][0-9]*\)\.0.*/\1/p' "$f")
+	[ -n "$p" ] && pid_alive "$p" && echo "$p"
+}
+
+# start_pvmd [HOSTFILE]: starts a master pvmd for $PVM_TMP and waits
+# until it accepts tasks.  Sets PVMD_PID.
+start_pvmd() {
+	local hf=${1:-$RUN/hostfile} uid
+	uid=$(id -u)
+	[ -n "$1" ] || write_hostfile "$hf"
+	rm -f "$PVM_TMP/pvmd.$uid" "$PVM_TMP/pvml.$uid"
+	setsid pvmd "$hf" </dev/null >"$RUN/pvmd.out" 2>&1 &
+	PVMD_PID=$!
+	PM_PVMD_PIDS="$PM_PVMD_PIDS $PVMD_PID"
+	wait_for 10 test -s "$PVM_TMP/pvmd.$uid" ||
+	    fail "pvmd did not start: $(cat "$RUN/pvmd.out")"
+	[ "$(pvmd_pid_of "$PVM_TMP")" = "$PVMD_PID" ] ||
+	    fail "pvmd.$uid does not name pvmd $PVMD_PID"
+}
+
+# pvm_console CMDS: runs console commands against this run's pvmd.
+pvm_console() {
+	printf '%s\nquit\n' "$*" | timeout 20 pvm 2>&1
+}
+
+# --- pmon ------------------------------------------------------------------
+
+need_pmon() {
+	local f
+	for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
+	    "$STREAMCHECK"; do
+		[ -e "$f" ] || fail "missing $f (build it first)"
+	done
+}
+
+coord_sock() { echo "$PVM_TMP/pmon-coord.$(id -u)"; }
+agent_sock() { echo "$PVM_TMP/pmon-agent.$(id -u)"; }
+coord_log() { echo "$PVM_TMP/pmon-coordd.$(id -u).log"; }
+
+# The pid of the process listening on unix socket $1, from ss.
+sock_pid() {
+	ss -xlpn 2>/dev/null | awk -v p="$1" '$5 == p' |
+	    sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1
+}
+
+# pmon_start: starts the coordinator (and its agents) for $PVM_TMP.
+pmon_start() {
+	timeout 30 "$PMON" start >"$RUN/pmon-start.out" 2>&1 ||
+	    fail "pmon start failed: $(cat "$RUN/pmon-start.out")"
+	COORD_PID=$(sock_pid "$(coord_sock)")
+	[ -n "$COORD_PID" ] || fail "no process listens on $(coord_sock)"
+	echo "$COORD_PID" >"$RUN/coordd.pid"
+}
+
+# pmon_trace FILE: a subscribed tool writing the JSON stream to FILE.
+# Waits until the coordinator has accepted it (the tool's hello is
+# answered before pmon trace writes anything, so a flush from another
+# tool after this returns is seen by it).  Sets TRACE_PID.
+pmon_trace() {
+	local out=$1
+	bg "$PMON" trace --json >"$out" 2>"$out.err"
+	TRACE_PID=$BG_PID
+	wait_for 10 trace_connected "$TRACE_PID" ||
+	    fail "pmon trace did not connect: $(cat "$out.err")"
+}
+
+# A tool is connected when it holds a unix socket connected to the
+# coordinator's socket; ss shows the tool's end without a path, so count
+# the coordinator's accepted connections instead.
+trace_connected() {
+	pid_alive "$1" || return 1
+	ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'socket:'
+}
+
+# pmon_exec PROG ARGS: runs an instrumented program; its output goes to
+# $RUN/PROG.out.  Returns the program's status.
+pmon_exec() {
+	local name
+	name=$(basename "$1")
+	timeout 60 "$PMON" exec "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
+}
+
+# pmon_shutdown TRACE_PID: flush, stop the daemons; the trace must end.
+pmon_shutdown() {
+	timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
+	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
+	timeout 20 "$PMON" shutdown >/dev/null 2>"$RUN/shutdown.err" ||
+	    fail "pmon shutdown failed: $(cat "$RUN/shutdown.err")"
+	if [ -n "$1" ]; then
+		wait_for 10 pid_dead "$1" || fail "pmon trace did not exit"
+		wait "$1" || fail "pmon trace exited with status $?"
+	fi
+	[ -z "$COORD_PID" ] || wait_for 10 pid_dead "$COORD_PID" ||
+	    fail "pmon-coordd $COORD_PID still runs after shutdown"
+}
+
+# Stops whatever pmon daemons are left, by pid: a polite shutdown first.
+pmon_stop_daemons() {
+	local pid
+	pid=${COORD_PID:-$(sock_pid "$(coord_sock)" 2>/dev/null)}
+	[ -n "$pid" ] || return 0
+	pid_alive "$pid" || return 0
+	[ -x "$PMON" ] && timeout 5 "$PMON" shutdown >/dev/null 2>&1
+	stop_pid "$pid" 5
+}
+
+# count_lines PATTERN FILE: how many lines of FILE match PATTERN.
+count_lines() { grep -c -- "$1" "$2" || true; }
+
+# expect_count WHAT EXPECTED ACTUAL
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: expected $2, got $3"
+}
+
+# counts_of PROGRAM CALL PHASE COUNTSFILE: from `streamcheck --counts`
+# output (lines "program call phase count"), 0 when absent.
+count_of() {
+	awk -v p="$1" -v c="$2" -v ph="$3" \
+	    '$1 == p && $2 == c && $3 == ph { n = $4 } END { print n + 0 }' "$4"
+}
