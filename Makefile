@@ -109,8 +109,13 @@ test: all
 	$(UNIT)
 	PMON_BUILD=$(abspath $(BUILD)) sh tests/integ/run.sh
 
+# The daemons run under pvmd, which passes them its environment: the
+# sanitizer options reach them through the test's pvmd.
 check:
-	$(MAKE) BUILD=build-check SAN=1 test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) BUILD=build-check SAN=1 test
 
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
