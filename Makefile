@@ -121,9 +121,13 @@ FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_TIME	?= 20
 
-build-fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) $(LIBPMON_SRCS)
+FUZZ_LINKED	= $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) \
+		  $(LIBPMON_SRCS) node-agent/agent_hello.c
+
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
+	    -Inode-agent \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 	    -levent $(LDLIBS_PVM) -lm
 
