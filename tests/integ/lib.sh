@@ -7,6 +7,8 @@
 # Processes are stopped by pid only: other runs may be live on the machine.
 
 PMON_BUILD=${PMON_BUILD:-$(pwd)/build}
+# Absolute: pvmd's hostfile and spawned tasks do not share our cwd.
+PMON_BUILD=$(cd "$PMON_BUILD" 2>/dev/null && pwd || echo "$PMON_BUILD")
 PMON=$PMON_BUILD/bin/pmon
 PMON_COORDD=$PMON_BUILD/bin/pmon-coordd
 PMON_AGENTD=$PMON_BUILD/bin/pmon-agentd
@@ -21,6 +23,8 @@ PM_BG_PIDS=""		# background jobs of the test (pmon trace, ...)
 PM_PVMD_PIDS=""		# every master pvmd this test started
 PM_HOOKS=""		# cleanup functions registered by helpers (netns)
 PM_FAILED=0
+PM_COORD_PIDS=""	# every coordinator this test started
+PM_ON=""		# command prefix that runs on the master host (netns)
 PM_CLEANING=0
 
 pm_log() { printf '%s: %s\n' "$TEST" "$*" >&2; }
@@ -81,21 +85,21 @@ stop_pid() {
 # even after they were re-parented.  The test shell itself never matches:
 # /proc/PID/environ shows the environment a process was executed with.
 pm_run_pids() {
-	local p
-	for p in /proc/[0-9]*; do
-		p=${p#/proc/}
-		[ "$p" = "$$" ] && continue
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-		    grep -qE "^(PMON_TEST_RUN=$RUN|PVM_TMP=$RUN(/.*)?)\$" &&
-		    echo "$p"
-	done
+	[ -n "$RUN" ] || return 0
+	(
+		unset PVM_TMP PMON_TEST_RUN
+		grep -lzE "^(PMON_TEST_RUN=$RUN|PVM_TMP=$RUN(/.*)?)\$" \
+		    /proc/[0-9]*/environ 2>/dev/null |
+		    sed 's|^/proc/\([0-9]*\)/environ$|\1|' | grep -vx "$$"
+	)
 }
 
 pm_cleanup() {
 	local rc=$? p left
 	[ "$PM_CLEANING" = 1 ] && return
 	PM_CLEANING=1
-	trap - EXIT INT TERM HUP
+	trap - EXIT
+	trap '' INT TERM HUP	# finish cleaning even if signalled again
 	[ "$rc" = 0 ] || [ "$rc" = 77 ] || PM_FAILED=1
 	for p in $PM_BG_PIDS; do stop_pid "$p" 3; done
 	pmon_stop_daemons
@@ -104,10 +108,10 @@ pm_cleanup() {
 	done
 	# pvmd kills its tasks on SIGTERM: give them a moment, then verify.
 	if ! wait_for 5 pm_no_run_pids; then
-		left=$(pm_run_pids | tr '\n' ' ')
+		left=$(pm_run_pids)
 		for p in $left; do
-			pm_log "left behind: $p $(tr '\0' ' ' \
-			    </proc/$p/cmdline 2>/dev/null)"
+			pm_log "left behind: $p $(tr '\0' ' ' 2>/dev/null \
+			    </proc/$p/cmdline)"
 			kill -KILL "$p" 2>/dev/null
 		done
 		printf 'FAIL: %s: processes survived the virtual machine\n' \
@@ -115,10 +119,12 @@ pm_cleanup() {
 		PM_FAILED=1
 	fi
 	for p in $PM_HOOKS; do "$p"; done
-	if [ "$PM_FAILED" = 1 ] && [ -n "$RUN" ] && [ -z "$PM_KEEP" ]; then
-		pm_dump_logs
+	[ "$PM_FAILED" = 1 ] && [ -n "$RUN" ] && pm_dump_logs
+	if [ -n "$PM_KEEP" ]; then	# for debugging one test by hand
+		pm_log "kept $RUN"
+	elif [ -n "$RUN" ]; then
+		rm -rf "$RUN"
 	fi
-	[ -n "$RUN" ] && rm -rf "$RUN"
 	[ "$PM_FAILED" = 1 ] && exit 1
 	exit "$rc"
 }
@@ -129,7 +135,7 @@ pm_no_run_pids() { [ -z "$(pm_run_pids)" ]; }
 pm_dump_logs() {
 	local f
 	for f in $(find "$RUN" -maxdepth 3 -type f \( -name 'pvml.*' \
-	    -o -name '*.log' -o -name '*.err' \) 2>/dev/null); do
+	    -o -name '*.log' -o -name '*.err' -o -name '*.out' \) 2>/dev/null); do
 		echo "--- $f (last 15 lines)"
 		tail -n 15 "$f"
 	done
@@ -181,11 +187,11 @@ start_pvmd() {
 	uid=$(id -u)
 	[ -n "$1" ] || write_hostfile "$hf"
 	rm -f "$PVM_TMP/pvmd.$uid" "$PVM_TMP/pvml.$uid"
-	setsid pvmd "$hf" </dev/null >"$RUN/pvmd.out" 2>&1 &
+	setsid pvmd "$hf" </dev/null >"$PVM_TMP.pvmd.out" 2>&1 &
 	PVMD_PID=$!
 	PM_PVMD_PIDS="$PM_PVMD_PIDS $PVMD_PID"
 	wait_for 10 test -s "$PVM_TMP/pvmd.$uid" ||
-	    fail "pvmd did not start: $(cat "$RUN/pvmd.out")"
+	    fail "pvmd did not start: $(cat "$PVM_TMP.pvmd.out")"
 	[ "$(pvmd_pid_of "$PVM_TMP")" = "$PVMD_PID" ] ||
 	    fail "pvmd.$uid does not name pvmd $PVMD_PID"
 }
@@ -211,37 +217,42 @@ coord_log() { echo "$PVM_TMP/pmon-coordd.$(id -u).log"; }
 
 # The pid of the process listening on unix socket $1, from ss.
 sock_pid() {
-	ss -xlpn 2>/dev/null | awk -v p="$1" '$5 == p' |
+	$PM_ON ss -xlpn 2>/dev/null | awk -v p="$1" '$5 == p' |
 	    sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1
 }
 
 # pmon_start: starts the coordinator (and its agents) for $PVM_TMP.
+# Sets COORD_PID, and COORD_ADDR (the TCP address for agents, which
+# `pmon start -v` prints).
 pmon_start() {
-	timeout 30 "$PMON" start >"$RUN/pmon-start.out" 2>&1 ||
-	    fail "pmon start failed: $(cat "$RUN/pmon-start.out")"
+	$PM_ON timeout 30 "$PMON" start -v </dev/null \
+	    >"$PVM_TMP.pmon-start.out" 2>&1 ||
+	    fail "pmon start failed: $(cat "$PVM_TMP.pmon-start.out")"
 	COORD_PID=$(sock_pid "$(coord_sock)")
 	[ -n "$COORD_PID" ] || fail "no process listens on $(coord_sock)"
-	echo "$COORD_PID" >"$RUN/coordd.pid"
+	PM_COORD_PIDS="$PM_COORD_PIDS $COORD_PID"
+	COORD_ADDR=$(grep -E ':[0-9]+$' "$PVM_TMP.pmon-start.out" | tail -n 1)
 }
 
-# pmon_trace FILE: a subscribed tool writing the JSON stream to FILE.
-# Waits until the coordinator has accepted it (the tool's hello is
-# answered before pmon trace writes anything, so a flush from another
-# tool after this returns is seen by it).  Sets TRACE_PID.
+# pmon_trace FILE: a subscribed tool writing the JSON stream (with task
+# lines) to FILE.  pmon trace prints nothing until events come, so wait
+# until its socket is connected (its hello follows at once), then make a
+# flush round trip through the coordinator and every agent: by its end
+# the coordinator has read the earlier hello.  Sets TRACE_PID.
 pmon_trace() {
 	local out=$1
-	bg "$PMON" trace --json >"$out" 2>"$out.err"
+	bg $PM_ON "$PMON" trace --json --tasks </dev/null >"$out" 2>"$out.err"
 	TRACE_PID=$BG_PID
 	wait_for 10 trace_connected "$TRACE_PID" ||
 	    fail "pmon trace did not connect: $(cat "$out.err")"
+	$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
+	pid_alive "$TRACE_PID" || fail "pmon trace exited: $(cat "$out.err")"
 }
 
-# A tool is connected when it holds a unix socket connected to the
-# coordinator's socket; ss shows the tool's end without a path, so count
-# the coordinator's accepted connections instead.
 trace_connected() {
 	pid_alive "$1" || return 1
-	ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'socket:'
+	$PM_ON ss -xpn state established 2>/dev/null | grep -q "pid=$1,"
 }
 
 # pmon_exec PROG ARGS: runs an instrumented program; its output goes to
@@ -249,14 +260,14 @@ trace_connected() {
 pmon_exec() {
 	local name
 	name=$(basename "$1")
-	timeout 60 "$PMON" exec "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
+	$PM_ON timeout 60 "$PMON" exec "$@" >"$RUN/$name.out" 2>"$RUN/$name.err"
 }
 
 # pmon_shutdown TRACE_PID: flush, stop the daemons; the trace must end.
 pmon_shutdown() {
-	timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
+	$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
 	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
-	timeout 20 "$PMON" shutdown >/dev/null 2>"$RUN/shutdown.err" ||
+	$PM_ON timeout 20 "$PMON" shutdown </dev/null >/dev/null 2>"$RUN/shutdown.err" ||
 	    fail "pmon shutdown failed: $(cat "$RUN/shutdown.err")"
 	if [ -n "$1" ]; then
 		wait_for 10 pid_dead "$1" || fail "pmon trace did not exit"
@@ -266,14 +277,15 @@ pmon_shutdown() {
 	    fail "pmon-coordd $COORD_PID still runs after shutdown"
 }
 
-# Stops whatever pmon daemons are left, by pid: a polite shutdown first.
+# Stops whatever pmon daemons are left, by pid: a polite shutdown of the
+# current machine's first, then every coordinator this test started.
 pmon_stop_daemons() {
 	local pid
-	pid=${COORD_PID:-$(sock_pid "$(coord_sock)" 2>/dev/null)}
-	[ -n "$pid" ] || return 0
-	pid_alive "$pid" || return 0
-	[ -x "$PMON" ] && timeout 5 "$PMON" shutdown >/dev/null 2>&1
-	stop_pid "$pid" 5
+	pid=$(sock_pid "$(coord_sock)" 2>/dev/null)
+	if [ -n "$pid" ] && [ -x "$PMON" ]; then
+		$PM_ON timeout 5 "$PMON" shutdown </dev/null >/dev/null 2>&1
+	fi
+	for pid in $pid $PM_COORD_PIDS; do stop_pid "$pid" 5; done
 }
 
 # count_lines PATTERN FILE: how many lines of FILE match PATTERN.
@@ -289,4 +301,42 @@ expect_eq() {
 count_of() {
 	awk -v p="$1" -v c="$2" -v ph="$3" \
 	    '$1 == p && $2 == c && $3 == ph { n = $4 } END { print n + 0 }' "$4"
+}
+
+# expect_counts PROGRAM EXPECTED COUNTS: EXPECTED holds "pvm_CALL N"
+# lines (the program's own calls, summed over its tasks); COUNTS is
+# `streamcheck -c` output.  pmon must report exactly these calls: N
+# begins and N ends of each (pvm_exit may lack its end), and no other
+# call of PROGRAM.
+expect_counts() {
+	local prog=$1 exp=$2 got=$3 bad
+	bad=$(awk -v p="$prog" '
+	    FNR == NR { want[$1] += $2; next }
+	    $1 == p { have[$2 " " $3] = $4; calls[$2] = 1 }
+	    END {
+		for (c in want) {
+			b = have[c " begin"] + 0; e = have[c " end"] + 0
+			if (b != want[c])
+				print c " begin: expected " want[c] ", got " b
+			if (e != want[c] && !(c == "pvm_exit" && e == 0))
+				print c " end: expected " want[c] ", got " e
+		}
+		for (c in calls)
+			if (!(c in want))
+				print c ": not called by " p ", reported " \
+				    have[c " begin"] + 0 " times"
+	    }' "$exp" "$got")
+	[ -z "$bad" ] || fail "$prog counts differ:
+$bad"
+}
+
+# pmon_run_traced PROG ARGS: the usual single-host run: a trace started
+# before the program, then flush and shutdown, and a checked stream in
+# $RUN/trace.json.  Returns the program's status in PROG_RC.
+pmon_run_traced() {
+	pmon_start
+	pmon_trace "$RUN/trace.json"
+	pmon_exec "$@"
+	PROG_RC=$?
+	pmon_shutdown "$TRACE_PID"
 }

@@ -1,0 +1,772 @@
+/*
+ * libpmon: a tool's connection to the pmon coordinator (pmon.h).
+ *
+ * The coordinator is trusted to be a pmon coordinator but not to be
+ * bug-free: every frame is checked with frame_hdr_decode() before its
+ * payload is buffered and decoded strictly, and anything malformed ends
+ * the connection with a message in pmon_error().  The library never
+ * prints, never exits and does not use libevent, so any tool can embed it.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "pmon-internal.h"
+#include "pmon.h"
+#include "proto.h"
+#include "record.h"
+#include "wire.h"
+
+/* Bytes read from the socket at a time. */
+#define PMON_READ_CHUNK	(64 * 1024)
+
+/* The longest string a payload can hold. */
+#define PMON_STR_MAX	1024
+
+/* A task as the library keeps it: the public part and its own strings. */
+struct ptask {
+	struct pmon_task pub;
+	char		*host;
+	char		*program;
+};
+
+struct pmon {
+	int		 fd;
+	int		 failed;	/* error: every call fails from now on */
+	int		 closed;	/* BYE or end of file at a frame boundary */
+	char		 err[PMON_STR_MAX + 128];
+
+	struct pmon_callbacks cb;
+	void		*cbarg;
+
+	uint8_t		*in;		/* bytes read, not yet decoded */
+	size_t		 inlen;
+	size_t		 insize;
+
+	struct ptask	**tasks;	/* sorted by tid */
+	size_t		 ntasks;
+	size_t		 tasksize;
+
+	int32_t		 peers[RECORD_PEERS_MAX];	/* of the current event */
+	char		 group[RECORD_GROUP_MAX + 1];
+
+	uint32_t	 flush_next;	/* id of the next flush request */
+	uint32_t	 flush_wait;	/* the id pmon_flush waits for */
+	int		 flush_got;
+};
+
+static int	pmon_fail(struct pmon *, const char *, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+/* Records why the connection is unusable; always returns -1. */
+static int
+pmon_fail(struct pmon *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof(p->err), fmt, ap);
+	va_end(ap);
+	p->failed = 1;
+	return -1;
+}
+
+/* An orderly end: the coordinator said BYE or closed between frames. */
+static int
+pmon_close_orderly(struct pmon *p, const char *why)
+{
+	snprintf(p->err, sizeof(p->err), "%s", why);
+	p->closed = 1;
+	return -1;
+}
+
+struct pmon *
+pmon_new(void)
+{
+	struct pmon *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->fd = -1;
+	p->flush_next = 1;
+	return p;
+}
+
+static void
+ptask_free(struct ptask *t)
+{
+	free(t->host);
+	free(t->program);
+	free(t);
+}
+
+void
+pmon_free(struct pmon *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	if (p->fd != -1)
+		close(p->fd);
+	for (i = 0; i < p->ntasks; i++)
+		ptask_free(p->tasks[i]);
+	free(p->tasks);
+	free(p->in);
+	free(p);
+}
+
+const char *
+pmon_error(const struct pmon *p)
+{
+	return p->err[0] ? p->err : "no error";
+}
+
+int
+pmon_fd(const struct pmon *p)
+{
+	return p->fd;
+}
+
+int
+pmon_closed(const struct pmon *p)
+{
+	return p->closed;
+}
+
+void
+pmon_set_callbacks(struct pmon *p, const struct pmon_callbacks *cb,
+    void *arg)
+{
+	if (cb != NULL)
+		p->cb = *cb;
+	else
+		memset(&p->cb, 0, sizeof(p->cb));
+	p->cbarg = arg;
+}
+
+/* --- the task table ----------------------------------------------------- */
+
+/* Index of tid in the sorted table, or where it would be inserted. */
+static size_t
+task_index(const struct pmon *p, int32_t tid)
+{
+	size_t lo = 0, hi = p->ntasks, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (p->tasks[mid]->pub.tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct ptask *
+task_find(const struct pmon *p, int32_t tid)
+{
+	size_t i = task_index(p, tid);
+
+	if (i < p->ntasks && p->tasks[i]->pub.tid == tid)
+		return p->tasks[i];
+	return NULL;
+}
+
+/* Returns the entry for tid, inserting an empty one; NULL with the error
+ * set when out of memory or over PMON_TASKS_MAX. */
+static struct ptask *
+task_get(struct pmon *p, int32_t tid)
+{
+	struct ptask *t, **nt;
+	size_t i = task_index(p, tid), n;
+
+	if (i < p->ntasks && p->tasks[i]->pub.tid == tid)
+		return p->tasks[i];
+	if (p->ntasks == PMON_TASKS_MAX) {
+		pmon_fail(p, "coordinator announced more than %d tasks",
+		    PMON_TASKS_MAX);
+		return NULL;
+	}
+	if (p->ntasks == p->tasksize) {
+		n = p->tasksize ? 2 * p->tasksize : 64;
+		if ((nt = reallocarray(p->tasks, n, sizeof(*nt))) == NULL)
+			goto nomem;
+		p->tasks = nt;
+		p->tasksize = n;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		goto nomem;
+	t->pub.tid = tid;
+	memmove(&p->tasks[i + 1], &p->tasks[i],
+	    (p->ntasks - i) * sizeof(*p->tasks));
+	p->tasks[i] = t;
+	p->ntasks++;
+	return t;
+nomem:
+	pmon_fail(p, "out of memory for the task table");
+	return NULL;
+}
+
+/* --- frame decoding ----------------------------------------------------- */
+
+static int
+pmon_bad_payload(struct pmon *p, uint8_t type, const char *why)
+{
+	return pmon_fail(p, "malformed %s frame from the coordinator: %s",
+	    proto_msg_name(type), why);
+}
+
+/* A payload must be read to its last byte: trailing bytes are an error. */
+static int
+reader_done(const struct wire_reader *r)
+{
+	return !r->err && r->off == r->len;
+}
+
+static int
+decode_task_info(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	struct wire_reader r;
+	struct ptask *t;
+	char host[PMON_STR_MAX], program[PMON_STR_MAX], *h, *prog;
+	int32_t tid, parent;
+	uint32_t pid;
+	uint64_t spawn_seq;
+
+	wire_reader_init(&r, buf, len);
+	tid = (int32_t)wire_read32(&r);
+	parent = (int32_t)wire_read32(&r);
+	pid = wire_read32(&r);
+	spawn_seq = wire_read64(&r);
+	wire_readstr(&r, host, sizeof(host));
+	wire_readstr(&r, program, sizeof(program));
+	if (!reader_done(&r))
+		return pmon_bad_payload(p, MSG_TASK_INFO,
+		    "fields do not match the payload length");
+	if (tid <= 0)
+		return pmon_bad_payload(p, MSG_TASK_INFO, "invalid tid");
+
+	if ((h = strdup(host)) == NULL || (prog = strdup(program)) == NULL) {
+		free(h);
+		return pmon_fail(p, "out of memory for a task");
+	}
+	if ((t = task_get(p, tid)) == NULL) {
+		free(h);
+		free(prog);
+		return -1;
+	}
+	free(t->host);
+	free(t->program);
+	t->host = h;
+	t->program = prog;
+	t->pub.parent = parent;
+	t->pub.pid = pid;
+	t->pub.spawn_seq = spawn_seq;
+	t->pub.host = h;
+	t->pub.program = prog;
+	if (p->cb.task != NULL)
+		p->cb.task(&t->pub, p->cbarg);
+	return 0;
+}
+
+/* Fills ev from a decoded record; the strings and peers live in p. */
+static void
+event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
+{
+	unsigned i;
+
+	ev->seq = rec->seq;
+	ev->t_ns = rec->t_ns;
+	ev->call = rec->call;
+	ev->call_name = record_call_name(rec->call);
+	ev->phase = rec->phase;
+	ev->rc = rec->rc;
+	ev->peer = rec->peer;
+	ev->tag = rec->tag;
+	ev->ctx = rec->ctx;
+	ev->bytes = rec->bytes;
+	ev->inst = rec->inst;
+	memcpy(p->group, rec->group, rec->glen);
+	p->group[rec->glen] = '\0';
+	ev->group = p->group;
+	for (i = 0; i < rec->npeers; i++)
+		p->peers[i] = record_peer(rec, i);
+	ev->npeers = rec->npeers;
+	ev->peers = p->peers;
+	if (rec->flags & RECORD_MSG)
+		ev->flags |= PMON_EV_MSG;
+	if (rec->call == PMON_CALL_LOST)
+		ev->flags |= PMON_EV_LOST;
+}
+
+/* Checks the EVENT header fields; the record is checked by its codec. */
+static int
+event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
+{
+	const uint8_t known = EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST;
+	int f = 0;
+
+	if (flags & ~known)
+		return pmon_bad_payload(p, MSG_EVENT, "unknown event flags");
+	if ((flags & EVENT_MATCHED) && (flags & EVENT_UNMATCHED))
+		return pmon_bad_payload(p, MSG_EVENT,
+		    "event both matched and unmatched");
+	if ((flags & EVENT_MATCHED) && match_seq == 0)
+		return pmon_bad_payload(p, MSG_EVENT,
+		    "matched event names send sequence number 0");
+	if (flags & EVENT_MATCHED)
+		f |= PMON_EV_MATCHED;
+	if (flags & EVENT_UNMATCHED)
+		f |= PMON_EV_UNMATCHED;
+	if (flags & EVENT_LOST)
+		f |= PMON_EV_LOST;
+	return f;
+}
+
+static int
+decode_event(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	struct wire_reader r;
+	struct pmon_event ev;
+	struct record rec;
+	struct ptask *t;
+	const char *why;
+	uint8_t flags;
+	int f;
+
+	memset(&ev, 0, sizeof(ev));
+	wire_reader_init(&r, buf, len);
+	ev.tid = (int32_t)wire_read32(&r);
+	flags = wire_read8(&r);
+	ev.match_tid = (int32_t)wire_read32(&r);
+	ev.match_seq = wire_read64(&r);
+	if (r.err)
+		return pmon_bad_payload(p, MSG_EVENT, "header truncated");
+	if ((f = event_flags(p, flags, ev.match_seq)) == -1)
+		return -1;
+	ev.flags = f;
+	if (record_decode(buf + r.off, len - r.off, &rec, &why) == -1)
+		return pmon_bad_payload(p, MSG_EVENT, why);
+	if (rec.len != len - r.off)
+		return pmon_bad_payload(p, MSG_EVENT,
+		    "bytes after the record");
+	if ((t = task_find(p, ev.tid)) == NULL)
+		return pmon_fail(p, "coordinator sent an EVENT for task %d "
+		    "before its TASK_INFO", ev.tid);
+	event_fill(p, &ev, &rec);
+	ev.task = &t->pub;
+	if (p->cb.event != NULL)
+		p->cb.event(&ev, p->cbarg);
+	return 0;
+}
+
+static int
+decode_flush_done(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	struct wire_reader r;
+	uint32_t id;
+
+	wire_reader_init(&r, buf, len);
+	id = wire_read32(&r);
+	if (!reader_done(&r))
+		return pmon_bad_payload(p, MSG_FLUSH_DONE, "bad length");
+	if (p->flush_wait != 0 && id == p->flush_wait)
+		p->flush_got = 1;
+	if (p->cb.flush_done != NULL)
+		p->cb.flush_done(id, p->cbarg);
+	return 0;
+}
+
+/* BYE and ERROR carry one string: the coordinator's reason. */
+static int
+decode_reason(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len,
+    char *text, size_t size)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, buf, len);
+	wire_readstr(&r, text, size);
+	if (!reader_done(&r))
+		return pmon_bad_payload(p, type, "bad string");
+	return 0;
+}
+
+static int
+decode_bye(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	char reason[PMON_STR_MAX], msg[PMON_STR_MAX + 64];
+
+	if (decode_reason(p, MSG_BYE, buf, len, reason, sizeof(reason)) == -1)
+		return -1;
+	if (p->cb.bye != NULL)
+		p->cb.bye(reason, p->cbarg);
+	snprintf(msg, sizeof(msg), "the coordinator said goodbye: %s",
+	    reason[0] ? reason : "no reason given");
+	return pmon_close_orderly(p, msg);
+}
+
+static int
+decode_error(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	char text[PMON_STR_MAX];
+
+	if (decode_reason(p, MSG_ERROR, buf, len, text, sizeof(text)) == -1)
+		return -1;
+	return pmon_fail(p, "the coordinator dropped this tool: %s", text);
+}
+
+/* Decodes one complete frame whose header frame_hdr_decode() accepted. */
+static int
+decode_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
+{
+	switch (type) {
+	case MSG_TASK_INFO:
+		return decode_task_info(p, buf, len);
+	case MSG_EVENT:
+		return decode_event(p, buf, len);
+	case MSG_FLUSH_DONE:
+		return decode_flush_done(p, buf, len);
+	case MSG_BYE:
+		return decode_bye(p, buf, len);
+	case MSG_ERROR:
+		return decode_error(p, buf, len);
+	default:
+		return pmon_fail(p, "coordinator sent an unexpected %s frame",
+		    proto_msg_name(type));
+	}
+}
+
+/*
+ * Decodes every complete frame in the input buffer and keeps the rest.
+ * A header is checked as soon as its 8 bytes are in, so a bad length is
+ * caught before the buffer grows for its payload.
+ */
+static int
+pmon_parse(struct pmon *p)
+{
+	struct frame_hdr h;
+	const char *why;
+	size_t off = 0;
+	int rv = 0;
+
+	while (p->inlen - off >= FRAME_HDR_SIZE) {
+		if (frame_hdr_decode(p->in + off, &h, &why) == -1) {
+			rv = pmon_fail(p, "bad frame from the coordinator: %s",
+			    why);
+			break;
+		}
+		if (p->inlen - off - FRAME_HDR_SIZE < h.len)
+			break;
+		rv = decode_frame(p, h.type, p->in + off + FRAME_HDR_SIZE,
+		    h.len);
+		off += FRAME_HDR_SIZE + h.len;
+		if (rv == -1)
+			break;
+	}
+	if (rv == -1)
+		p->inlen = 0;	/* nothing after an error or BYE is read */
+	else {
+		memmove(p->in, p->in + off, p->inlen - off);
+		p->inlen -= off;
+	}
+	return rv;
+}
+
+/* Makes room for want more bytes of input. */
+static int
+pmon_input_reserve(struct pmon *p, size_t want)
+{
+	uint8_t *n;
+	size_t size;
+
+	if (p->insize - p->inlen >= want)
+		return 0;
+	size = p->inlen + want;
+	if ((n = realloc(p->in, size)) == NULL)
+		return pmon_fail(p, "out of memory for input");
+	p->in = n;
+	p->insize = size;
+	return 0;
+}
+
+static int
+pmon_usable(struct pmon *p)
+{
+	if (p->failed || p->closed)
+		return -1;	/* the message of the first failure stays */
+	return 0;
+}
+
+int
+pmon_feed(struct pmon *p, const void *buf, size_t len)
+{
+	if (pmon_usable(p) == -1)
+		return -1;
+	if (pmon_input_reserve(p, len) == -1)
+		return -1;
+	memcpy(p->in + p->inlen, buf, len);
+	p->inlen += len;
+	return pmon_parse(p);
+}
+
+int
+pmon_dispatch(struct pmon *p)
+{
+	ssize_t n;
+
+	if (pmon_usable(p) == -1)
+		return -1;
+	if (p->fd == -1)
+		return pmon_fail(p, "not connected");
+	if (pmon_input_reserve(p, PMON_READ_CHUNK) == -1)
+		return -1;
+	n = read(p->fd, p->in + p->inlen, p->insize - p->inlen);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		return pmon_fail(p, "reading from the coordinator: %s",
+		    strerror(errno));
+	}
+	if (n == 0) {
+		if (p->inlen > 0)
+			return pmon_fail(p, "the coordinator closed the "
+			    "connection in the middle of a frame");
+		return pmon_close_orderly(p,
+		    "the coordinator closed the connection");
+	}
+	p->inlen += (size_t)n;
+	return pmon_parse(p);
+}
+
+/* --- sending ------------------------------------------------------------- */
+
+/* Waits until fd can take more bytes; the socket is non-blocking. */
+static int
+pmon_wait_writable(struct pmon *p)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return pmon_fail(p, "poll: %s", strerror(errno));
+	return 0;
+}
+
+static int
+pmon_send_frame(struct pmon *p, uint8_t type, const uint8_t *payload,
+    size_t len)
+{
+	uint8_t buf[FRAME_HDR_SIZE + PMON_STR_MAX];
+	size_t total = FRAME_HDR_SIZE + len, off = 0;
+	ssize_t n;
+
+	if (pmon_usable(p) == -1)
+		return -1;
+	if (p->fd == -1)
+		return pmon_fail(p, "not connected");
+	if (len > PMON_STR_MAX)
+		return pmon_fail(p, "request too long");
+	frame_hdr_encode(buf, type, (uint32_t)len);
+	if (len > 0)
+		memcpy(buf + FRAME_HDR_SIZE, payload, len);
+	while (off < total) {
+		n = send(p->fd, buf + off, total - off, MSG_NOSIGNAL);
+		if (n >= 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return pmon_fail(p, "sending to the coordinator: %s",
+			    strerror(errno));
+		if (pmon_wait_writable(p) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+pmon_send_flush(struct pmon *p, uint32_t *id)
+{
+	uint8_t payload[4];
+	uint32_t fid = p->flush_next;
+
+	wire_put32(payload, fid);
+	if (pmon_send_frame(p, MSG_FLUSH, payload, sizeof(payload)) == -1)
+		return -1;
+	if (++p->flush_next == 0)	/* 0 means "none" to pmon_flush */
+		p->flush_next = 1;
+	if (id != NULL)
+		*id = fid;
+	return 0;
+}
+
+int
+pmon_send_shutdown(struct pmon *p)
+{
+	return pmon_send_frame(p, MSG_SHUTDOWN, NULL, 0);
+}
+
+/* --- connecting ---------------------------------------------------------- */
+
+int
+pmon_attach_fd(struct pmon *p, int fd)
+{
+	int fl;
+
+	if (p->fd != -1)
+		return pmon_fail(p, "already connected");
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)
+		return pmon_fail(p, "fcntl: %s", strerror(errno));
+	p->fd = fd;
+	p->err[0] = '\0';
+	return 0;
+}
+
+/* Says which virtual machine had no coordinator, in words a user acts on. */
+static int
+pmon_no_coordinator(struct pmon *p, const char *path, int explicit)
+{
+	const char *tmp = getenv("PVM_TMP");
+
+	if (explicit)
+		return pmon_fail(p, "no pmon coordinator at %s: "
+		    "run 'pmon start'", path);
+	if (tmp == NULL || *tmp == '\0')
+		return pmon_fail(p, "no pmon coordinator for this virtual "
+		    "machine (PVM_TMP unset, so /tmp): run 'pmon start'");
+	return pmon_fail(p, "no pmon coordinator for this virtual machine "
+	    "(PVM_TMP=%s): run 'pmon start'", tmp);
+}
+
+static int
+pmon_socket_connect(struct pmon *p, const char *path, int explicit)
+{
+	struct sockaddr_un sun;
+	int fd, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return pmon_fail(p, "socket path too long: %s", path);
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return pmon_fail(p, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		saved = errno;
+		close(fd);
+		if (saved == ENOENT || saved == ECONNREFUSED)
+			return pmon_no_coordinator(p, path, explicit);
+		return pmon_fail(p, "connecting to %s: %s", path,
+		    strerror(saved));
+	}
+	if (pmon_attach_fd(p, fd) == -1) {
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+pmon_send_hello(struct pmon *p, const char *name, unsigned flags)
+{
+	uint8_t payload[4 + PMON_STR_MAX];
+	uint32_t wflags = 0;
+
+	if (name == NULL)
+		name = "libpmon";
+	if (4 + wire_strsize(name) > proto_msg(MSG_TOOL_HELLO)->max_len)
+		return pmon_fail(p, "tool name too long");
+	if (flags & PMON_SUBSCRIBE)
+		wflags |= TOOL_SUBSCRIBE;
+	wire_put32(payload, wflags);
+	wire_putstr(payload + 4, name);
+	return pmon_send_frame(p, MSG_TOOL_HELLO, payload,
+	    4 + wire_strsize(name));
+}
+
+int
+pmon_connect(struct pmon *p, const char *path, const char *name,
+    unsigned flags)
+{
+	char buf[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+
+	if (p->fd != -1)
+		return pmon_fail(p, "already connected");
+	if (flags & ~(unsigned)PMON_SUBSCRIBE)
+		return pmon_fail(p, "unknown connect flags 0x%x", flags);
+	if (path == NULL) {
+		if (pmon_runtime_path(buf, sizeof(buf), PMON_SOCK_COORD) == -1)
+			return pmon_fail(p, "PVM_TMP is too long for a "
+			    "socket path");
+		path = buf;
+	}
+	if (pmon_socket_connect(p, path, path != buf) == -1)
+		return -1;
+	return pmon_send_hello(p, name, flags);
+}
+
+/* --- blocking mode ------------------------------------------------------- */
+
+int
+pmon_wait(struct pmon *p, int timeout_ms)
+{
+	struct pollfd pfd;
+	int n;
+
+	if (pmon_usable(p) == -1)
+		return -1;
+	if (p->fd == -1)
+		return pmon_fail(p, "not connected");
+	pfd.fd = p->fd;
+	pfd.events = POLLIN;
+	if ((n = poll(&pfd, 1, timeout_ms)) == -1) {
+		if (errno == EINTR)
+			return 0;
+		return pmon_fail(p, "poll: %s", strerror(errno));
+	}
+	if (n == 0)
+		return 0;
+	if (pmon_dispatch(p) == -1)
+		return -1;
+	return 1;
+}
+
+int
+pmon_flush(struct pmon *p)
+{
+	char why[sizeof(p->err)];
+	uint32_t id;
+
+	if (pmon_send_flush(p, &id) == -1)
+		return -1;
+	p->flush_wait = id;
+	p->flush_got = 0;
+	while (!p->flush_got) {
+		if (pmon_wait(p, -1) == -1) {
+			if (p->flush_got)	/* BYE right after FLUSH_DONE */
+				break;
+			if (p->closed) {
+				snprintf(why, sizeof(why), "%s", p->err);
+				snprintf(p->err, sizeof(p->err), "the flush "
+				    "did not complete: %.1000s", why);
+			}
+			p->flush_wait = 0;
+			return -1;
+		}
+	}
+	p->flush_wait = 0;
+	return 0;
+}

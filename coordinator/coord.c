@@ -1,0 +1,410 @@
+/*
+ * The coordinator's state and the work that spans agents and tools: the
+ * ordered stream (released events go to every subscriber), flush rounds,
+ * readiness and the shutdown sequence.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "coord.h"
+#include "log.h"
+#include "record.h"
+
+/* Encodes each released event once and queues it to every subscriber. */
+static void
+coord_release(const struct order_event *ev, void *arg)
+{
+	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	struct coord *c = arg;
+	size_t n;
+
+	if ((n = coord_frame_event(buf, sizeof(buf), ev)) == 0) {
+		log_warnx("event of t%x too large to send", (unsigned)ev->tid);
+		return;
+	}
+	coord_tools_send(c, buf, n, 1);
+}
+
+int
+coord_init(struct coord *c, struct event_base *base)
+{
+	c->base = base;
+	c->pvm_tid = -1;
+	c->next_tool_id = 1;
+	TAILQ_INIT(&c->agents);
+	TAILQ_INIT(&c->tools);
+	TAILQ_INIT(&c->tasks);
+	TAILQ_INIT(&c->flushes);
+	TAILQ_INIT(&c->hosts);
+	if ((c->order = order_new(coord_release, c)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+coord_free(struct coord *c)
+{
+	struct coord_task *t;
+	struct coord_host *h;
+	struct coord_flush *f;
+	int i;
+
+	/* Rounds first: freeing an agent must not complete one. */
+	while ((f = TAILQ_FIRST(&c->flushes)) != NULL) {
+		TAILQ_REMOVE(&c->flushes, f, entry);
+		free(f->waiting);
+		free(f);
+	}
+	while (!TAILQ_EMPTY(&c->tools))
+		coord_tool_free(TAILQ_FIRST(&c->tools));
+	while (!TAILQ_EMPTY(&c->agents))
+		coord_agent_free(TAILQ_FIRST(&c->agents));
+	while ((t = TAILQ_FIRST(&c->tasks)) != NULL) {
+		TAILQ_REMOVE(&c->tasks, t, entry);
+		free(t->host);
+		free(t->program);
+		free(t);
+	}
+	while ((h = TAILQ_FIRST(&c->hosts)) != NULL) {
+		TAILQ_REMOVE(&c->hosts, h, entry);
+		free(h->name);
+		free(h);
+	}
+	if (c->agent_listener != NULL)
+		evconnlistener_free(c->agent_listener);
+	if (c->tool_listener != NULL)
+		evconnlistener_free(c->tool_listener);
+	for (i = 0; i < c->nev_pvm; i++)
+		event_free(c->ev_pvm[i]);
+	if (c->ev_ready != NULL)
+		event_free(c->ev_ready);
+	if (c->ev_shutdown != NULL)
+		event_free(c->ev_shutdown);
+	order_free(c->order);
+	memset(c, 0, sizeof(*c));
+}
+
+/* --- tasks ------------------------------------------------------------ */
+
+static size_t
+task_bucket(int32_t tid)
+{
+	return ((uint32_t)tid * 2654435761u >> 7) % COORD_TASK_BUCKETS;
+}
+
+struct coord_task *
+coord_task_find(struct coord *c, int32_t tid)
+{
+	struct coord_task *t;
+
+	for (t = c->task_hash[task_bucket(tid)]; t != NULL; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+/* A new, empty task entry for tid (which is not known yet). */
+struct coord_task *
+coord_task_add(struct coord *c, int32_t tid)
+{
+	struct coord_task *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		fatal("%s", __func__);
+	t->tid = tid;
+	t->hnext = c->task_hash[task_bucket(tid)];
+	c->task_hash[task_bucket(tid)] = t;
+	TAILQ_INSERT_TAIL(&c->tasks, t, entry);
+	return t;
+}
+
+/*
+ * Every subscriber learns a task when it is announced, so TASK_INFO
+ * always comes before the task's first EVENT.
+ */
+void
+coord_broadcast_task(struct coord *c, const struct coord_task *t)
+{
+	uint8_t buf[COORD_TASK_INFO_MAX];
+
+	coord_tools_send(c, buf, coord_frame_task_info(buf, t), 1);
+}
+
+/* --- readiness -------------------------------------------------------- */
+
+static void
+say_ready(struct coord *c)
+{
+	char line[sizeof(c->listen_addr) + 16];
+	int n;
+
+	c->ready = 1;
+	if (c->ev_ready != NULL)
+		event_del(c->ev_ready);
+	log_info("ready; agents dial %s", c->listen_addr);
+	if (c->ready_fd != -1) {
+		n = snprintf(line, sizeof(line), "ready %s\n", c->listen_addr);
+		if (write(c->ready_fd, line, (size_t)n) != n)
+			log_warn("writing the ready line");
+		close(c->ready_fd);
+		c->ready_fd = -1;
+	}
+	if (c->ready_hook != NULL)
+		c->ready_hook(c);
+}
+
+/* Ready once listening and every agent we spawned has said hello. */
+void
+coord_check_ready(struct coord *c)
+{
+	struct coord_host *h;
+
+	if (c->ready || c->agent_listener == NULL)
+		return;
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (!h->hello)
+			return;
+	say_ready(c);
+}
+
+static void
+ready_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *c = arg;
+	struct coord_host *h;
+
+	(void)fd;
+	(void)what;
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (!h->hello)
+			log_warnx("host %s: no agent said hello within %d s; "
+			    "its tasks are not monitored", h->name,
+			    COORD_READY_TIMEOUT);
+	if (!c->ready)
+		say_ready(c);
+}
+
+void
+coord_start_ready_timer(struct coord *c)
+{
+	struct timeval tv = { COORD_READY_TIMEOUT, 0 };
+
+	if (c->ev_ready == NULL &&
+	    (c->ev_ready = evtimer_new(c->base, ready_timeout_cb, c)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	evtimer_add(c->ev_ready, &tv);
+	coord_check_ready(c);
+}
+
+/* --- flush rounds ----------------------------------------------------- */
+
+static void	shutdown_finish(struct coord *);
+
+/* Completes a round once no agent is left to answer. */
+static void
+flush_check(struct coord *c, struct coord_flush *f)
+{
+	if (f->nwaiting > 0)
+		return;
+	TAILQ_REMOVE(&c->flushes, f, entry);
+	if (f->tool != NULL)
+		coord_frame_u32(bufferevent_get_output(f->tool->bev),
+		    MSG_FLUSH_DONE, f->tool_id);
+	if (f->final)
+		shutdown_finish(c);
+	free(f->waiting);
+	free(f);
+}
+
+/*
+ * Asks every agent to drain its rings; when all have answered, every
+ * record made before now has been ordered, and what could be released
+ * went out ahead of the tool's FLUSH_DONE.
+ */
+static struct coord_flush *
+flush_new(struct coord *c, struct coord_tool *tool, uint32_t id, int final)
+{
+	struct coord_flush *f;
+	struct coord_agent *a;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (f->waiting = calloc(c->nagents + 1, sizeof(*f->waiting))) == NULL)
+		fatal("%s", __func__);
+	if (++c->next_round == 0)
+		c->next_round = 1;
+	f->round = c->next_round;
+	f->tool = tool;
+	f->tool_id = id;
+	f->final = final;
+	TAILQ_FOREACH(a, &c->agents, entry) {
+		if (a->state != COORD_P_ACTIVE)
+			continue;
+		f->waiting[f->nwaiting++] = a;
+		coord_frame_u32(bufferevent_get_output(a->bev), MSG_FLUSH,
+		    f->round);
+	}
+	TAILQ_INSERT_TAIL(&c->flushes, f, entry);
+	log_debug("flush round %u: %zu agents", f->round, f->nwaiting);
+	return f;
+}
+
+void
+coord_flush_start(struct coord *c, struct coord_tool *tool, uint32_t id)
+{
+	flush_check(c, flush_new(c, tool, id, 0));
+}
+
+/* Removes a from f's list; returns 1 if it was there. */
+static int
+flush_unwait(struct coord_flush *f, struct coord_agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < f->nwaiting; i++)
+		if (f->waiting[i] == a) {
+			f->waiting[i] = f->waiting[--f->nwaiting];
+			return 1;
+		}
+	return 0;
+}
+
+void
+coord_flush_done(struct coord *c, struct coord_agent *a, uint32_t round)
+{
+	struct coord_flush *f;
+
+	TAILQ_FOREACH(f, &c->flushes, entry)
+		if (f->round == round) {
+			if (flush_unwait(f, a))
+				flush_check(c, f);
+			return;
+		}
+	log_debug("agent %s: FLUSH_DONE of unknown round %u", a->peer, round);
+}
+
+/* An agent that went away counts as done in every round. */
+void
+coord_flush_forget(struct coord *c, struct coord_agent *a)
+{
+	struct coord_flush *f, *next;
+
+	for (f = TAILQ_FIRST(&c->flushes); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, entry);
+		if (flush_unwait(f, a))
+			flush_check(c, f);
+	}
+}
+
+void
+coord_flush_forget_tool(struct coord *c, struct coord_tool *tool)
+{
+	struct coord_flush *f;
+
+	TAILQ_FOREACH(f, &c->flushes, entry)
+		if (f->tool == tool)
+			f->tool = NULL;
+}
+
+/* --- shutdown --------------------------------------------------------- */
+
+static void
+drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->finishing) {
+		log_warnx("final flush: agents did not answer within %d s",
+		    COORD_FLUSH_TIMEOUT);
+		shutdown_finish(c);
+		return;
+	}
+	log_warnx("peers did not read their last frames within %d s",
+	    COORD_DRAIN_TIMEOUT);
+	event_base_loopexit(c->base, NULL);
+}
+
+/*
+ * Stops accepting peers and runs a final flush round; shutdown_finish
+ * follows when it completes (or times out).
+ */
+void
+coord_shutdown(struct coord *c, const char *why)
+{
+	struct timeval tv = { COORD_FLUSH_TIMEOUT, 0 };
+
+	if (c->shutting_down)
+		return;
+	c->shutting_down = 1;
+	log_info("shutting down: %s", why);
+	if (c->agent_listener != NULL)
+		evconnlistener_disable(c->agent_listener);
+	if (c->tool_listener != NULL)
+		evconnlistener_disable(c->tool_listener);
+	if (c->ev_ready != NULL)
+		event_del(c->ev_ready);
+	c->ev_shutdown = evtimer_new(c->base, drain_timeout_cb, c);
+	if (c->ev_shutdown == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	evtimer_add(c->ev_shutdown, &tv);
+	coord_agents_pause(c, 0);
+	flush_check(c, flush_new(c, NULL, 0, 1));
+}
+
+/*
+ * Releases what the window still holds, says BYE to every tool and
+ * SHUTDOWN to every agent; the loop ends once all of it is written.
+ */
+static void
+shutdown_finish(struct coord *c)
+{
+	struct timeval tv = { COORD_DRAIN_TIMEOUT, 0 };
+	struct coord_tool *t;
+	struct coord_agent *a;
+	struct order_stats st;
+
+	if (c->finishing)
+		return;
+	order_stats(c->order, &st);
+	if (st.held > 0)
+		log_info("releasing %zu held events", st.held);
+	order_release_all(c->order);
+	c->finishing = 1;
+	TAILQ_FOREACH(t, &c->tools, entry) {
+		coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE,
+		    "the coordinator is shutting down");
+		t->state = COORD_P_CLOSING;
+	}
+	TAILQ_FOREACH(a, &c->agents, entry) {
+		coord_frame_empty(bufferevent_get_output(a->bev), MSG_SHUTDOWN);
+		a->state = COORD_P_CLOSING;
+	}
+	evtimer_add(c->ev_shutdown, &tv);
+	coord_output_check(c);
+}
+
+/* Ends the loop once every peer's output has been written. */
+void
+coord_output_check(struct coord *c)
+{
+	struct coord_tool *t;
+	struct coord_agent *a;
+
+	if (!c->finishing)
+		return;
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (evbuffer_get_length(bufferevent_get_output(t->bev)) > 0)
+			return;
+	TAILQ_FOREACH(a, &c->agents, entry)
+		if (evbuffer_get_length(bufferevent_get_output(a->bev)) > 0)
+			return;
+	event_base_loopexit(c->base, NULL);
+}

@@ -1,0 +1,246 @@
+/*
+ * pmon-coordd: the coordinator of one PVM virtual machine.  Spawns one
+ * pmon-agentd per host, merges the agents' records into one causally
+ * ordered stream (order.h) and serves it to tools on a unix socket.
+ *
+ * Everything non-static is prefixed coord_ and declared here: all files
+ * but coordd.c are linked into the unit tests and the fuzz targets too.
+ */
+#ifndef PMON_COORD_H
+#define PMON_COORD_H
+
+#include <sys/queue.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "order.h"
+#include "proto.h"
+
+struct bufferevent;
+struct evbuffer;
+struct event;
+struct event_base;
+struct evconnlistener;
+
+#define COORD_STR_MAX		1024	/* the longest string in a payload */
+#define COORD_READY_TIMEOUT	10	/* s to wait for spawned agents */
+#define COORD_FLUSH_TIMEOUT	5	/* s for the final flush round */
+#define COORD_DRAIN_TIMEOUT	5	/* s to write the last frames */
+#define COORD_HELLO_TIMEOUT	10	/* s for a peer to say hello */
+#define COORD_TOOL_HIGH		(8 * 1024 * 1024)  /* pause the agents */
+#define COORD_TOOL_MAX		(256 * 1024 * 1024) /* drop the tool */
+#define COORD_MAX_AGENTS	1024
+#define COORD_MAX_TOOLS		256
+#define COORD_TASK_BUCKETS	4096
+#define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tag */
+
+/* --- decoded payloads (coord_parse.c) --- */
+
+struct coord_agent_hello {
+	int32_t		host_tid;
+	uint32_t	pid;
+	char		host[COORD_STR_MAX];
+	char		arch[COORD_STR_MAX];
+};
+
+struct coord_task_new {
+	int32_t		tid;
+	uint32_t	pid;
+	int32_t		parent_tid;
+	uint64_t	spawn_seq;
+	char		program[COORD_STR_MAX];
+};
+
+struct coord_tool_hello {
+	uint32_t	flags;
+	char		name[COORD_STR_MAX];
+};
+
+struct record;
+
+/* Called for each record of a TASK_RECORDS payload; -1 stops the walk. */
+typedef int (*coord_record_cb)(int32_t tid, const struct record *,
+    void *arg, const char **why);
+
+int	coord_parse_agent_hello(const uint8_t *, size_t,
+	    struct coord_agent_hello *, const char **why);
+int	coord_parse_task_new(const uint8_t *, size_t, struct coord_task_new *,
+	    const char **why);
+int	coord_parse_task_records(const uint8_t *, size_t, coord_record_cb,
+	    void *arg, const char **why);
+int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
+	    uint64_t *dropped, const char **why);
+int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
+int	coord_parse_tool_hello(const uint8_t *, size_t,
+	    struct coord_tool_hello *, const char **why);
+
+/* --- frames we send (coord_frame.c) --- */
+
+size_t	coord_frame_event(uint8_t *buf, size_t size,
+	    const struct order_event *);
+void	coord_frame_u32(struct evbuffer *, uint8_t type, uint32_t);
+void	coord_frame_empty(struct evbuffer *, uint8_t type);
+void	coord_frame_text(struct evbuffer *, uint8_t type, const char *);
+struct coord_task;
+#define COORD_TASK_INFO_MAX	(FRAME_HDR_SIZE + 1024)
+size_t	coord_frame_task_info(uint8_t *buf, const struct coord_task *);
+
+/* --- the daemon's state (coord.c) --- */
+
+struct coord_task {
+	TAILQ_ENTRY(coord_task)	 entry;
+	struct coord_task	*hnext;		/* in coord.task_hash */
+	int32_t			 tid;
+	int32_t			 parent_tid;
+	uint32_t		 pid;
+	uint64_t		 spawn_seq;
+	int			 ended;
+	struct coord_agent	*agent;		/* NULL once it left */
+	char			*host;
+	char			*program;
+};
+TAILQ_HEAD(coord_tasks, coord_task);
+
+enum coord_peer_state {
+	COORD_P_HELLO,		/* connected, waiting for its hello */
+	COORD_P_ACTIVE,
+	COORD_P_CLOSING,	/* writing its last frames */
+};
+
+struct coord_agent {
+	TAILQ_ENTRY(coord_agent) entry;
+	struct coord		*coord;
+	struct bufferevent	*bev;
+	enum coord_peer_state	 state;
+	char			 peer[128];	/* address, for the log */
+	int32_t			 host_tid;
+	char			*host;
+};
+TAILQ_HEAD(coord_agents, coord_agent);
+
+struct coord_tool {
+	TAILQ_ENTRY(coord_tool)	 entry;
+	struct coord		*coord;
+	struct bufferevent	*bev;
+	enum coord_peer_state	 state;
+	int			 subscribed;
+	char			 name[64];	/* for the log */
+	unsigned		 id;
+};
+TAILQ_HEAD(coord_tools, coord_tool);
+
+/* A flush in progress: the agents it still waits for. */
+struct coord_flush {
+	TAILQ_ENTRY(coord_flush) entry;
+	uint32_t		 round;
+	int			 final;		/* the shutdown flush */
+	struct coord_tool	*tool;		/* gets FLUSH_DONE, or NULL */
+	uint32_t		 tool_id;
+	struct coord_agent	**waiting;
+	size_t			 nwaiting;
+};
+TAILQ_HEAD(coord_flushes, coord_flush);
+
+/* A host we spawned an agent on, until that agent says hello. */
+struct coord_host {
+	TAILQ_ENTRY(coord_host)	 entry;
+	int32_t			 host_tid;
+	char			*name;
+	int			 hello;
+};
+TAILQ_HEAD(coord_hosts, coord_host);
+
+struct coord {
+	struct event_base	*base;
+	struct order		*order;
+	int			 verbose;
+	int			 spawn_agents;	/* not -N */
+	char			 agent_path[4096];
+
+	char			 listen_host[256]; /* -l, or chosen */
+	char			 listen_addr[300]; /* ADDR:PORT for agents */
+	struct evconnlistener	*agent_listener;
+	struct coord_agents	 agents;
+	unsigned		 nagents;
+	int			 agents_paused;	/* a tool is too slow */
+
+	char			 sock_path[108];
+	struct evconnlistener	*tool_listener;
+	struct coord_tools	 tools;
+	unsigned		 ntools;
+	unsigned		 next_tool_id;
+
+	struct coord_tasks	 tasks;
+	struct coord_task	*task_hash[COORD_TASK_BUCKETS];
+	struct coord_flushes	 flushes;
+	uint32_t		 next_round;
+	struct coord_hosts	 hosts;
+
+	int			 ready;		/* said ready */
+	int			 ready_fd;	/* -r, or -1 */
+	struct event		*ev_ready;	/* the agents' hello timeout */
+	void			(*ready_hook)(struct coord *);
+
+	int			 pvm_tid;	/* -1: not enrolled */
+	struct event		*ev_pvm[8];
+	int			 nev_pvm;
+	int			 all_local;	/* every host is this one */
+
+	int			 shutting_down;	/* the final flush runs */
+	int			 finishing;	/* writing the last frames */
+	struct event		*ev_shutdown;	/* final flush / drain timer */
+};
+
+int	coord_init(struct coord *, struct event_base *);
+void	coord_free(struct coord *);
+struct coord_task *coord_task_find(struct coord *, int32_t tid);
+struct coord_task *coord_task_add(struct coord *, int32_t tid);
+void	coord_broadcast_task(struct coord *, const struct coord_task *);
+void	coord_check_ready(struct coord *);
+void	coord_start_ready_timer(struct coord *);
+void	coord_flush_start(struct coord *, struct coord_tool *, uint32_t id);
+void	coord_flush_done(struct coord *, struct coord_agent *, uint32_t);
+void	coord_flush_forget(struct coord *, struct coord_agent *);
+void	coord_flush_forget_tool(struct coord *, struct coord_tool *);
+void	coord_shutdown(struct coord *, const char *why);
+void	coord_output_check(struct coord *);
+
+/* coord_agent.c */
+int	coord_agent_listen(struct coord *);
+void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	coord_agent_free(struct coord_agent *);
+int	coord_agent_frame(struct coord_agent *, uint8_t type,
+	    const uint8_t *payload, size_t len);
+void	coord_agents_pause(struct coord *, int pause);
+
+/* coord_tool.c */
+int	coord_tool_listen(struct coord *);
+void	coord_tool_drop(struct coord_tool *, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	coord_tool_free(struct coord_tool *);
+void	coord_tools_send(struct coord *, const void *, size_t, int subs);
+void	coord_tool_send_tasks(struct coord_tool *);
+int	coord_tool_frame(struct coord_tool *, uint8_t type,
+	    const uint8_t *payload, size_t len);
+int	coord_tool_probe(const char *path);
+void	coord_tools_check_pause(struct coord *);
+
+/* coord_conn.c: framing shared by agents and tools */
+typedef int (*coord_frame_cb)(void *peer, uint8_t type,
+    const uint8_t *payload, size_t len);
+int	coord_conn_read(struct bufferevent *, coord_frame_cb, void *peer,
+	    const char **why);
+void	coord_conn_close(struct bufferevent *, const char *error);
+int	coord_peer_name(int fd, char *buf, size_t size);
+
+/* coord_pvm.c */
+int	coord_pvm_init(struct coord *);
+int	coord_pvm_choose_listen(struct coord *);
+void	coord_pvm_spawn_all(struct coord *);
+int	coord_pvm_watch(struct coord *);
+void	coord_pvm_exit(struct coord *);
+int	coord_pvmd_alive(char *why, size_t size);
+
+#endif

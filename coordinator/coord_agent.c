@@ -1,0 +1,477 @@
+/*
+ * The agents' side of the coordinator: a TCP listener, one bufferevent
+ * per agent, and the handling of what agents send.  An agent that sends
+ * anything malformed or out of place is logged and dropped; its tasks are
+ * ended so that nobody waits for them, and the others go on.
+ */
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "coord.h"
+#include "log.h"
+#include "record.h"
+
+/* Ends every task the agent still owns: it will send nothing more. */
+static void
+agent_end_tasks(struct coord_agent *a)
+{
+	struct coord *c = a->coord;
+	struct coord_task *t;
+	const char *why;
+
+	TAILQ_FOREACH(t, &c->tasks, entry) {
+		if (t->agent != a)
+			continue;
+		t->agent = NULL;
+		if (t->ended)
+			continue;
+		t->ended = 1;
+		if (order_task_end(c->order, t->tid, 0, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+	}
+}
+
+void
+coord_agent_free(struct coord_agent *a)
+{
+	struct coord *c = a->coord;
+
+	TAILQ_REMOVE(&c->agents, a, entry);
+	c->nagents--;
+	coord_flush_forget(c, a);
+	agent_end_tasks(a);
+	if (a->bev != NULL)
+		bufferevent_free(a->bev);
+	free(a->host);
+	free(a);
+	if (c->shutting_down)
+		coord_output_check(c);
+}
+
+void
+coord_agent_drop(struct coord_agent *a, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("agent %s (%s): %s; dropping it", a->peer,
+	    a->host ? a->host : "no hello yet", msg);
+	coord_conn_close(a->bev, msg);
+	a->bev = NULL;
+	coord_agent_free(a);
+}
+
+static int
+agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_agent_hello h;
+	struct coord_host *host;
+	const char *why;
+
+	if (a->state != COORD_P_HELLO) {
+		coord_agent_drop(a, "AGENT_HELLO sent twice");
+		return -1;
+	}
+	if (coord_parse_agent_hello(p, len, &h, &why) == -1) {
+		coord_agent_drop(a, "bad AGENT_HELLO: %s", why);
+		return -1;
+	}
+	if ((a->host = strdup(h.host)) == NULL)
+		fatal("%s", __func__);
+	a->host_tid = h.host_tid;
+	a->state = COORD_P_ACTIVE;
+	bufferevent_set_timeouts(a->bev, NULL, NULL);
+	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
+	    (unsigned)h.host_tid, h.arch, h.pid);
+	TAILQ_FOREACH(host, &a->coord->hosts, entry)
+		if (host->host_tid == h.host_tid)
+			host->hello = 1;
+	coord_check_ready(a->coord);
+	return 0;
+}
+
+static int
+agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord *c = a->coord;
+	struct coord_task_new tn;
+	struct coord_task *t;
+	const char *why;
+
+	if (coord_parse_task_new(p, len, &tn, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_NEW: %s", why);
+		return -1;
+	}
+	t = coord_task_find(c, tn.tid);
+	if (t != NULL && !t->ended) {
+		coord_agent_drop(a, "TASK_NEW for t%x, which is running",
+		    (unsigned)tn.tid);
+		return -1;
+	}
+	if (order_task_new(c->order, tn.tid, tn.parent_tid, tn.spawn_seq,
+	    &why) == -1) {
+		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn.tid, why);
+		return -1;
+	}
+	if (t == NULL)
+		t = coord_task_add(c, tn.tid);
+	free(t->host);
+	free(t->program);
+	t->parent_tid = tn.parent_tid;
+	t->pid = tn.pid;
+	t->spawn_seq = tn.spawn_seq;
+	t->ended = 0;
+	t->agent = a;
+	if ((t->host = strdup(a->host)) == NULL ||
+	    (t->program = strdup(tn.program)) == NULL)
+		fatal("%s", __func__);
+	log_debug("task t%x (%s) on %s, parent t%x", (unsigned)t->tid,
+	    t->program, t->host, (unsigned)t->parent_tid);
+	coord_broadcast_task(c, t);
+	return 0;
+}
+
+/* A task's records may come only from the agent that announced it. */
+static int
+agent_owns(struct coord_agent *a, int32_t tid, const char **why)
+{
+	struct coord_task *t = coord_task_find(a->coord, tid);
+
+	if (t == NULL || t->agent != a) {
+		*why = "records or end of a task this agent did not announce";
+		return 0;
+	}
+	if (t->ended) {
+		*why = "records or end of a task that ended";
+		return 0;
+	}
+	return 1;
+}
+
+static int
+agent_record(int32_t tid, const struct record *r, void *arg,
+    const char **why)
+{
+	struct coord_agent *a = arg;
+
+	if (!agent_owns(a, tid, why))
+		return -1;
+	return order_add(a->coord->order, tid, r, why);
+}
+
+static int
+agent_records(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	const char *why;
+
+	if (coord_parse_task_records(p, len, agent_record, a, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_RECORDS: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_task *t;
+	uint64_t dropped;
+	int32_t tid;
+	const char *why;
+
+	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1 ||
+	    !agent_owns(a, tid, &why)) {
+		coord_agent_drop(a, "bad TASK_END: %s", why);
+		return -1;
+	}
+	t = coord_task_find(a->coord, tid);
+	t->ended = 1;
+	t->agent = NULL;
+	if (dropped > 0)
+		log_warnx("task t%x (%s) lost %llu records to a full ring",
+		    (unsigned)tid, t->program, (unsigned long long)dropped);
+	if (order_task_end(a->coord->order, tid, dropped, &why) == -1) {
+		coord_agent_drop(a, "TASK_END t%x: %s", (unsigned)tid, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	uint32_t round;
+	const char *why;
+
+	if (coord_parse_u32(p, len, &round, &why) == -1) {
+		coord_agent_drop(a, "bad FLUSH_DONE: %s", why);
+		return -1;
+	}
+	coord_flush_done(a->coord, a, round);
+	return 0;
+}
+
+/* One frame from an agent; -1 when the agent was dropped. */
+int
+coord_agent_frame(struct coord_agent *a, uint8_t type, const uint8_t *p,
+    size_t len)
+{
+	if (a->state == COORD_P_HELLO && type != MSG_AGENT_HELLO) {
+		coord_agent_drop(a, "%s before AGENT_HELLO",
+		    proto_msg_name(type));
+		return -1;
+	}
+	switch (type) {
+	case MSG_AGENT_HELLO:
+		return agent_hello(a, p, len);
+	case MSG_TASK_NEW:
+		return agent_task_new(a, p, len);
+	case MSG_TASK_RECORDS:
+		return agent_records(a, p, len);
+	case MSG_TASK_END:
+		return agent_task_end(a, p, len);
+	case MSG_FLUSH_DONE:
+		return agent_flush_done(a, p, len);
+	default:
+		coord_agent_drop(a, "unexpected %s from an agent",
+		    proto_msg_name(type));
+		return -1;
+	}
+}
+
+static int
+agent_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
+{
+	return coord_agent_frame(peer, type, p, len);
+}
+
+static void
+agent_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct coord_agent *a = arg;
+	const char *why;
+
+	if (a->state == COORD_P_CLOSING) {
+		evbuffer_drain(bufferevent_get_input(bev),
+		    evbuffer_get_length(bufferevent_get_input(bev)));
+		return;
+	}
+	if (coord_conn_read(bev, agent_frame_cb, a, &why) == -1)
+		coord_agent_drop(a, "%s", why);
+}
+
+static void
+agent_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct coord_agent *a = arg;
+
+	(void)bev;
+	if (a->coord->shutting_down)
+		coord_output_check(a->coord);
+}
+
+static void
+agent_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct coord_agent *a = arg;
+	size_t pending;
+
+	if (what & BEV_EVENT_TIMEOUT) {
+		coord_agent_drop(a, "no AGENT_HELLO within %d s",
+		    COORD_HELLO_TIMEOUT);
+		return;
+	}
+	pending = evbuffer_get_length(bufferevent_get_input(bev));
+	if (pending > 0 && a->state != COORD_P_CLOSING)
+		log_warnx("agent %s (%s): connection closed inside a frame "
+		    "(%zu bytes left unread)", a->peer,
+		    a->host ? a->host : "no hello yet", pending);
+	else if ((what & BEV_EVENT_ERROR) && !a->coord->shutting_down)
+		log_warn("agent %s (%s)", a->peer,
+		    a->host ? a->host : "no hello yet");
+	else if (!a->coord->shutting_down)
+		log_info("agent %s (%s) closed its connection", a->peer,
+		    a->host ? a->host : "no hello yet");
+	coord_agent_free(a);
+}
+
+static void
+agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct coord *c = arg;
+	struct timeval tv = { COORD_HELLO_TIMEOUT, 0 };
+	struct coord_agent *a;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (c->shutting_down || c->nagents >= COORD_MAX_AGENTS) {
+		log_warnx("refusing an agent connection: %s",
+		    c->shutting_down ? "shutting down" : "too many agents");
+		evutil_closesocket(fd);
+		return;
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		fatal("%s", __func__);
+	a->coord = c;
+	a->state = COORD_P_HELLO;
+	coord_peer_name(fd, a->peer, sizeof(a->peer));
+	a->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (a->bev == NULL)
+		fatalx("%s: bufferevent_socket_new", __func__);
+	bufferevent_setcb(a->bev, agent_read_cb, agent_write_cb,
+	    agent_event_cb, a);
+	bufferevent_set_timeouts(a->bev, &tv, NULL);
+	bufferevent_enable(a->bev, c->agents_paused ? EV_WRITE :
+	    EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&c->agents, a, entry);
+	c->nagents++;
+	log_debug("agent connection from %s", a->peer);
+}
+
+/* Stops (or resumes) reading from every agent while a tool lags. */
+void
+coord_agents_pause(struct coord *c, int pause)
+{
+	struct coord_agent *a;
+
+	if (c->agents_paused == pause || (pause && c->shutting_down))
+		return;	/* the final flush must be read */
+	c->agents_paused = pause;
+	log_info("%s reading from agents", pause ? "pausing" : "resuming");
+	TAILQ_FOREACH(a, &c->agents, entry) {
+		if (pause)
+			bufferevent_disable(a->bev, EV_READ);
+		else
+			bufferevent_enable(a->bev, EV_READ);
+	}
+}
+
+static void
+agent_listen_error_cb(struct evconnlistener *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	/* EMFILE and the like: the next accept may work. */
+	log_warn("accepting an agent");
+}
+
+/* Formats the bound address as ADDR:PORT (IPv6 in brackets). */
+static int
+listen_name(struct coord *c, int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return -1;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		snprintf(c->listen_addr, sizeof(c->listen_addr), "[%s]:%u",
+		    host, ntohs(s6->sin6_port));
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		snprintf(c->listen_addr, sizeof(c->listen_addr), "%s:%u",
+		    host, ntohs(s4->sin_port));
+	}
+	return 0;
+}
+
+static int
+copy_part(char *dst, size_t size, const char *src, size_t n)
+{
+	if (n == 0 || n >= size)
+		return -1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* Splits "ADDR", "ADDR:PORT" or "[ADDR]:PORT"; port stays when absent. */
+static int
+split_listen(const char *s, char *host, size_t hsize, char *port,
+    size_t psize)
+{
+	const char *colon = strrchr(s, ':'), *end;
+
+	if (s[0] == '[') {
+		if ((end = strchr(s, ']')) == NULL ||
+		    copy_part(host, hsize, s + 1, (size_t)(end - s - 1)) == -1)
+			return -1;
+		if (end[1] == '\0')
+			return 0;
+		if (end[1] != ':')
+			return -1;
+		return copy_part(port, psize, end + 2, strlen(end + 2));
+	}
+	if (colon == NULL || strchr(s, ':') != colon)	/* bare IPv6 */
+		return copy_part(host, hsize, s, strlen(s));
+	if (copy_part(host, hsize, s, (size_t)(colon - s)) == -1)
+		return -1;
+	return copy_part(port, psize, colon + 1, strlen(colon + 1));
+}
+
+/*
+ * Listens for agents on c->listen_host, "ADDR" or "ADDR:PORT" (default:
+ * an ephemeral port), and sets c->listen_addr to what agents dial.
+ */
+int
+coord_agent_listen(struct coord *c)
+{
+	struct addrinfo hints, *res;
+	char host[256], port[16] = "0";
+	int rc;
+
+	if (split_listen(c->listen_host, host, sizeof(host), port,
+	    sizeof(port)) == -1) {
+		log_warnx("bad listen address %s (want ADDR, ADDR:PORT or "
+		    "[ADDR]:PORT)", c->listen_host);
+		return -1;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		log_warnx("listen address %s: %s", c->listen_host,
+		    gai_strerror(rc));
+		return -1;
+	}
+	c->agent_listener = evconnlistener_new_bind(c->base, agent_accept_cb,
+	    c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+	    LEV_OPT_CLOSE_ON_EXEC, 64, res->ai_addr, (int)res->ai_addrlen);
+	freeaddrinfo(res);
+	if (c->agent_listener == NULL) {
+		log_warn("listening on %s", c->listen_host);
+		return -1;
+	}
+	evconnlistener_set_error_cb(c->agent_listener, agent_listen_error_cb);
+	if (listen_name(c, evconnlistener_get_fd(c->agent_listener)) == -1) {
+		log_warn("getsockname");
+		return -1;
+	}
+	log_info("listening for agents on %s", c->listen_addr);
+	return 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * Frames the coordinator sends: events and task descriptions to tools,
+ * flush and shutdown requests to agents, errors to anyone.
+ */
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "coord.h"
+#include "record.h"
+#include "wire.h"
+
+#define EVENT_HDR	(4 + 1 + 4 + 8)
+
+/*
+ * Encodes one EVENT frame (header included) into buf.  Returns its size,
+ * or 0 if it does not fit; a record is at most RECORD_MAX_SIZE bytes, so
+ * FRAME_HDR_SIZE + EVENT_HDR + RECORD_MAX_SIZE always fits.
+ */
+size_t
+coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
+{
+	size_t len = EVENT_HDR + ev->len;
+	uint8_t *p = buf + FRAME_HDR_SIZE;
+
+	if (FRAME_HDR_SIZE + len > size)
+		return 0;
+	frame_hdr_encode(buf, MSG_EVENT, (uint32_t)len);
+	wire_put32(p, (uint32_t)ev->tid);
+	p[4] = ev->flags;
+	wire_put32(p + 5, (uint32_t)ev->match_tid);
+	wire_put64(p + 9, ev->match_seq);
+	memcpy(p + EVENT_HDR, ev->bytes, ev->len);
+	return FRAME_HDR_SIZE + len;
+}
+
+void
+coord_frame_u32(struct evbuffer *out, uint8_t type, uint32_t v)
+{
+	uint8_t buf[FRAME_HDR_SIZE + 4];
+
+	frame_hdr_encode(buf, type, 4);
+	wire_put32(buf + FRAME_HDR_SIZE, v);
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
+void
+coord_frame_empty(struct evbuffer *out, uint8_t type)
+{
+	uint8_t buf[FRAME_HDR_SIZE];
+
+	frame_hdr_encode(buf, type, 0);
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
+/* BYE and ERROR: one string, cut to what the message allows. */
+void
+coord_frame_text(struct evbuffer *out, uint8_t type, const char *text)
+{
+	uint8_t buf[FRAME_HDR_SIZE + 2 + 512];
+	size_t n = strlen(text);
+
+	if (n > 512)
+		n = 512;
+	frame_hdr_encode(buf, type, (uint32_t)(2 + n));
+	wire_put16(buf + FRAME_HDR_SIZE, (uint16_t)n);
+	memcpy(buf + FRAME_HDR_SIZE + 2, text, n);
+	evbuffer_add(out, buf, FRAME_HDR_SIZE + 2 + n);
+}
+
+static uint8_t *
+put_str_cut(uint8_t *p, const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n > max)
+		n = max;
+	wire_put16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return p + 2 + n;
+}
+
+/*
+ * Encodes a TASK_INFO frame into buf, which holds FRAME_HDR_SIZE + the
+ * message's maximum payload.  A host or program name too long for the
+ * message is cut.  Returns the frame size.
+ */
+size_t
+coord_frame_task_info(uint8_t *buf, const struct coord_task *t)
+{
+	uint8_t *p = buf + FRAME_HDR_SIZE;
+	size_t room, len;
+
+	wire_put32(p, (uint32_t)t->tid);
+	wire_put32(p + 4, (uint32_t)t->parent_tid);
+	wire_put32(p + 8, t->pid);
+	wire_put64(p + 12, t->spawn_seq);
+	p = put_str_cut(p + 20, t->host, 255);
+	room = proto_msg(MSG_TASK_INFO)->max_len -
+	    (size_t)(p - buf - FRAME_HDR_SIZE) - 2;
+	p = put_str_cut(p, t->program, room);
+	len = (size_t)(p - buf) - FRAME_HDR_SIZE;
+	frame_hdr_encode(buf, MSG_TASK_INFO, (uint32_t)len);
+	return FRAME_HDR_SIZE + len;
+}

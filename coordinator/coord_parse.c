@@ -1,0 +1,171 @@
+/*
+ * Strict decoders of the payloads agents and tools send the coordinator
+ * (doc/protocol.md).  Every field is read with a bounds-checked
+ * wire_reader, and a payload longer or shorter than its fields is an
+ * error.  No allocation, no I/O: the fuzz target drives these directly.
+ */
+#include <stddef.h>
+
+#include "coord.h"
+#include "record.h"
+#include "wire.h"
+
+/* The reader consumed exactly the payload, without running past it. */
+static int
+reader_done(const struct wire_reader *r, const char **why)
+{
+	if (r->err) {
+		*why = "payload truncated or string invalid";
+		return -1;
+	}
+	if (r->off != r->len) {
+		*why = "payload has trailing bytes";
+		return -1;
+	}
+	return 0;
+}
+
+/* A task tid: neither 0 nor a daemon tid. */
+static int
+valid_tid(int32_t tid)
+{
+	return tid > 0;
+}
+
+int
+coord_parse_agent_hello(const uint8_t *p, size_t len,
+    struct coord_agent_hello *h, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	h->host_tid = (int32_t)wire_read32(&r);
+	h->pid = wire_read32(&r);
+	wire_readstr(&r, h->host, sizeof(h->host));
+	wire_readstr(&r, h->arch, sizeof(h->arch));
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (h->host[0] == '\0') {
+		*why = "agent hello without a host name";
+		return -1;
+	}
+	return 0;
+}
+
+int
+coord_parse_task_new(const uint8_t *p, size_t len, struct coord_task_new *t,
+    const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	t->tid = (int32_t)wire_read32(&r);
+	t->pid = wire_read32(&r);
+	t->parent_tid = (int32_t)wire_read32(&r);
+	t->spawn_seq = wire_read64(&r);
+	wire_readstr(&r, t->program, sizeof(t->program));
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (!valid_tid(t->tid)) {
+		*why = "new task has an invalid tid";
+		return -1;
+	}
+	if (t->parent_tid != 0 && !valid_tid(t->parent_tid)) {
+		*why = "new task has an invalid parent tid";
+		return -1;
+	}
+	if (t->parent_tid == 0 && t->spawn_seq != 0) {
+		*why = "new task has a spawn record without a parent";
+		return -1;
+	}
+	if (t->parent_tid == t->tid) {
+		*why = "new task is its own parent";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Walks the records of a TASK_RECORDS payload, calling cb for each after
+ * record_decode checked it.  The count must match the records exactly.
+ */
+int
+coord_parse_task_records(const uint8_t *p, size_t len, coord_record_cb cb,
+    void *arg, const char **why)
+{
+	struct wire_reader r;
+	struct record rec;
+	int32_t tid;
+	uint32_t count, i;
+	size_t off;
+
+	wire_reader_init(&r, p, len);
+	tid = (int32_t)wire_read32(&r);
+	count = wire_read32(&r);
+	if (r.err) {
+		*why = "records header truncated";
+		return -1;
+	}
+	if (!valid_tid(tid)) {
+		*why = "records for an invalid tid";
+		return -1;
+	}
+	for (off = r.off, i = 0; i < count; i++, off += rec.len) {
+		if (record_decode(p + off, len - off, &rec, why) == -1)
+			return -1;
+		if (cb(tid, &rec, arg, why) == -1)
+			return -1;
+	}
+	if (off != len) {
+		*why = "records payload has trailing bytes";
+		return -1;
+	}
+	return 0;
+}
+
+int
+coord_parse_task_end(const uint8_t *p, size_t len, int32_t *tid,
+    uint64_t *dropped, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	*tid = (int32_t)wire_read32(&r);
+	*dropped = wire_read64(&r);
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (!valid_tid(*tid)) {
+		*why = "end of an invalid tid";
+		return -1;
+	}
+	return 0;
+}
+
+/* FLUSH and FLUSH_DONE: one u32 id. */
+int
+coord_parse_u32(const uint8_t *p, size_t len, uint32_t *v, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	*v = wire_read32(&r);
+	return reader_done(&r, why);
+}
+
+int
+coord_parse_tool_hello(const uint8_t *p, size_t len,
+    struct coord_tool_hello *h, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	h->flags = wire_read32(&r);
+	wire_readstr(&r, h->name, sizeof(h->name));
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (h->flags & ~(uint32_t)TOOL_SUBSCRIBE) {
+		*why = "tool hello has unknown flags";
+		return -1;
+	}
+	return 0;
+}

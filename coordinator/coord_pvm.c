@@ -1,0 +1,286 @@
+/*
+ * The coordinator as a PVM task: it enrols, picks the address agents can
+ * reach, spawns one pmon-agentd per host (and on every host added later,
+ * told by a PvmHostAdd notify), and shuts down when its pvmd goes away.
+ */
+#include <sys/types.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <pvm3.h>
+
+#include "coord.h"
+#include "log.h"
+
+static const char *
+pvm_err(int cc)
+{
+	extern char *pvm_errlist[];
+	extern int pvm_nerr;
+
+	if (cc < 0 && -cc < pvm_nerr)
+		return pvm_errlist[-cc];
+	return "unknown PVM error";
+}
+
+/*
+ * Does a pvmd run for $PVM_TMP?  Its pvmd.UID file names its socket,
+ * whose name holds its pid; a stale file would make every PVM call hang,
+ * so check the pid first.  Returns 1, or 0 with the reason in why.
+ */
+int
+coord_pvmd_alive(char *why, size_t size)
+{
+	char path[PATH_MAX], sock[PATH_MAX];
+	const char *dir = getenv("PVM_TMP"), *base;
+	FILE *f;
+	int pid;
+
+	if (dir == NULL || *dir == '\0')
+		dir = "/tmp";
+	snprintf(path, sizeof(path), "%s/pvmd.%u", dir, (unsigned)getuid());
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(why, size, "no pvmd runs for PVM_TMP=%s (no %s)", dir,
+		    path);
+		return 0;
+	}
+	if (fgets(sock, sizeof(sock), f) == NULL)
+		sock[0] = '\0';
+	fclose(f);
+	sock[strcspn(sock, "\n")] = '\0';
+	base = strrchr(sock, '/');
+	if (base != NULL && sscanf(base, "/pvmtmp%d.", &pid) == 1 &&
+	    pid > 0 && kill(pid, 0) == -1 && errno == ESRCH) {
+		snprintf(why, size, "the pvmd named by %s (pid %d) is gone; "
+		    "remove the stale file", path, pid);
+		return 0;
+	}
+	return 1;
+}
+
+int
+coord_pvm_init(struct coord *c)
+{
+	pvm_setopt(PvmAutoErr, 0);
+	if ((c->pvm_tid = pvm_mytid()) < 0) {
+		log_warnx("cannot enrol in PVM: %s", pvm_err(c->pvm_tid));
+		c->pvm_tid = -1;
+		return -1;
+	}
+	log_info("enrolled in PVM as t%x", (unsigned)c->pvm_tid);
+	return 0;
+}
+
+/* The first IPv4 address of name that is not loopback, if any. */
+static int
+resolve_host(const char *name, char *out, size_t size)
+{
+	struct addrinfo hints, *res, *ai;
+	struct in_addr a;
+	int found = 0;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_INET;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(name, NULL, &hints, &res) != 0)
+		return -1;
+	for (ai = res; ai != NULL && !found; ai = ai->ai_next) {
+		a = ((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+		if ((ntohl(a.s_addr) >> 24) == 127)
+			continue;
+		inet_ntop(AF_INET, &a, out, (socklen_t)size);
+		found = 1;
+	}
+	freeaddrinfo(res);
+	return found ? 0 : -1;
+}
+
+/*
+ * Without -l: loopback when the virtual machine is this host alone,
+ * otherwise the address of this host's PVM host name, which the other
+ * hosts resolve too.
+ */
+int
+coord_pvm_choose_listen(struct coord *c)
+{
+	struct pvmhostinfo *hi;
+	int nhost, narch, i, me;
+
+	if (c->listen_host[0] != '\0')
+		return 0;
+	if (pvm_config(&nhost, &narch, &hi) < 0 || nhost < 1) {
+		log_warnx("pvm_config failed");
+		return -1;
+	}
+	if (nhost == 1) {
+		c->all_local = 1;
+		snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
+		return 0;
+	}
+	me = pvm_tidtohost(c->pvm_tid);
+	for (i = 0; i < nhost; i++)
+		if (hi[i].hi_tid == me)
+			break;
+	if (i == nhost || resolve_host(hi[i].hi_name, c->listen_host,
+	    sizeof(c->listen_host)) == -1) {
+		log_warnx("this host's PVM name %s has no address other "
+		    "hosts can reach; use -l", i < nhost ? hi[i].hi_name : "?");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+host_add(struct coord *c, int32_t host_tid, const char *name)
+{
+	struct coord_host *h;
+
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (h->host_tid == host_tid)
+			return;
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->name = strdup(name)) == NULL)
+		fatal("%s", __func__);
+	h->host_tid = host_tid;
+	TAILQ_INSERT_TAIL(&c->hosts, h, entry);
+}
+
+/* Starts an agent on one host with pvm_spawn (which takes a full path). */
+static void
+spawn_on(struct coord *c, int32_t host_tid, const char *name)
+{
+	char *argv[3], host[256];
+	int tid, n;
+
+	argv[0] = (char *)"-c";
+	argv[1] = c->listen_addr;
+	argv[2] = NULL;
+	snprintf(host, sizeof(host), "%s", name);
+	n = pvm_spawn(c->agent_path, argv, PvmTaskHost, host, 1, &tid);
+	if (n != 1) {
+		log_warnx("cannot start %s on host %s: %s", c->agent_path,
+		    name, pvm_err(n < 0 ? n : tid));
+		return;
+	}
+	log_info("started agent t%x on host %s", (unsigned)tid, name);
+	host_add(c, host_tid, name);
+}
+
+void
+coord_pvm_spawn_all(struct coord *c)
+{
+	struct pvmhostinfo *hi;
+	int nhost, narch, i;
+
+	if (pvm_config(&nhost, &narch, &hi) < 0) {
+		log_warnx("pvm_config failed; no agents started");
+		return;
+	}
+	for (i = 0; i < nhost; i++)
+		spawn_on(c, hi[i].hi_tid, hi[i].hi_name);
+	coord_start_ready_timer(c);
+}
+
+/* A PvmHostAdd notify: a count, then the pvmd tids of the new hosts. */
+static void
+hosts_added(struct coord *c)
+{
+	struct pvmhostinfo *hi;
+	int n, tids[64], nhost, narch, i, j;
+
+	if (pvm_upkint(&n, 1, 1) < 0 || n < 0) {
+		log_warnx("malformed host-add notify from the pvmd");
+		return;
+	}
+	if (n > (int)(sizeof(tids) / sizeof(tids[0])))
+		n = sizeof(tids) / sizeof(tids[0]);
+	if (pvm_upkint(tids, n, 1) < 0 ||
+	    pvm_config(&nhost, &narch, &hi) < 0)
+		return;
+	if (c->all_local && n > 0)
+		log_warnx("a host was added, but agents were told to dial "
+		    "%s; restart pmon with -l to monitor it", c->listen_addr);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < nhost; j++)
+			if (hi[j].hi_tid == tids[i])
+				spawn_on(c, hi[j].hi_tid, hi[j].hi_name);
+}
+
+static void
+pvm_unwatch(struct coord *c)
+{
+	int i;
+
+	for (i = 0; i < c->nev_pvm; i++)
+		event_del(c->ev_pvm[i]);
+}
+
+static void
+pvm_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *c = arg;
+	int bufid, bytes, tag, src;
+
+	(void)fd;
+	(void)what;
+	while ((bufid = pvm_nrecv(-1, -1)) != 0) {
+		if (bufid < 0) {
+			log_warnx("lost the pvmd: %s", pvm_err(bufid));
+			pvm_unwatch(c);
+			coord_shutdown(c, "the pvmd went away");
+			return;
+		}
+		if (pvm_bufinfo(bufid, &bytes, &tag, &src) == 0 &&
+		    tag == COORD_PVM_TAG_HOSTADD)
+			hosts_added(c);
+		else
+			log_debug("ignoring a PVM message (tag %d) from t%x",
+			    tag, (unsigned)src);
+		pvm_freebuf(bufid);
+	}
+}
+
+/* Asks for host-add notifies and reads PVM's sockets in the loop. */
+int
+coord_pvm_watch(struct coord *c)
+{
+	int *fds, n, i, rc;
+
+	if ((rc = pvm_notify(PvmHostAdd, COORD_PVM_TAG_HOSTADD, -1,
+	    NULL)) < 0)
+		log_warnx("pvm_notify(PvmHostAdd): %s", pvm_err(rc));
+	n = pvm_getfds(&fds);
+	if (n < 1) {
+		log_warnx("pvm_getfds: %s", pvm_err(n));
+		return -1;
+	}
+	for (i = 0; i < n && i < (int)(sizeof(c->ev_pvm) /
+	    sizeof(c->ev_pvm[0])); i++) {
+		c->ev_pvm[i] = event_new(c->base, fds[i], EV_READ | EV_PERSIST,
+		    pvm_read_cb, c);
+		if (c->ev_pvm[i] == NULL || event_add(c->ev_pvm[i], NULL) == -1)
+			fatalx("%s: event_new", __func__);
+		c->nev_pvm++;
+	}
+	return 0;
+}
+
+void
+coord_pvm_exit(struct coord *c)
+{
+	if (c->pvm_tid == -1)
+		return;
+	pvm_exit();
+	c->pvm_tid = -1;
+}

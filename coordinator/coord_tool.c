@@ -1,0 +1,371 @@
+/*
+ * The tools' side of the coordinator: a unix socket in the virtual
+ * machine's PVM_TMP, readable by our user only.  A tool says TOOL_HELLO
+ * first; a subscriber then gets TASK_INFO for every known task and the
+ * ordered EVENT stream.  Tools may ask for FLUSH and SHUTDOWN.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "coord.h"
+#include "log.h"
+#include "paths.h"
+
+void
+coord_tool_free(struct coord_tool *t)
+{
+	struct coord *c = t->coord;
+
+	TAILQ_REMOVE(&c->tools, t, entry);
+	c->ntools--;
+	coord_flush_forget_tool(c, t);
+	if (t->bev != NULL)
+		bufferevent_free(t->bev);
+	free(t);
+	coord_tools_check_pause(c);
+	if (c->finishing)
+		coord_output_check(c);
+}
+
+void
+coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warnx("tool %u (%s): %s; dropping it", t->id,
+	    t->name[0] ? t->name : "no hello yet", msg);
+	coord_conn_close(t->bev, msg);
+	t->bev = NULL;
+	coord_tool_free(t);
+}
+
+/* Queues a frame to every tool that said hello (subscribers only). */
+void
+coord_tools_send(struct coord *c, const void *buf, size_t len, int subs)
+{
+	struct coord_tool *t, *next;
+	size_t queued;
+
+	for (t = TAILQ_FIRST(&c->tools); t != NULL; t = next) {
+		next = TAILQ_NEXT(t, entry);
+		if (t->state != COORD_P_ACTIVE || (subs && !t->subscribed))
+			continue;
+		evbuffer_add(bufferevent_get_output(t->bev), buf, len);
+		queued = evbuffer_get_length(bufferevent_get_output(t->bev));
+		if (queued > COORD_TOOL_MAX)
+			coord_tool_drop(t, "it reads too slowly (%zu bytes "
+			    "queued)", queued);
+		else if (queued > COORD_TOOL_HIGH)
+			coord_agents_pause(c, 1);
+	}
+}
+
+/*
+ * While a subscriber has more than COORD_TOOL_HIGH queued, agents are not
+ * read (their rings buffer, then drop and count); resume at half.
+ */
+void
+coord_tools_check_pause(struct coord *c)
+{
+	struct coord_tool *t;
+
+	if (!c->agents_paused || c->shutting_down)
+		return;
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->bev != NULL && evbuffer_get_length(
+		    bufferevent_get_output(t->bev)) > COORD_TOOL_HIGH / 2)
+			return;
+	coord_agents_pause(c, 0);
+}
+
+void
+coord_tool_send_tasks(struct coord_tool *t)
+{
+	uint8_t buf[COORD_TASK_INFO_MAX];
+	struct coord_task *task;
+
+	TAILQ_FOREACH(task, &t->coord->tasks, entry)
+		evbuffer_add(bufferevent_get_output(t->bev), buf,
+		    coord_frame_task_info(buf, task));
+}
+
+/* A tool's name as the log shows it: cut, and printable only. */
+static void
+log_name(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i < size - 1 && src[i] != '\0'; i++)
+		dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+static int
+tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
+{
+	struct coord_tool_hello h;
+	const char *why;
+
+	if (t->state != COORD_P_HELLO) {
+		coord_tool_drop(t, "TOOL_HELLO sent twice");
+		return -1;
+	}
+	if (coord_parse_tool_hello(p, len, &h, &why) == -1) {
+		coord_tool_drop(t, "bad TOOL_HELLO: %s", why);
+		return -1;
+	}
+	log_name(t->name, sizeof(t->name), h.name);
+	t->state = COORD_P_ACTIVE;
+	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;
+	bufferevent_set_timeouts(t->bev, NULL, NULL);
+	log_info("tool %u: %s%s", t->id, t->name,
+	    t->subscribed ? ", subscribed" : "");
+	if (t->subscribed)
+		coord_tool_send_tasks(t);
+	return 0;
+}
+
+static int
+tool_flush(struct coord_tool *t, const uint8_t *p, size_t len)
+{
+	const char *why;
+	uint32_t id;
+
+	if (coord_parse_u32(p, len, &id, &why) == -1) {
+		coord_tool_drop(t, "bad FLUSH: %s", why);
+		return -1;
+	}
+	if (t->coord->shutting_down)
+		return 0;	/* BYE follows the final flush */
+	coord_flush_start(t->coord, t, id);
+	return 0;
+}
+
+/* One frame from a tool; -1 when the tool was dropped. */
+int
+coord_tool_frame(struct coord_tool *t, uint8_t type, const uint8_t *p,
+    size_t len)
+{
+	if (t->state == COORD_P_HELLO && type != MSG_TOOL_HELLO) {
+		coord_tool_drop(t, "%s before TOOL_HELLO",
+		    proto_msg_name(type));
+		return -1;
+	}
+	switch (type) {
+	case MSG_TOOL_HELLO:
+		return tool_hello(t, p, len);
+	case MSG_FLUSH:
+		return tool_flush(t, p, len);
+	case MSG_SHUTDOWN:
+		coord_shutdown(t->coord, t->name);
+		return 0;
+	default:
+		coord_tool_drop(t, "unexpected %s from a tool",
+		    proto_msg_name(type));
+		return -1;
+	}
+}
+
+static int
+tool_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
+{
+	return coord_tool_frame(peer, type, p, len);
+}
+
+static void
+tool_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct coord_tool *t = arg;
+	const char *why;
+
+	if (t->state == COORD_P_CLOSING) {
+		evbuffer_drain(bufferevent_get_input(bev),
+		    evbuffer_get_length(bufferevent_get_input(bev)));
+		return;
+	}
+	if (coord_conn_read(bev, tool_frame_cb, t, &why) == -1)
+		coord_tool_drop(t, "%s", why);
+}
+
+static void
+tool_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct coord_tool *t = arg;
+
+	(void)bev;
+	if (t->coord->finishing)
+		coord_output_check(t->coord);
+	else
+		coord_tools_check_pause(t->coord);
+}
+
+static void
+tool_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct coord_tool *t = arg;
+	size_t pending;
+
+	if (what & BEV_EVENT_TIMEOUT) {
+		coord_tool_drop(t, "no TOOL_HELLO within %d s",
+		    COORD_HELLO_TIMEOUT);
+		return;
+	}
+	pending = evbuffer_get_length(bufferevent_get_input(bev));
+	if (pending > 0)
+		log_warnx("tool %u (%s): connection closed inside a frame "
+		    "(%zu bytes left unread)", t->id,
+		    t->name[0] ? t->name : "no hello yet", pending);
+	else
+		log_info("tool %u (%s) disconnected", t->id,
+		    t->name[0] ? t->name : "no hello yet");
+	coord_tool_free(t);
+}
+
+/* Only our own user (or root) may watch and stop this machine. */
+static int
+peer_allowed(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 0;
+	return cred.uid == getuid() || cred.uid == 0;
+}
+
+static void
+tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct timeval tv = { COORD_HELLO_TIMEOUT, 0 };
+	struct coord *c = arg;
+	struct coord_tool *t;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (c->shutting_down || c->ntools >= COORD_MAX_TOOLS ||
+	    !peer_allowed(fd)) {
+		log_warnx("refusing a tool connection");
+		evutil_closesocket(fd);
+		return;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		fatal("%s", __func__);
+	t->coord = c;
+	t->id = c->next_tool_id++;
+	t->state = COORD_P_HELLO;
+	t->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (t->bev == NULL)
+		fatalx("%s: bufferevent_socket_new", __func__);
+	bufferevent_setcb(t->bev, tool_read_cb, tool_write_cb, tool_event_cb,
+	    t);
+	bufferevent_setwatermark(t->bev, EV_WRITE, COORD_TOOL_HIGH / 2, 0);
+	bufferevent_set_timeouts(t->bev, &tv, NULL);
+	bufferevent_enable(t->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&c->tools, t, entry);
+	c->ntools++;
+}
+
+static int
+sock_addr(struct sockaddr_un *sun, const char *path)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sun->sun_path, path);
+	return 0;
+}
+
+/*
+ * Is a coordinator answering on path?  Returns 1 if so, 0 if not (a stale
+ * socket is removed), -1 on error.
+ */
+int
+coord_tool_probe(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd, rv;
+
+	if (sock_addr(&sun, path) == -1)
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	rv = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	close(fd);
+	if (rv == 0)
+		return 1;
+	if (errno == ECONNREFUSED) {
+		log_info("removing stale socket %s", path);
+		if (unlink(path) == -1 && errno != ENOENT)
+			return -1;
+		return 0;
+	}
+	return errno == ENOENT ? 0 : -1;
+}
+
+static void
+tool_listen_error_cb(struct evconnlistener *l, void *arg)
+{
+	(void)l;
+	(void)arg;
+	log_warn("accepting a tool");
+}
+
+int
+coord_tool_listen(struct coord *c)
+{
+	struct sockaddr_un sun;
+	mode_t old;
+	int fd;
+
+	if (pmon_runtime_path(c->sock_path, sizeof(c->sock_path),
+	    PMON_SOCK_COORD) == -1 || sock_addr(&sun, c->sock_path) == -1) {
+		log_warn("tool socket path");
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1) {
+		log_warn("socket");
+		return -1;
+	}
+	old = umask(077);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		log_warn("bind %s", c->sock_path);
+		umask(old);
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	c->tool_listener = evconnlistener_new(c->base, tool_accept_cb, c,
+	    LEV_OPT_CLOSE_ON_FREE, 16, fd);
+	if (c->tool_listener == NULL) {
+		log_warn("listen %s", c->sock_path);
+		close(fd);
+		unlink(c->sock_path);
+		return -1;
+	}
+	evconnlistener_set_error_cb(c->tool_listener, tool_listen_error_cb);
+	log_info("listening for tools on %s", c->sock_path);
+	return 0;
+}

@@ -1,0 +1,276 @@
+/*
+ * pmon-coordd: start-up, daemonizing and the event loop.  Everything
+ * else lives in the other coordinator files (coord.h), which the tests
+ * link without this one.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "coord.h"
+#include "log.h"
+#include "paths.h"
+
+static struct coord coord;
+static int ready_pipe = -1;	/* to the parent waiting in daemonize() */
+static int foreground;
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
+	    "[-l address] [-r fd]\n");
+	exit(1);
+}
+
+/*
+ * Preloaded with the instrumentation, the coordinator would monitor
+ * itself and pass the library on to the agents it spawns: run again
+ * without it.
+ */
+static void
+shed_preload(char *argv[])
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	if (pre == NULL || strstr(pre, "libpmon-pvm") == NULL)
+		return;
+	unsetenv("LD_PRELOAD");
+	execv("/proc/self/exe", argv);
+	fatal("re-executing without LD_PRELOAD");
+}
+
+static void
+default_agent_path(char *buf, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) == -1)
+		fatal("readlink /proc/self/exe");
+	self[n] = '\0';
+	if ((size_t)snprintf(buf, size, "%s/pmon-agentd", dirname(self)) >=
+	    size)
+		fatalx("agent path too long");
+}
+
+/*
+ * Forks; the parent stays until the child is ready (exit 0) or gone
+ * (exit 1), so whoever started us learns whether it worked.
+ */
+static void
+daemonize(void)
+{
+	int p[2], null;
+	ssize_t n;
+	pid_t pid;
+	char b;
+
+	if (pipe2(p, O_CLOEXEC) == -1)
+		fatal("pipe");
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid > 0) {
+		close(p[1]);
+		if (coord.ready_fd != -1)
+			close(coord.ready_fd);
+		while ((n = read(p[0], &b, 1)) == -1 && errno == EINTR)
+			;
+		_exit(n == 1 ? 0 : 1);
+	}
+	close(p[0]);
+	ready_pipe = p[1];
+	if (setsid() == -1)
+		fatal("setsid");
+	if ((null = open("/dev/null", O_RDWR)) == -1)
+		fatal("/dev/null");
+	dup2(null, STDIN_FILENO);
+	dup2(null, STDOUT_FILENO);
+	if (null > STDERR_FILENO)
+		close(null);
+}
+
+/* Once ready, a daemon logs to $PVM_TMP/pmon-coordd.UID.log. */
+static void
+open_log(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (pmon_runtime_path(path, sizeof(path) - 4, "coordd") == -1) {
+		log_warnx("log file path too long; logging to stderr");
+		return;
+	}
+	strcat(path, ".log");
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		log_warn("%s", path);
+		return;
+	}
+	log_info("logging to %s", path);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+}
+
+/* Once ready, a daemon logs to $PVM_TMP/pmon-coordd.UID.log. */
+static void
+ready_hook(struct coord *c)
+{
+	(void)c;
+	if (foreground)
+		return;
+	open_log();
+	if (ready_pipe != -1) {
+		if (write(ready_pipe, "r", 1) != 1)
+			log_warn("telling the parent we are ready");
+		close(ready_pipe);
+		ready_pipe = -1;
+	}
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	static int signalled;
+	struct coord *c = arg;
+
+	(void)what;
+	/* pvmd sends SIGTERM as it goes: only a second signal hurries. */
+	if (signalled++) {
+		log_warnx("signal %d again: exiting now", (int)sig);
+		event_base_loopexit(c->base, NULL);
+		return;
+	}
+	coord_shutdown(c, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static int
+parse_fd(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end != '\0' || v < 3 || v > INT_MAX ||
+	    fcntl((int)v, F_GETFD) == -1)
+		fatalx("-r %s: not an open file descriptor above 2", s);
+	fcntl((int)v, F_SETFD, FD_CLOEXEC);
+	return (int)v;
+}
+
+/* Checks that nothing stands in our way, before daemonizing. */
+static void
+preflight(void)
+{
+	char why[PATH_MAX + 128], path[108];
+	int rv;
+
+	if (!coord_pvmd_alive(why, sizeof(why)))
+		fatalx("%s", why);
+	if (pmon_runtime_path(path, sizeof(path), PMON_SOCK_COORD) == -1)
+		fatal("tool socket path");
+	if ((rv = coord_tool_probe(path)) == 1)
+		fatalx("another coordinator already answers on %s", path);
+	if (rv == -1)
+		fatal("%s", path);
+	if (coord.spawn_agents && access(coord.agent_path, X_OK) == -1)
+		fatal("agent %s", coord.agent_path);
+}
+
+static void
+start(struct event_base *base)
+{
+	static struct event *sig[2];
+
+	if (coord_init(&coord, base) == -1)
+		fatal("%s", __func__);
+	coord.ready_hook = ready_hook;
+	if (coord_pvm_init(&coord) == -1 || coord_tool_listen(&coord) == -1)
+		exit(1);
+	if (coord_pvm_choose_listen(&coord) == -1 ||
+	    coord_agent_listen(&coord) == -1 || coord_pvm_watch(&coord) == -1) {
+		unlink(coord.sock_path);
+		exit(1);
+	}
+	sig[0] = evsignal_new(base, SIGTERM, signal_cb, &coord);
+	sig[1] = evsignal_new(base, SIGINT, signal_cb, &coord);
+	if (sig[0] == NULL || sig[1] == NULL || evsignal_add(sig[0], NULL) ||
+	    evsignal_add(sig[1], NULL))
+		fatalx("evsignal_new");
+	if (coord.spawn_agents)
+		coord_pvm_spawn_all(&coord);
+	else
+		coord_check_ready(&coord);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct event_base *base;
+	int ch, verbose = 0;
+
+	log_init("pmon-coordd", 0);
+	shed_preload(argv);
+	coord.ready_fd = -1;
+	coord.spawn_agents = 1;
+	while ((ch = getopt(argc, argv, "A:dl:Nr:v")) != -1) {
+		switch (ch) {
+		case 'A':
+			if (strlen(optarg) >= sizeof(coord.agent_path))
+				fatalx("-A: path too long");
+			strcpy(coord.agent_path, optarg);
+			break;
+		case 'd':
+			foreground = 1;
+			break;
+		case 'l':
+			if (strlen(optarg) >= sizeof(coord.listen_host))
+				fatalx("-l: address too long");
+			strcpy(coord.listen_host, optarg);
+			break;
+		case 'N':
+			coord.spawn_agents = 0;
+			break;
+		case 'r':
+			coord.ready_fd = parse_fd(optarg);
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_setverbose(verbose);
+	signal(SIGPIPE, SIG_IGN);
+	if (coord.agent_path[0] == '\0')
+		default_agent_path(coord.agent_path, sizeof(coord.agent_path));
+	preflight();
+	if (!foreground)
+		daemonize();
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	coord.verbose = verbose;
+	start(base);
+	event_base_dispatch(base);
+	log_info("exiting");
+	unlink(coord.sock_path);
+	coord_pvm_exit(&coord);
+	coord_free(&coord);
+	event_base_free(base);
+	return 0;
+}

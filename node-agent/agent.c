@@ -1,0 +1,277 @@
+/*
+ * The agent's core: the drain timer, the coordinator connection (frames
+ * in, frames out) and the orderly exit.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "agent.h"
+#include "log.h"
+#include "proto.h"
+#include "wire.h"
+
+/* Sends what is queued: the bufferevent does it for a coordinator; dump
+ * mode prints it. */
+void
+agent_output(struct agent *a)
+{
+	if (a->dump && agent_dump_frames(a->out, a->dumpf) == -1)
+		log_warnx("dump: the agent produced a bad frame");
+}
+
+static void
+timer_cb(int fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	agent_tasks_tick(a);
+	/* A slow coordinator: records wait in the rings, not in memory. */
+	if (evbuffer_get_length(a->out) < AGENT_HIGH_WATER)
+		agent_drain_all(a, AGENT_PASS_MAX);
+	agent_output(a);
+}
+
+int
+agent_init(struct agent *a, struct event_base *base)
+{
+	struct timeval tv = { 0, AGENT_DRAIN_MS * 1000 };
+
+	memset(a, 0, sizeof(*a));
+	a->base = base;
+	a->listen_fd = -1;
+	a->pvm_tid = -1;
+	a->dumpf = stdout;
+	TAILQ_INIT(&a->tasks);
+	if ((a->batch = malloc(AGENT_BATCH)) == NULL)
+		return -1;
+	if ((a->out = evbuffer_new()) == NULL)
+		return -1;
+	a->ev_timer = event_new(base, -1, EV_PERSIST, timer_cb, a);
+	if (a->ev_timer == NULL || event_add(a->ev_timer, &tv) == -1)
+		return -1;
+	return 0;
+}
+
+void
+agent_send_hello(struct agent *a)
+{
+	agent_frame_agent_hello(a->out, a->host_tid, (uint32_t)getpid(),
+	    a->host, a->arch);
+	agent_output(a);
+}
+
+/*
+ * FLUSH: everything recorded before it must go out ahead of FLUSH_DONE,
+ * including the records of tasks that are registering right now.
+ */
+void
+agent_flush(struct agent *a, uint32_t id)
+{
+	agent_accept_all(a);
+	agent_tasks_hello_pending(a);
+	agent_drain_all(a, SIZE_MAX);
+	agent_frame_flush_done(a->out, id);
+	agent_output(a);
+}
+
+/* Writes out what is queued for the coordinator, waiting a little. */
+static void
+coord_drain_out(struct agent *a)
+{
+	struct timeval tv = { 5, 0 };
+	int fd;
+
+	if (a->coord == NULL)
+		return;
+	fd = bufferevent_getfd(a->coord);
+	bufferevent_disable(a->coord, EV_READ | EV_WRITE);
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1)
+		return;
+	while (evbuffer_get_length(a->out) > 0)
+		if (evbuffer_write(a->out, fd) <= 0) {
+			log_warn("coordinator: %zu bytes unsent",
+			    evbuffer_get_length(a->out));
+			return;
+		}
+}
+
+/*
+ * Leaves: the rings are drained one last time (when there is still
+ * someone to send to), the socket is removed and PVM is left.
+ */
+void
+agent_exit(struct agent *a, int code)
+{
+	if (a->dump || a->coord != NULL) {
+		agent_accept_all(a);
+		agent_tasks_hello_pending(a);
+		agent_drain_all(a, SIZE_MAX);
+		agent_output(a);
+		coord_drain_out(a);
+	}
+	agent_unlisten(a);
+	agent_pvm_exit(a);
+	log_debug("exiting (%d)", code);
+	exit(code);
+}
+
+/* A frame from the coordinator: FLUSH and SHUTDOWN are all it may send. */
+static void
+coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
+{
+	char text[1024];
+	struct wire_reader r;
+
+	switch (h->type) {
+	case MSG_FLUSH:
+		agent_flush(a, wire_get32(p));
+		break;
+	case MSG_SHUTDOWN:
+		log_debug("shutdown requested");
+		agent_exit(a, 0);
+	case MSG_ERROR:
+		wire_reader_init(&r, p, h->len);
+		wire_readstr(&r, text, sizeof(text));
+		log_warnx("coordinator dropped us: %s",
+		    r.err ? "(unreadable reason)" : text);
+		a->coord = NULL;
+		agent_exit(a, 1);
+	default:
+		log_warnx("coordinator sent an unexpected %s",
+		    proto_msg_name(h->type));
+		a->coord = NULL;
+		agent_exit(a, 1);
+	}
+}
+
+static void
+coord_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct agent *a = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hdr[FRAME_HDR_SIZE];
+	struct frame_hdr h;
+	const char *why;
+	uint8_t *p;
+
+	while (evbuffer_copyout(in, hdr, sizeof(hdr)) == sizeof(hdr)) {
+		if (frame_hdr_decode(hdr, &h, &why) == -1) {
+			log_warnx("bad frame from the coordinator: %s", why);
+			a->coord = NULL;
+			agent_exit(a, 1);
+		}
+		if (evbuffer_get_length(in) < sizeof(hdr) + h.len)
+			return;
+		evbuffer_drain(in, sizeof(hdr));
+		p = evbuffer_pullup(in, h.len);
+		coord_frame(a, &h, p);
+		evbuffer_drain(in, h.len);
+	}
+}
+
+static void
+coord_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_EOF)
+		log_info("coordinator closed the connection");
+	else
+		log_warnx("coordinator connection: %s",
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	a->coord = NULL;
+	agent_exit(a, 0);
+}
+
+/* Splits "host:port" (or "[v6]:port"). */
+int
+agent_split_addr(const char *s, char *host, size_t hostsize, char *port,
+    size_t portsize)
+{
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t hlen;
+
+	if (colon == NULL || colon[1] == '\0' ||
+	    strlen(colon + 1) >= portsize)
+		return -1;
+	hlen = (size_t)(colon - s);
+	if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
+		h++;
+		hlen -= 2;
+	}
+	if (hlen == 0 || hlen >= hostsize)
+		return -1;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	strcpy(port, colon + 1);
+	return 0;
+}
+
+static int
+tcp_connect(const char *addrport)
+{
+	struct addrinfo hints, *res, *ai;
+	char host[256], port[16];
+	int fd = -1, rc;
+
+	if (agent_split_addr(addrport, host, sizeof(host), port,
+	    sizeof(port)) == -1) {
+		log_warnx("bad coordinator address %s (want ADDR:PORT)",
+		    addrport);
+		return -1;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
+		log_warnx("%s: %s", addrport, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+		    ai->ai_protocol);
+		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		if (fd != -1)
+			close(fd);
+		fd = -1;
+	}
+	if (fd == -1)
+		log_warn("connect to the coordinator at %s", addrport);
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* Connects to the coordinator; frames then go out through a bufferevent. */
+int
+agent_coord_connect(struct agent *a, const char *addrport)
+{
+	int fd;
+
+	if ((fd = tcp_connect(addrport)) == -1)
+		return -1;
+	evutil_make_socket_nonblocking(fd);
+	a->coord = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (a->coord == NULL) {
+		close(fd);
+		return -1;
+	}
+	evbuffer_free(a->out);
+	a->out = bufferevent_get_output(a->coord);
+	bufferevent_setcb(a->coord, coord_read_cb, NULL, coord_event_cb, a);
+	bufferevent_enable(a->coord, EV_READ | EV_WRITE);
+	return 0;
+}

@@ -1,0 +1,125 @@
+/*
+ * pmon-agentd: one per host.  Accepts instrumented tasks on a unix socket,
+ * drains their record rings and ships everything to the coordinator (or,
+ * in dump mode, prints it).
+ *
+ * Everything non-static is prefixed agent_ and declared here: the agent's
+ * objects (all but agentd.c) are linked into the unit test binary.
+ */
+#ifndef PMON_AGENT_H
+#define PMON_AGENT_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "ring.h"
+#include "task_hello.h"
+
+/* glibc's sys/queue.h lacks the _SAFE iterators. */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST(head);					\
+	    (var) != NULL && ((tvar) = TAILQ_NEXT(var, field), 1);	\
+	    (var) = (tvar))
+#endif
+
+struct evbuffer;
+struct event;
+struct event_base;
+struct bufferevent;
+
+#define AGENT_DRAIN_MS		20		/* ring drain period */
+#define AGENT_BATCH		(256 * 1024)	/* records per TASK_RECORDS */
+#define AGENT_HIGH_WATER	(16 * 1024 * 1024) /* stop draining above */
+#define AGENT_PASS_MAX		(4 * 1024 * 1024) /* per task, per timer */
+#define AGENT_HELLO_TIMEOUT	5		/* seconds to send TASK_HELLO */
+#define AGENT_MAX_TASKS		4096
+
+enum agent_task_state {
+	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
+	TASK_S_ACTIVE,		/* ring attached, TASK_NEW sent */
+};
+
+struct agent_task {
+	TAILQ_ENTRY(agent_task)	 entry;
+	struct agent		*agent;
+	enum agent_task_state	 state;
+	int			 fd;
+	struct event		*ev;
+	time_t			 since;		/* accepted (monotonic) */
+	pid_t			 peer_pid;	/* SO_PEERCRED */
+	uint8_t			 hbuf[FRAME_HDR_SIZE + 1024];
+	size_t			 hlen;
+	int			 ringfd;	/* received, not yet attached */
+	struct task_hello	 hello;
+	struct ring		 ring;
+};
+TAILQ_HEAD(agent_tasks, agent_task);
+
+struct agent {
+	struct event_base	*base;
+	int			 dump;		/* -D: print, no coordinator */
+	FILE			*dumpf;
+	struct bufferevent	*coord;
+	struct evbuffer		*out;		/* frames to the coordinator */
+	int			 listen_fd;
+	struct event		*ev_listen;
+	char			 sock_path[108];
+	struct event		*ev_timer;
+	struct agent_tasks	 tasks;
+	unsigned		 ntasks;
+	uint8_t			*batch;		/* AGENT_BATCH bytes */
+	int			 pvm_tid;	/* -1: not enrolled */
+	int			 host_tid;
+	char			 host[256];
+	char			 arch[64];
+	struct event		*ev_pvm[8];
+	int			 nev_pvm;
+};
+
+/* agent.c */
+int	agent_init(struct agent *, struct event_base *);
+int	agent_coord_connect(struct agent *, const char *addrport);
+void	agent_send_hello(struct agent *);
+void	agent_flush(struct agent *, uint32_t id);
+void	agent_output(struct agent *);
+void	agent_exit(struct agent *, int code) __attribute__((noreturn));
+int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
+	    char *port, size_t portsize);
+
+/* agent_hello.c */
+int	agent_parse_task_hello(const uint8_t *payload, size_t len,
+	    struct task_hello *, const char **why);
+
+/* agent_frame.c */
+void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
+	    uint32_t pid, const char *host, const char *arch);
+void	agent_frame_task_new(struct evbuffer *, const struct task_hello *);
+void	agent_frame_records(struct evbuffer *, int32_t tid,
+	    const uint8_t *recs, size_t len, unsigned count);
+void	agent_frame_task_end(struct evbuffer *, int32_t tid,
+	    uint64_t dropped);
+void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
+int	agent_ring_drain(struct ring *, int32_t tid, struct evbuffer *,
+	    uint8_t *batch, size_t batchsize, size_t max, const char **why);
+int	agent_dump_frames(struct evbuffer *, FILE *);
+
+/* agent_task.c */
+int	agent_listen(struct agent *);
+void	agent_unlisten(struct agent *);
+void	agent_accept_all(struct agent *);
+void	agent_drain_all(struct agent *, size_t max);
+void	agent_tasks_tick(struct agent *);
+void	agent_tasks_hello_pending(struct agent *);
+
+/* agent_pvm.c */
+int	agent_pvm_init(struct agent *);
+int	agent_pvm_watch(struct agent *);
+void	agent_pvm_exit(struct agent *);
+
+#endif

@@ -1,0 +1,268 @@
+/*
+ * Frames the agent sends (doc/protocol.md), the batching of ring records
+ * into TASK_RECORDS, and the dump mode's printer, which decodes those very
+ * frames so that -D shows exactly what a coordinator would receive.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "agent.h"
+#include "proto.h"
+#include "record.h"
+#include "wire.h"
+
+static void
+frame_start(struct evbuffer *out, uint8_t type, size_t len)
+{
+	uint8_t hdr[FRAME_HDR_SIZE];
+
+	frame_hdr_encode(hdr, type, (uint32_t)len);
+	evbuffer_add(out, hdr, sizeof(hdr));
+}
+
+/* Strings the agent sends are its own, cut to what the message allows. */
+static uint8_t *
+put_str(uint8_t *p, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	wire_put16(p, (uint16_t)n);
+	memcpy(p + 2, s, n);
+	return p + 2 + n;
+}
+
+void
+agent_frame_agent_hello(struct evbuffer *out, int32_t host_tid, uint32_t pid,
+    const char *host, const char *arch)
+{
+	uint8_t buf[1024], *p = buf;
+
+	wire_put32(p, (uint32_t)host_tid);
+	wire_put32(p + 4, pid);
+	p = put_str(p + 8, host, 255);
+	p = put_str(p, arch, 63);
+	frame_start(out, MSG_AGENT_HELLO, (size_t)(p - buf));
+	evbuffer_add(out, buf, (size_t)(p - buf));
+}
+
+void
+agent_frame_task_new(struct evbuffer *out, const struct task_hello *h)
+{
+	uint8_t buf[TASK_HELLO_FRAME_MAX];
+	size_t n;
+
+	/* TASK_NEW's payload is TASK_HELLO's, field for field. */
+	n = task_hello_encode(buf, h);
+	frame_start(out, MSG_TASK_NEW, n - FRAME_HDR_SIZE);
+	evbuffer_add(out, buf + FRAME_HDR_SIZE, n - FRAME_HDR_SIZE);
+}
+
+void
+agent_frame_records(struct evbuffer *out, int32_t tid, const uint8_t *recs,
+    size_t len, unsigned count)
+{
+	uint8_t buf[8];
+
+	wire_put32(buf, (uint32_t)tid);
+	wire_put32(buf + 4, count);
+	frame_start(out, MSG_TASK_RECORDS, sizeof(buf) + len);
+	evbuffer_add(out, buf, sizeof(buf));
+	evbuffer_add(out, recs, len);
+}
+
+void
+agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
+{
+	uint8_t buf[12];
+
+	wire_put32(buf, (uint32_t)tid);
+	wire_put64(buf + 4, dropped);
+	frame_start(out, MSG_TASK_END, sizeof(buf));
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
+void
+agent_frame_flush_done(struct evbuffer *out, uint32_t id)
+{
+	uint8_t buf[4];
+
+	wire_put32(buf, id);
+	frame_start(out, MSG_FLUSH_DONE, sizeof(buf));
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
+/* Every record of a batch must decode: the coordinator will trust them. */
+static int
+check_records(const uint8_t *p, size_t len, const char **why)
+{
+	struct record r;
+	size_t off;
+
+	for (off = 0; off < len; off += r.len)
+		if (record_decode(p + off, len - off, &r, why) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * Moves the ring's records into TASK_RECORDS frames on out, oldest first,
+ * until the ring is empty or about max bytes were moved.  batch is a
+ * scratch buffer of batchsize bytes (at least RECORD_MAX_SIZE, well under
+ * PROTO_MAX_PAYLOAD).  Returns 0, or -1 with *why when the task has
+ * corrupted its ring.
+ */
+int
+agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
+    uint8_t *batch, size_t batchsize, size_t max, const char **why)
+{
+	size_t moved = 0;
+	unsigned count;
+	ssize_t n;
+
+	while (moved < max) {
+		n = ring_read(rg, batch, batchsize, &count, why);
+		if (n == -1)
+			return -1;
+		if (n == 0)
+			break;
+		if (check_records(batch, (size_t)n, why) == -1)
+			return -1;
+		agent_frame_records(out, tid, batch, (size_t)n, count);
+		moved += (size_t)n;
+	}
+	return 0;
+}
+
+/* Dump mode. */
+
+static void
+print_tid(FILE *f, int32_t tid)
+{
+	if (tid > 0)
+		fprintf(f, "t%x", (unsigned)tid);
+	else
+		fprintf(f, "%d", tid);
+}
+
+static void
+dump_record(FILE *f, int32_t tid, const struct record *r)
+{
+	unsigned i;
+
+	print_tid(f, tid);
+	fprintf(f, " %" PRIu64 " %s %s peer=", r->seq,
+	    record_call_name(r->call), r->phase == PMON_BEGIN ? "begin" :
+	    "end");
+	print_tid(f, r->peer);
+	fprintf(f, " tag=%d ctx=%d bytes=%d rc=%d inst=%d flags=%#x",
+	    r->tag, r->ctx, r->bytes, r->rc, r->inst, r->flags);
+	if (r->glen > 0)
+		fprintf(f, " group=%.*s", (int)r->glen, r->group);
+	if (r->npeers > 0) {
+		fprintf(f, " peers=");
+		for (i = 0; i < r->npeers; i++) {
+			if (i > 0)
+				fputc(',', f);
+			print_tid(f, record_peer(r, i));
+		}
+	}
+	fputc('\n', f);
+}
+
+static int
+dump_records(FILE *f, const uint8_t *p, size_t len)
+{
+	struct record r;
+	const char *why;
+	int32_t tid;
+	size_t off;
+
+	tid = (int32_t)wire_get32(p);
+	for (off = 8; off < len; off += r.len) {
+		if (record_decode(p + off, len - off, &r, &why) == -1) {
+			fprintf(f, "# bad record: %s\n", why);
+			return -1;
+		}
+		dump_record(f, tid, &r);
+	}
+	return 0;
+}
+
+static int
+dump_task_new(FILE *f, const uint8_t *p, size_t len)
+{
+	struct task_hello h;
+	const char *why;
+
+	if (agent_parse_task_hello(p, len, &h, &why) == -1) {
+		fprintf(f, "# bad TASK_NEW: %s\n", why);
+		return -1;
+	}
+	fprintf(f, "# task ");
+	print_tid(f, h.tid);
+	fprintf(f, " pid %u parent ", h.pid);
+	print_tid(f, h.parent_tid);
+	fprintf(f, " spawn_seq %" PRIu64 " program %s\n", h.spawn_seq,
+	    h.program);
+	return 0;
+}
+
+static int
+dump_frame(FILE *f, uint8_t type, const uint8_t *p, size_t len)
+{
+	switch (type) {
+	case MSG_TASK_NEW:
+		return dump_task_new(f, p, len);
+	case MSG_TASK_RECORDS:
+		return dump_records(f, p, len);
+	case MSG_TASK_END:
+		fprintf(f, "# end ");
+		print_tid(f, (int32_t)wire_get32(p));
+		fprintf(f, " dropped %" PRIu64 "\n", wire_get64(p + 4));
+		return 0;
+	case MSG_FLUSH_DONE:
+		fprintf(f, "# flush_done %u\n", wire_get32(p));
+		return 0;
+	case MSG_AGENT_HELLO:
+		fprintf(f, "# agent host_tid ");
+		print_tid(f, (int32_t)wire_get32(p));
+		fprintf(f, " pid %u\n", wire_get32(p + 4));
+		return 0;
+	default:
+		fprintf(f, "# frame %s (%zu bytes)\n", proto_msg_name(type),
+		    len);
+		return 0;
+	}
+}
+
+/*
+ * Prints and consumes every complete frame in buf.  Returns 0, or -1 when
+ * a frame does not decode (the agent's own output: a bug).
+ */
+int
+agent_dump_frames(struct evbuffer *buf, FILE *f)
+{
+	uint8_t hdr[FRAME_HDR_SIZE], *p;
+	struct frame_hdr h;
+	const char *why;
+	int rc = 0;
+
+	while (evbuffer_copyout(buf, hdr, sizeof(hdr)) == sizeof(hdr)) {
+		if (frame_hdr_decode(hdr, &h, &why) == -1) {
+			fprintf(f, "# bad frame: %s\n", why);
+			evbuffer_drain(buf, evbuffer_get_length(buf));
+			return -1;
+		}
+		if (evbuffer_get_length(buf) < sizeof(hdr) + h.len)
+			break;
+		evbuffer_drain(buf, sizeof(hdr));
+		p = evbuffer_pullup(buf, h.len);
+		if (dump_frame(f, h.type, p, h.len) == -1)
+			rc = -1;
+		evbuffer_drain(buf, h.len);
+	}
+	fflush(f);
+	return rc;
+}

@@ -1,0 +1,108 @@
+/*
+ * The agent as a PVM task: enrolled to learn which host it serves, and
+ * watching its pvmd so that it leaves with the virtual machine.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <pvm3.h>
+
+#include "agent.h"
+#include "log.h"
+
+static void
+host_info(struct agent *a)
+{
+	struct pvmhostinfo *hi;
+	int nhost, narch, i;
+
+	gethostname(a->host, sizeof(a->host) - 1);
+	snprintf(a->arch, sizeof(a->arch), "unknown");
+	if (pvm_config(&nhost, &narch, &hi) < 0)
+		return;
+	for (i = 0; i < nhost; i++)
+		if (hi[i].hi_tid == a->host_tid) {
+			snprintf(a->host, sizeof(a->host), "%s", hi[i].hi_name);
+			snprintf(a->arch, sizeof(a->arch), "%s", hi[i].hi_arch);
+			return;
+		}
+}
+
+/* Enrols in PVM.  Returns 0, or -1 when there is no pvmd to talk to. */
+int
+agent_pvm_init(struct agent *a)
+{
+	pvm_setopt(PvmAutoErr, 0);
+	if ((a->pvm_tid = pvm_mytid()) < 0) {
+		a->pvm_tid = -1;
+		gethostname(a->host, sizeof(a->host) - 1);
+		snprintf(a->arch, sizeof(a->arch), "unknown");
+		return -1;
+	}
+	a->host_tid = pvm_tidtohost(a->pvm_tid);
+	host_info(a);
+	log_debug("enrolled as t%x on %s (%s), pvmd t%x",
+	    (unsigned)a->pvm_tid, a->host, a->arch, (unsigned)a->host_tid);
+	return 0;
+}
+
+/*
+ * Something arrived from pvmd: messages nobody should send us are
+ * discarded; an error means pvmd is gone, and so is our virtual machine.
+ */
+static void
+pvm_cb(int fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	int bufid;
+
+	(void)fd;
+	(void)what;
+	while ((bufid = pvm_nrecv(-1, -1)) > 0)
+		pvm_freebuf(bufid);
+	if (bufid < 0) {
+		log_warnx("pvmd is gone (%d); exiting", bufid);
+		a->pvm_tid = -1;
+		agent_exit(a, 0);
+	}
+}
+
+int
+agent_pvm_watch(struct agent *a)
+{
+	int *fds, n, i;
+
+	if (a->pvm_tid == -1)
+		return 0;
+	if ((n = pvm_getfds(&fds)) < 0) {
+		log_warnx("pvm_getfds: %d", n);
+		return -1;
+	}
+	for (i = 0; i < n && a->nev_pvm < (int)(sizeof(a->ev_pvm) /
+	    sizeof(a->ev_pvm[0])); i++) {
+		a->ev_pvm[a->nev_pvm] = event_new(a->base, fds[i],
+		    EV_READ | EV_PERSIST, pvm_cb, a);
+		if (a->ev_pvm[a->nev_pvm] == NULL ||
+		    event_add(a->ev_pvm[a->nev_pvm], NULL) == -1) {
+			log_warnx("cannot watch the pvmd socket");
+			return -1;
+		}
+		a->nev_pvm++;
+	}
+	return 0;
+}
+
+void
+agent_pvm_exit(struct agent *a)
+{
+	int i;
+
+	for (i = 0; i < a->nev_pvm; i++)
+		event_free(a->ev_pvm[i]);
+	a->nev_pvm = 0;
+	if (a->pvm_tid != -1)
+		pvm_exit();
+	a->pvm_tid = -1;
+}

@@ -1,0 +1,423 @@
+/*
+ * Tasks: the unix socket instrumented tasks register on, their TASK_HELLO
+ * with the ring's memfd, and the rings' lifetimes.
+ *
+ * A task's socket carries exactly one frame; afterwards it only tells us,
+ * by closing, that the task is gone.  A task that misbehaves is logged and
+ * dropped; the agent keeps serving the others.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "agent.h"
+#include "log.h"
+#include "paths.h"
+#include "proto.h"
+
+static void	task_read_cb(int, short, void *);
+
+static time_t
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+static void
+task_free(struct agent_task *t)
+{
+	struct agent *a = t->agent;
+
+	TAILQ_REMOVE(&a->tasks, t, entry);
+	a->ntasks--;
+	if (t->ev != NULL)
+		event_free(t->ev);
+	if (t->fd != -1)
+		close(t->fd);
+	if (t->ringfd != -1)
+		close(t->ringfd);
+	ring_close(&t->ring);
+	free(t);
+}
+
+/* A task that never became active: nothing was sent about it. */
+static void
+task_reject(struct agent_task *t, const char *why)
+{
+	log_warnx("task (pid %ld): %s; dropped", (long)t->peer_pid, why);
+	task_free(t);
+}
+
+/*
+ * The end of an active task: the last records, then TASK_END.  why is
+ * NULL for a normal end (the task closed its socket).
+ */
+static void
+task_end(struct agent_task *t, const char *why)
+{
+	struct agent *a = t->agent;
+	const char *rwhy;
+
+	if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
+	    AGENT_BATCH, SIZE_MAX, &rwhy) == -1) {
+		log_warnx("task t%x: %s", (unsigned)t->hello.tid, rwhy);
+		why = why ? why : "corrupt ring";
+	}
+	if (why != NULL)
+		log_warnx("task t%x (%s): %s; dropped",
+		    (unsigned)t->hello.tid, t->hello.program, why);
+	else
+		log_debug("task t%x (%s) ended", (unsigned)t->hello.tid,
+		    t->hello.program);
+	agent_frame_task_end(a->out, t->hello.tid, ring_dropped(&t->ring));
+	task_free(t);
+	agent_output(a);
+}
+
+static struct agent_task *
+task_find(struct agent *a, int32_t tid)
+{
+	struct agent_task *t;
+
+	TAILQ_FOREACH(t, &a->tasks, entry)
+		if (t->state == TASK_S_ACTIVE && t->hello.tid == tid)
+			return t;
+	return NULL;
+}
+
+/* The hello is complete: check it, attach the ring, announce the task. */
+static void
+task_activate(struct agent_task *t)
+{
+	struct agent *a = t->agent;
+	struct frame_hdr h;
+	const char *why;
+
+	if (frame_hdr_decode(t->hbuf, &h, &why) == -1)
+		return task_reject(t, why);
+	if (h.type != MSG_TASK_HELLO)
+		return task_reject(t, "first frame is not TASK_HELLO");
+	if (agent_parse_task_hello(t->hbuf + FRAME_HDR_SIZE, h.len,
+	    &t->hello, &why) == -1)
+		return task_reject(t, why);
+	if (t->ringfd == -1)
+		return task_reject(t, "TASK_HELLO came without a ring");
+	if ((pid_t)t->hello.pid != t->peer_pid)
+		return task_reject(t, "TASK_HELLO pid is not the peer's");
+	if (task_find(a, t->hello.tid) != NULL)
+		return task_reject(t, "a task with this tid is registered");
+	if (ring_attach(&t->ring, t->ringfd, &why) == -1)
+		return task_reject(t, why);
+	t->ringfd = -1;		/* now owned by the ring */
+	t->state = TASK_S_ACTIVE;
+	log_debug("task t%x (%s, pid %u) registered",
+	    (unsigned)t->hello.tid, t->hello.program, t->hello.pid);
+	agent_frame_task_new(a->out, &t->hello);
+}
+
+/* Takes the fds a recvmsg carried; more than one ring in all is an error. */
+static int
+take_fds(struct agent_task *t, struct msghdr *msg)
+{
+	struct cmsghdr *c;
+	int fds[4], i, n, bad = 0;
+
+	if (msg->msg_flags & MSG_CTRUNC)
+		bad = 1;
+	for (c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		memcpy(fds, CMSG_DATA(c), (size_t)n * sizeof(int));
+		for (i = 0; i < n; i++) {
+			if (t->ringfd == -1 && !bad)
+				t->ringfd = fds[i];
+			else {
+				close(fds[i]);
+				bad = 1;
+			}
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+/* Bytes of the hello frame still to read: the header, then its payload. */
+static size_t
+hello_want(const struct agent_task *t)
+{
+	struct frame_hdr h;
+	const char *why;
+
+	if (t->hlen < FRAME_HDR_SIZE)
+		return FRAME_HDR_SIZE - t->hlen;
+	if (frame_hdr_decode(t->hbuf, &h, &why) == -1 ||
+	    h.len > sizeof(t->hbuf) - FRAME_HDR_SIZE)
+		return 0;
+	return FRAME_HDR_SIZE + h.len - t->hlen;
+}
+
+/*
+ * Reads what has arrived of the hello.  Returns 0 when the task became
+ * active or is still incomplete, -1 when it was dropped.
+ */
+static int
+task_read_hello(struct agent_task *t)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct msghdr msg;
+	struct iovec iov;
+	ssize_t n;
+
+	for (;;) {
+		iov.iov_base = t->hbuf + t->hlen;
+		iov.iov_len = hello_want(t);
+		if (iov.iov_len == 0)
+			break;
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		n = recvmsg(t->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0) {
+			task_reject(t, n == 0 ? "closed before TASK_HELLO" :
+			    strerror(errno));
+			return -1;
+		}
+		t->hlen += (size_t)n;
+		if (take_fds(t, &msg) == -1) {
+			task_reject(t, "TASK_HELLO carried more than one fd");
+			return -1;
+		}
+	}
+	task_activate(t);
+	return t->state == TASK_S_ACTIVE ? 0 : -1;
+}
+
+/* After the hello a task never writes: readable means it is gone. */
+static void
+task_check_gone(struct agent_task *t)
+{
+	char c;
+	ssize_t n;
+
+	n = recv(t->fd, &c, 1, MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == 0 || (n == -1 && errno == ECONNRESET))
+		task_end(t, NULL);
+	else if (n == -1)
+		task_end(t, strerror(errno));
+	else
+		task_end(t, "wrote after TASK_HELLO");
+}
+
+static void
+task_read_cb(int fd, short what, void *arg)
+{
+	struct agent_task *t = arg;
+
+	(void)fd;
+	(void)what;
+	if (t->state == TASK_S_HELLO)
+		task_read_hello(t);
+	else
+		task_check_gone(t);
+}
+
+static void
+task_new(struct agent *a, int fd)
+{
+	struct agent_task *t;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	    cred.uid != geteuid()) {
+		log_warnx("task connection from another user refused");
+		close(fd);
+		return;
+	}
+	if (a->ntasks >= AGENT_MAX_TASKS || (t = calloc(1, sizeof(*t))) ==
+	    NULL) {
+		log_warnx("task (pid %ld) refused: too many tasks",
+		    (long)cred.pid);
+		close(fd);
+		return;
+	}
+	t->agent = a;
+	t->fd = fd;
+	t->ringfd = -1;
+	t->ring.fd = -1;
+	t->peer_pid = cred.pid;
+	t->since = mono_now();
+	t->state = TASK_S_HELLO;
+	TAILQ_INSERT_TAIL(&a->tasks, t, entry);
+	a->ntasks++;
+	t->ev = event_new(a->base, fd, EV_READ | EV_PERSIST, task_read_cb, t);
+	if (t->ev == NULL || event_add(t->ev, NULL) == -1)
+		task_reject(t, "cannot watch its socket");
+}
+
+/* Accepts every pending connection (the listener is non-blocking). */
+void
+agent_accept_all(struct agent *a)
+{
+	int fd;
+
+	for (;;) {
+		fd = accept4(a->listen_fd, NULL, NULL,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("accept");
+			return;
+		}
+		task_new(a, fd);
+	}
+}
+
+static void
+listen_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	agent_accept_all(arg);
+}
+
+/* Reads whatever hellos have arrived (before a FLUSH is answered). */
+void
+agent_tasks_hello_pending(struct agent *a)
+{
+	struct agent_task *t, *next;
+
+	TAILQ_FOREACH_SAFE(t, &a->tasks, entry, next)
+		if (t->state == TASK_S_HELLO)
+			task_read_hello(t);
+}
+
+/*
+ * Drains every active ring, at most max bytes each.  A corrupt ring ends
+ * its task.
+ */
+void
+agent_drain_all(struct agent *a, size_t max)
+{
+	struct agent_task *t, *next;
+	const char *why;
+
+	TAILQ_FOREACH_SAFE(t, &a->tasks, entry, next) {
+		if (t->state != TASK_S_ACTIVE)
+			continue;
+		if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
+		    AGENT_BATCH, max, &why) == -1)
+			task_end(t, why);
+	}
+}
+
+/* Drops tasks that connected but never finished their hello. */
+void
+agent_tasks_tick(struct agent *a)
+{
+	struct agent_task *t, *next;
+	time_t now = mono_now();
+
+	TAILQ_FOREACH_SAFE(t, &a->tasks, entry, next)
+		if (t->state == TASK_S_HELLO &&
+		    now - t->since > AGENT_HELLO_TIMEOUT)
+			task_reject(t, "no TASK_HELLO in time");
+}
+
+/*
+ * Another agent may be serving this socket; a socket nobody answers on
+ * was left behind by one that died.
+ */
+static int
+sock_in_use(const struct sockaddr_un *sun)
+{
+	int fd, rc;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	close(fd);
+	return rc == 0;
+}
+
+int
+agent_listen(struct agent *a)
+{
+	struct sockaddr_un sun;
+	mode_t old;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (pmon_runtime_path(sun.sun_path, sizeof(sun.sun_path),
+	    PMON_SOCK_AGENT) == -1) {
+		log_warn("agent socket path");
+		return -1;
+	}
+	if (sock_in_use(&sun)) {
+		log_warnx("another agent is listening on %s", sun.sun_path);
+		return -1;
+	}
+	if (unlink(sun.sun_path) == -1 && errno != ENOENT) {
+		log_warn("unlink %s", sun.sun_path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		log_warn("socket");
+		return -1;
+	}
+	old = umask(077);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 128) == -1) {
+		umask(old);
+		log_warn("listen on %s", sun.sun_path);
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	memcpy(a->sock_path, sun.sun_path, sizeof(a->sock_path));
+	a->listen_fd = fd;
+	a->ev_listen = event_new(a->base, fd, EV_READ | EV_PERSIST,
+	    listen_cb, a);
+	if (a->ev_listen == NULL || event_add(a->ev_listen, NULL) == -1) {
+		log_warnx("cannot watch the agent socket");
+		return -1;
+	}
+	log_debug("listening on %s", a->sock_path);
+	return 0;
+}
+
+void
+agent_unlisten(struct agent *a)
+{
+	if (a->ev_listen != NULL)
+		event_free(a->ev_listen);
+	a->ev_listen = NULL;
+	if (a->listen_fd != -1) {
+		close(a->listen_fd);
+		unlink(a->sock_path);
+	}
+	a->listen_fd = -1;
+}

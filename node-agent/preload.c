@@ -1,0 +1,540 @@
+/*
+ * libpmon-pvm.so: the task side of pmon.  Preloaded into unmodified PVM
+ * programs, it records the begin and end of every application call to
+ * libpvm3/libgpvm3 (the wrappers are in preload_calls.c) into a shared
+ * memory ring, and hands that ring to the host's agent once the task has
+ * enrolled.
+ *
+ * Rules that shape this file:
+ * - A task never waits for, or fails because of, pmon: no agent means
+ *   the ring fills and drops are counted.
+ * - Only depth-0 calls are recorded: libpvm3 calls its own public API
+ *   through the PLT, and those inner calls are not the application's.
+ * - The record path makes no system call but clock_gettime and does not
+ *   allocate: records are encoded on the stack straight into the ring.
+ * - The library is inert in the group server, in pmon's own programs and
+ *   in any process that never calls pvm_*.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "preload.h"
+#include "ring.h"
+#include "task_hello.h"
+
+#define NSEC		1000000000ULL
+#define RETRY_NS	NSEC		/* between tries to reach the agent */
+
+/* libpvm3's data symbols we read (pvm_data()). */
+#define PVM_MYTID	0
+#define PVM_MYPTID	1
+
+/* Per-thread state: how deep inside libpvm3 this thread is. */
+static __thread int depth __attribute__((tls_model("initial-exec")));
+static __thread struct bcast_capture *capture
+    __attribute__((tls_model("initial-exec")));
+
+/* Real functions, found on first use. */
+static _Atomic(void *) reals[PMON_CALL_MAX];
+
+/* Per-process state; reset in a forked child. */
+static struct {
+	atomic_flag	 lock;		/* orders seq with ring writes */
+	int		 inert;
+	int		 ring_failed;
+	atomic_int	 ring_ok;	/* the ring exists: no lock needed */
+	uint32_t	 ring_size;
+	struct ring	 ring;		/* hdr == NULL until the first call */
+	uint64_t	 seq;
+	int		 registered;
+	atomic_int	 registering;
+	int		 sock;		/* to the agent; never written again */
+	uint64_t	 last_try_ns;
+	int		 stale_tid;	/* the parent's tid, in a forked child */
+	int32_t		 spawn_parent;	/* from PMON_SPAWN */
+	uint64_t	 spawn_seq;
+	char		 program[TASK_PROGRAM_MAX + 1];
+} st = {
+	.lock = ATOMIC_FLAG_INIT,
+	.ring_size = RING_DEFAULT_SIZE,
+	.ring = { .fd = -1 },
+	.sock = -1,
+};
+
+static void
+lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&st.lock,
+	    memory_order_acquire))
+		;
+}
+
+static void
+unlock(void)
+{
+	atomic_flag_clear_explicit(&st.lock, memory_order_release);
+}
+
+void *
+preload_real(unsigned call, const char *name)
+{
+	void *p = atomic_load_explicit(&reals[call], memory_order_relaxed);
+
+	if (p == NULL) {
+		p = dlsym(RTLD_NEXT, name);
+		atomic_store_explicit(&reals[call], p, memory_order_relaxed);
+	}
+	return p;
+}
+
+/*
+ * libpvm3's own idea of the task's tids, read without calling into it:
+ * pvm_mytid() would enrol the task as a side effect.
+ */
+static int *
+pvm_data(unsigned which)
+{
+	static const char *const names[] = { "pvmmytid", "pvmmyptid" };
+	static _Atomic(int *) ptrs[2];
+	int *p = atomic_load_explicit(&ptrs[which], memory_order_relaxed);
+
+	if (p == NULL) {
+		p = dlsym(RTLD_DEFAULT, names[which]);
+		atomic_store_explicit(&ptrs[which], p, memory_order_relaxed);
+	}
+	return p;
+}
+
+static int
+pvm_data_int(unsigned which, int dflt)
+{
+	int *p = pvm_data(which);
+
+	return p != NULL ? *p : dflt;
+}
+
+static int
+enrolled_tid(void)
+{
+	int tid = pvm_data_int(PVM_MYTID, -1);
+
+	if (tid <= 0 || tid == st.stale_tid)
+		return -1;
+	return tid;
+}
+
+/* The task's tid, enrolling it if needed (for a pvm_spawn, which enrols
+ * the task anyway). */
+int
+preload_mytid(void)
+{
+	__typeof__(&pvm_mytid) real;
+	int tid = enrolled_tid();
+
+	if (tid > 0)
+		return tid;
+	if ((real = REAL(mytid)) == NULL)
+		return -1;
+	return real();
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+}
+
+/* Creates the ring at the first recorded call.  Returns 0 when usable. */
+static int
+ring_ready(void)
+{
+	int ok;
+
+	if (atomic_load_explicit(&st.ring_ok, memory_order_acquire))
+		return 0;
+	lock();
+	if (st.ring.hdr == NULL && !st.ring_failed &&
+	    ring_create(&st.ring, st.ring_size) == -1)
+		st.ring_failed = 1;
+	ok = st.ring.hdr != NULL;
+	atomic_store_explicit(&st.ring_ok, ok, memory_order_release);
+	unlock();
+	return ok ? 0 : -1;
+}
+
+static void
+emit(struct pcall *c, uint8_t phase, const int32_t *peers, unsigned npeers)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	size_t len;
+
+	c->r.phase = phase;
+	c->r.t_ns = now_ns();
+	c->r.npeers = (uint16_t)(npeers > RECORD_PEERS_MAX ?
+	    RECORD_PEERS_MAX : npeers);
+	if (c->r.npeers == 0)
+		peers = NULL;
+	lock();
+	/* No ring: a call that began before a fork ends in the child. */
+	if (st.ring.hdr != NULL) {
+		c->r.seq = ++st.seq;
+		len = record_encode(buf, &c->r, peers);
+		ring_write(&st.ring, buf, len);
+	}
+	unlock();
+}
+
+int
+call_enter(struct pcall *c, unsigned call)
+{
+	c->active = 0;
+	if (depth++ > 0 || st.inert || ring_ready() == -1)
+		return 0;
+	memset(&c->r, 0, sizeof(c->r));
+	c->r.call = (uint8_t)call;
+	c->r.peer = -1;
+	c->r.tag = -1;
+	c->r.ctx = -1;
+	c->r.bytes = -1;
+	c->r.inst = -1;
+	c->active = 1;
+	return 1;
+}
+
+void
+call_begin(struct pcall *c, const int32_t *peers, unsigned npeers)
+{
+	if (c->active)
+		emit(c, PMON_BEGIN, peers, npeers);
+}
+
+/* Sets the record's group name, cut to what a record can carry. */
+void
+call_group(struct pcall *c, const char *group)
+{
+	if (group == NULL) {
+		c->r.glen = 0;
+		return;
+	}
+	c->r.group = group;
+	c->r.glen = (uint8_t)strnlen(group, RECORD_GROUP_MAX);
+}
+
+static void	try_register(uint64_t now);
+
+void
+call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
+{
+	if (c->active) {
+		c->r.rc = rc;
+		emit(c, PMON_END, peers, npeers);
+	}
+	if (--depth == 0 && c->active && !st.registered)
+		try_register(c->r.t_ns);
+}
+
+void
+bcast_capture_set(struct bcast_capture *bc)
+{
+	capture = bc;
+}
+
+/* Called by the pvm_mcast wrapper below depth 0: inside a pvm_bcast,
+ * these are the members the broadcast reached. */
+void
+bcast_capture_mcast(const int *tids, int count)
+{
+	struct bcast_capture *bc = capture;
+	int i;
+
+	if (bc == NULL || tids == NULL)
+		return;
+	for (i = 0; i < count && bc->n < RECORD_PEERS_MAX; i++)
+		bc->tids[bc->n++] = tids[i];
+}
+
+/*
+ * Registration: one TASK_HELLO with the ring's memfd attached.  Any
+ * failure leaves the task unregistered; the next try is a second later.
+ */
+static int
+agent_connect(void)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (pmon_runtime_path(sun.sun_path, sizeof(sun.sun_path),
+	    PMON_SOCK_AGENT) == -1)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+send_hello(int fd, const struct task_hello *h)
+{
+	uint8_t frame[TASK_HELLO_FRAME_MAX];
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr msg;
+	struct iovec iov;
+	struct cmsghdr *cmsg;
+	ssize_t n;
+
+	iov.iov_base = frame;
+	iov.iov_len = task_hello_encode(frame, h);
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &st.ring.fd, sizeof(int));
+	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return n == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+/* A PMON_SPAWN that does not name our PVM parent was inherited through
+ * something other than a monitored pvm_spawn: ignore it. */
+static void
+hello_fill(struct task_hello *h, int tid)
+{
+	int ptid = pvm_data_int(PVM_MYPTID, st.spawn_parent);
+
+	memset(h, 0, sizeof(*h));
+	h->tid = tid;
+	h->pid = (uint32_t)getpid();
+	if (st.spawn_parent != 0 && ptid == st.spawn_parent) {
+		h->parent_tid = st.spawn_parent;
+		h->spawn_seq = st.spawn_seq;
+	}
+	memcpy(h->program, st.program, sizeof(h->program));
+}
+
+static void
+try_register(uint64_t now)
+{
+	struct task_hello h;
+	int tid, fd, saved = errno;
+
+	if (st.ring.hdr == NULL || (tid = enrolled_tid()) <= 0)
+		return;
+	if (st.last_try_ns != 0 && now - st.last_try_ns < RETRY_NS)
+		return;
+	/* One thread registers; the others go on with their calls. */
+	if (atomic_exchange(&st.registering, 1))
+		return;
+	st.last_try_ns = now;
+	if (st.registered || (fd = agent_connect()) == -1)
+		goto out;
+	st.ring.hdr->tid = tid;
+	hello_fill(&h, tid);
+	if (send_hello(fd, &h) == -1) {
+		close(fd);
+		goto out;
+	}
+	st.sock = fd;
+	st.registered = 1;
+out:
+	atomic_store(&st.registering, 0);
+	errno = saved;
+}
+
+/*
+ * PMON_SPAWN: the causal edge from a pvm_spawn to the tasks it creates.
+ * The variable lives in the environment only for the real pvm_spawn,
+ * which exports it to the children through PVM_EXPORT.
+ */
+static int
+export_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ':') &&
+		    (p[n] == '\0' || p[n] == ':'))
+			return 1;
+	return 0;
+}
+
+static char *
+env_save(const char *name, int *had)
+{
+	const char *v = getenv(name);
+
+	*had = v != NULL;
+	return v != NULL ? strdup(v) : NULL;
+}
+
+static void
+env_restore(const char *name, int had, char *old)
+{
+	if (had && old != NULL)
+		setenv(name, old, 1);
+	else if (!had)
+		unsetenv(name);
+	free(old);
+}
+
+void
+spawn_env_set(struct spawn_env *se, uint64_t seq)
+{
+	char val[64], *exp;
+	int tid;
+
+	memset(se, 0, sizeof(*se));
+	if ((tid = preload_mytid()) <= 0)
+		return;
+	se->old_spawn = env_save("PMON_SPAWN", &se->had_spawn);
+	se->old_export = env_save("PVM_EXPORT", &se->had_export);
+	se->set = 1;
+	snprintf(val, sizeof(val), "%d:%llu", tid, (unsigned long long)seq);
+	setenv("PMON_SPAWN", val, 1);
+	if (se->old_export == NULL || se->old_export[0] == '\0')
+		setenv("PVM_EXPORT", "PMON_SPAWN", 1);
+	else if (!export_has(se->old_export, "PMON_SPAWN") &&
+	    asprintf(&exp, "%s:PMON_SPAWN", se->old_export) != -1) {
+		setenv("PVM_EXPORT", exp, 1);
+		free(exp);
+	}
+}
+
+void
+spawn_env_restore(struct spawn_env *se)
+{
+	if (!se->set)
+		return;
+	env_restore("PMON_SPAWN", se->had_spawn, se->old_spawn);
+	env_restore("PVM_EXPORT", se->had_export, se->old_export);
+	se->set = 0;
+}
+
+/* Reads "tid:seq" as the parent's pvm_spawn left it, then forgets it so
+ * that nothing this process starts inherits it. */
+static void
+read_spawn_env(void)
+{
+	const char *v = getenv("PMON_SPAWN");
+	char *end;
+	long tid;
+	unsigned long long seq;
+
+	if (v == NULL)
+		return;
+	errno = 0;
+	tid = strtol(v, &end, 10);
+	if (errno == 0 && *end == ':' && tid > 0 && tid <= INT32_MAX) {
+		seq = strtoull(end + 1, &end, 10);
+		if (errno == 0 && *end == '\0' && seq > 0) {
+			st.spawn_parent = (int32_t)tid;
+			st.spawn_seq = seq;
+		}
+	}
+	unsetenv("PMON_SPAWN");
+}
+
+static void
+read_program(void)
+{
+	char path[PATH_MAX], *base;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	if (n > 0) {
+		path[n] = '\0';
+		base = strrchr(path, '/');
+		base = base != NULL ? base + 1 : path;
+	} else
+		base = program_invocation_short_name;
+	n = (ssize_t)strnlen(base, sizeof(st.program) - 1);
+	memcpy(st.program, base, (size_t)n);
+	st.program[n] = '\0';
+}
+
+static void
+read_ring_size(void)
+{
+	const char *v = getenv("PMON_RING_SIZE");
+	unsigned long n;
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return;
+	errno = 0;
+	n = strtoul(v, &end, 0);
+	if (errno == 0 && *end == '\0' && n >= RING_MIN_SIZE &&
+	    n <= RING_MAX_SIZE && (n & (n - 1)) == 0)
+		st.ring_size = (uint32_t)n;
+}
+
+/*
+ * A forked child is a new task (libpvm3 re-enrols it on its next call):
+ * it gets its own ring, lazily, and must not hold the parent's agent
+ * socket open or write into the parent's ring.
+ */
+static void
+atfork_child(void)
+{
+	int saved = errno;
+
+	atomic_flag_clear(&st.lock);
+	if (st.sock != -1)
+		close(st.sock);
+	ring_close(&st.ring);
+	atomic_store(&st.ring_ok, 0);
+	st.sock = -1;
+	st.ring_failed = 0;
+	st.seq = 0;
+	st.registered = 0;
+	atomic_store(&st.registering, 0);
+	st.last_try_ns = 0;
+	st.stale_tid = pvm_data_int(PVM_MYTID, -1);
+	st.spawn_parent = 0;
+	st.spawn_seq = 0;
+	errno = saved;
+}
+
+__attribute__((constructor)) static void
+preload_init(void)
+{
+	int saved = errno;
+
+	read_program();
+	st.inert = strcmp(st.program, "pvmgs") == 0 ||
+	    strcmp(st.program, "pmon") == 0 ||
+	    strncmp(st.program, "pmon-", 5) == 0;
+	read_spawn_env();
+	read_ring_size();
+	pthread_atfork(NULL, NULL, atfork_child);
+	errno = saved;
+}

@@ -1,0 +1,589 @@
+/*
+ * The wrappers: one exported pvm_* function for every public entry point
+ * of libpvm3 and libgpvm3 (the PMON_CALLS list in record.h).  Each fills
+ * the record fields that matter for its call; the calls whose only
+ * interesting field is the return value share the WRAP macro.
+ *
+ * Everything a wrapper asks libpvm3 for its record (context, buffer
+ * sizes, message info) goes to the real functions and happens inside the
+ * call (depth > 0), so it is never recorded itself.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "preload.h"
+
+/* Bytes of nitem items of size bytes, saturated to an i32. */
+static int32_t
+nbytes(int nitem, size_t size)
+{
+	long long n = (long long)nitem * (long long)size;
+
+	if (n < 0)
+		return -1;
+	return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+/* Size of one item of a pvm_psend/pvm_reduce datatype, 0 if unknown. */
+static size_t
+dtsize(int dt)
+{
+	switch (dt) {
+	case PVM_BYTE:	return 1;
+	case PVM_SHORT:
+	case PVM_USHORT: return sizeof(short);
+	case PVM_INT:
+	case PVM_UINT:	return sizeof(int);
+	case PVM_LONG:
+	case PVM_ULONG:	return sizeof(long);
+	case PVM_FLOAT:	return sizeof(float);
+	case PVM_CPLX:	return 2 * sizeof(float);
+	case PVM_DOUBLE: return sizeof(double);
+	case PVM_DCPLX:	return 2 * sizeof(double);
+	default:	return 0;
+	}
+}
+
+static int32_t
+dtbytes(int count, int dt)
+{
+	size_t sz = dtsize(dt);
+
+	return sz == 0 ? -1 : nbytes(count, sz);
+}
+
+static int
+cur_ctx(void)
+{
+	__typeof__(&pvm_getcontext) real = REAL(getcontext);
+
+	return real != NULL ? real() : -1;
+}
+
+static int
+buf_bytes(int bufid)
+{
+	__typeof__(&pvm_bufinfo) real = REAL(bufinfo);
+	int len, tag, tid;
+
+	if (real == NULL || bufid <= 0 || real(bufid, &len, &tag, &tid) < 0)
+		return -1;
+	return len;
+}
+
+static int
+sbuf_bytes(void)
+{
+	__typeof__(&pvm_getsbuf) real = REAL(getsbuf);
+
+	return real != NULL ? buf_bytes(real()) : -1;
+}
+
+/* The outgoing message of a send: destination, tag, context, size. */
+static void
+fill_send(struct pcall *c, int tid, int tag)
+{
+	c->r.peer = tid;
+	c->r.tag = tag;
+	c->r.ctx = cur_ctx();
+	c->r.bytes = sbuf_bytes();
+}
+
+static void
+fill_recv_begin(struct pcall *c, int tid, int tag)
+{
+	c->r.peer = tid;
+	c->r.tag = tag;
+	c->r.ctx = cur_ctx();
+}
+
+/* The end of a receive that returned buffer bufid: the actual message. */
+static void
+fill_recv_end(struct pcall *c, int bufid)
+{
+	__typeof__(&pvm_getminfo) real = REAL(getminfo);
+	struct pvmminfo mi;
+
+	if (!c->active || bufid <= 0 || real == NULL ||
+	    real(bufid, &mi) < 0)
+		return;
+	c->r.flags |= RECORD_MSG;
+	c->r.peer = mi.src;
+	c->r.tag = mi.tag;
+	c->r.bytes = mi.len;
+	c->r.ctx = mi.ctx;
+}
+
+/*
+ * A wrapper returning int: fill runs before the begin record when the
+ * call is recorded, after runs (with rc set) before the end record.
+ */
+#define WRAPX(n, params, args, fill, after)				\
+PRELOAD_EXPORT int							\
+pvm_##n params								\
+{									\
+	__typeof__(&pvm_##n) real = REAL(n);				\
+	struct pcall c;							\
+	int rc;								\
+									\
+	if (real == NULL)						\
+		return PvmNotImpl;					\
+	if (call_enter(&c, PMON_CALL_##n)) {				\
+		fill;							\
+	}								\
+	call_begin(&c, NULL, 0);					\
+	rc = real args;							\
+	if (c.active) {							\
+		after;							\
+	}								\
+	call_end(&c, rc, NULL, 0);					\
+	return rc;							\
+}
+#define WRAP(n, params, args, fill)	WRAPX(n, params, args, fill, )
+
+/* Packing and unpacking: bytes = items x item size. */
+#define PACK(n, type, size)						\
+	WRAP(n, (type *p, int nitem, int stride), (p, nitem, stride),	\
+	    c.r.bytes = nbytes(nitem, size))
+
+PACK(pkbyte, char, sizeof(char))
+PACK(pkcplx, float, 2 * sizeof(float))
+PACK(pkdcplx, double, 2 * sizeof(double))
+PACK(pkdouble, double, sizeof(double))
+PACK(pkfloat, float, sizeof(float))
+PACK(pkint, int, sizeof(int))
+PACK(pklong, long, sizeof(long))
+PACK(pkshort, short, sizeof(short))
+PACK(pkuint, unsigned int, sizeof(unsigned int))
+PACK(pkulong, unsigned long, sizeof(unsigned long))
+PACK(pkushort, unsigned short, sizeof(unsigned short))
+PACK(upkbyte, char, sizeof(char))
+PACK(upkcplx, float, 2 * sizeof(float))
+PACK(upkdcplx, double, 2 * sizeof(double))
+PACK(upkdouble, double, sizeof(double))
+PACK(upkfloat, float, sizeof(float))
+PACK(upkint, int, sizeof(int))
+PACK(upklong, long, sizeof(long))
+PACK(upkshort, short, sizeof(short))
+PACK(upkuint, unsigned int, sizeof(unsigned int))
+PACK(upkulong, unsigned long, sizeof(unsigned long))
+PACK(upkushort, unsigned short, sizeof(unsigned short))
+
+WRAP(pkstr, (char *s), (s), c.r.bytes = s ? nbytes((int)strnlen(s, INT_MAX), 1) : -1)
+WRAPX(upkstr, (char *s), (s), ,
+    c.r.bytes = rc >= 0 && s ? nbytes((int)strnlen(s, INT_MAX), 1) : -1)
+WRAP(pkmesg, (int mid), (mid), c.r.bytes = buf_bytes(mid))
+WRAP(pkmesgbody, (int mid), (mid), c.r.bytes = buf_bytes(mid))
+WRAP(upkmesg, (void), (), )
+
+/* Tasks, hosts and the virtual machine. */
+WRAP(addhosts, (char **names, int count, int *svp), (names, count, svp), )
+WRAP(delhosts, (char **names, int count, int *svp), (names, count, svp), )
+WRAP(config, (int *nhostp, int *narchp, struct pvmhostinfo **hostp),
+    (nhostp, narchp, hostp), )
+WRAP(tasks, (int where, int *ntaskp, struct pvmtaskinfo **taskp),
+    (where, ntaskp, taskp), c.r.peer = where)
+WRAP(mstat, (char *host), (host), )
+WRAP(pstat, (int tid), (tid), c.r.peer = tid)
+WRAP(kill, (int tid), (tid), c.r.peer = tid)
+WRAP(sendsig, (int tid, int signum), (tid, signum), c.r.peer = tid)
+WRAP(tidtohost, (int tid), (tid), c.r.peer = tid)
+WRAP(hostsync, (int host, struct timeval *clk, struct timeval *delta),
+    (host, clk, delta), c.r.peer = host)
+WRAP(mytid, (void), (), )
+WRAP(parent, (void), (), )
+WRAP(exit, (void), (), )
+WRAP(halt, (void), (), )
+WRAP(start_pvmd, (int argc, char **argv, int block), (argc, argv, block), )
+WRAP(archcode, (char *arch), (arch), )
+WRAP(catchout, (FILE *ff), (ff), )
+WRAP(getfds, (int **fds), (fds), )
+WRAP(getnoresets, (int **tids, int *ntids), (tids, ntids), )
+WRAP(tickle, (int narg, int *argp, int *nresp, int *resp),
+    (narg, argp, nresp, resp), )
+WRAP(reg_hoster, (void), (), )
+WRAP(reg_rm, (struct pvmhostinfo **hip), (hip), )
+WRAP(reg_tasker, (void), (), )
+WRAP(reg_tracer, (int tctx, int ttag, int octx, int otag, char *tmask,
+    int tbuf, int topt), (tctx, ttag, octx, otag, tmask, tbuf, topt), )
+WRAP(export, (char *name), (name), )
+WRAP(unexport, (char *name), (name), )
+WRAP(perror, (char *s), (s), )
+
+/* Options, trace masks, message handlers. */
+WRAP(getopt, (int what), (what), )
+WRAP(setopt, (int what, int val), (what, val), )
+WRAP(gettmask, (int who, Pvmtmask mask), (who, mask), )
+WRAP(settmask, (int who, Pvmtmask mask), (who, mask), )
+WRAP(addmhf, (int src, int tag, int ctx, int (*f)(int)),
+    (src, tag, ctx, f), (c.r.peer = src, c.r.tag = tag, c.r.ctx = ctx))
+WRAP(delmhf, (int mhid), (mhid), )
+
+/* Buffers and contexts. */
+WRAP(initsend, (int encoding), (encoding), )
+WRAP(mkbuf, (int encoding), (encoding), )
+WRAP(freebuf, (int mid), (mid), )
+WRAP(getrbuf, (void), (), )
+WRAP(getsbuf, (void), (), )
+WRAP(setrbuf, (int mid), (mid), )
+WRAP(setsbuf, (int mid), (mid), )
+WRAP(bufinfo, (int mid, int *len, int *tag, int *tid), (mid, len, tag, tid), )
+WRAP(getminfo, (int mid, struct pvmminfo *info), (mid, info), )
+WRAP(setminfo, (int mid, struct pvmminfo *info), (mid, info), )
+WRAP(getmwid, (int mid), (mid), )
+WRAP(setmwid, (int mid, int wid), (mid, wid), )
+WRAP(getcontext, (void), (), )
+WRAP(newcontext, (void), (), )
+WRAP(setcontext, (int ctx), (ctx), c.r.ctx = ctx)
+WRAP(freecontext, (int ctx), (ctx), c.r.ctx = ctx)
+
+/* Mailbox (and the old database names that map onto it). */
+WRAP(putinfo, (char *name, int mid, int flags), (name, mid, flags), )
+WRAP(recvinfo, (char *name, int index, int flags), (name, index, flags), )
+WRAP(delinfo, (char *name, int req, int flags), (name, req, flags), )
+WRAP(getmboxinfo, (char *pattern, int *nclasses,
+    struct pvmmboxinfo **classes), (pattern, nclasses, classes), )
+WRAP(insert, (char *name, int req, int data), (name, req, data), )
+WRAP(lookup, (char *name, int req, int *datap), (name, req, datap), )
+WRAP(delete, (char *name, int req), (name, req), )
+
+/* Point-to-point sends. */
+WRAP(send, (int tid, int tag), (tid, tag), fill_send(&c, tid, tag))
+WRAP(psend, (int tid, int tag, void *buf, int len, int dt),
+    (tid, tag, buf, len, dt),
+    (fill_send(&c, tid, tag), c.r.bytes = dtbytes(len, dt)))
+
+/* Receives: the end record names the message actually received. */
+#define RECV(n, params, args, tid, tag)					\
+	WRAPX(n, params, args, fill_recv_begin(&c, tid, tag),		\
+	    fill_recv_end(&c, rc))
+
+RECV(recv, (int tid, int tag), (tid, tag), tid, tag)
+RECV(nrecv, (int tid, int tag), (tid, tag), tid, tag)
+RECV(trecv, (int tid, int tag, struct timeval *tmout), (tid, tag, tmout),
+    tid, tag)
+RECV(probe, (int tid, int tag), (tid, tag), tid, tag)
+
+/* Groups. */
+WRAPX(joingroup, (char *group), (group), call_group(&c, group),
+    c.r.inst = rc)
+WRAP(lvgroup, (char *group), (group), call_group(&c, group))
+WRAP(barrier, (char *group, int count), (group, count),
+    call_group(&c, group))
+WRAPX(getinst, (char *group, int tid), (group, tid),
+    (call_group(&c, group), c.r.peer = tid), c.r.inst = rc)
+WRAPX(gettid, (char *group, int inst), (group, inst),
+    (call_group(&c, group), c.r.inst = inst), c.r.peer = rc)
+WRAP(gsize, (char *group), (group), call_group(&c, group))
+WRAP(freezegroup, (char *group, int size), (group, size),
+    call_group(&c, group))
+WRAP(grphostinfo, (char *group, int hosttid, int *coord, int *nmem,
+    int *nhosts), (group, hosttid, coord, nmem, nhosts),
+    (call_group(&c, group), c.r.peer = hosttid))
+WRAP(grpvhostinfo, (char *group, int **coordv, int **nmemv, int *nhosts),
+    (group, coordv, nmemv, nhosts), call_group(&c, group))
+
+#define COLLECTIVE(n, params, args)					\
+	WRAP(n, params, args, (call_group(&c, group), c.r.tag = tag,	\
+	    c.r.inst = root, c.r.bytes = dtbytes(count, dt)))
+
+COLLECTIVE(reduce, (void (*func)(int *, void *, void *, int *, int *),
+    void *data, int count, int dt, int tag, char *group, int root),
+    (func, data, count, dt, tag, group, root))
+COLLECTIVE(gather, (void *result, void *data, int count, int dt, int tag,
+    char *group, int root), (result, data, count, dt, tag, group, root))
+COLLECTIVE(scatter, (void *result, void *data, int count, int dt, int tag,
+    char *group, int root), (result, data, count, dt, tag, group, root))
+
+/*
+ * Calls with lists or odd signatures, written out.
+ */
+
+/* The peers of a multicast are its destinations.  Inside a pvm_bcast,
+ * the inner multicast tells the broadcast whom it reached. */
+PRELOAD_EXPORT int
+pvm_mcast(int *tids, int count, int tag)
+{
+	__typeof__(&pvm_mcast) real = REAL(mcast);
+	struct pcall c;
+	unsigned n = tids != NULL && count > 0 ? (unsigned)count : 0;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_mcast)) {
+		fill_send(&c, -1, tag);
+		call_begin(&c, (const int32_t *)tids, n);
+	} else
+		bcast_capture_mcast(tids, count);
+	rc = real(tids, count, tag);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_bcast(char *group, int tag)
+{
+	__typeof__(&pvm_bcast) real = REAL(bcast);
+	int32_t tids[RECORD_PEERS_MAX];
+	struct bcast_capture bc = { tids, 0 };
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_bcast)) {
+		call_group(&c, group);
+		fill_send(&c, -1, tag);
+		call_begin(&c, NULL, 0);
+		bcast_capture_set(&bc);
+	}
+	rc = real(group, tag);
+	bcast_capture_set(NULL);
+	call_end(&c, rc, tids, bc.n);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_precv(int tid, int tag, void *buf, int len, int dt, int *atid,
+    int *atag, int *alen)
+{
+	__typeof__(&pvm_precv) real = REAL(precv);
+	struct pcall c;
+	int rtid = -1, rtag = -1, rlen = -1, rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_precv))
+		fill_recv_begin(&c, tid, tag);
+	call_begin(&c, NULL, 0);
+	rc = real(tid, tag, buf, len, dt, &rtid, &rtag, &rlen);
+	if (rc >= 0) {
+		if (atid != NULL)
+			*atid = rtid;
+		if (atag != NULL)
+			*atag = rtag;
+		if (alen != NULL)
+			*alen = rlen;
+	}
+	if (c.active && rc >= 0) {
+		c.r.flags |= RECORD_MSG;
+		c.r.peer = rtid;
+		c.r.tag = rtag;
+		c.r.bytes = rlen;
+		c.r.ctx = cur_ctx();
+	}
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+/* The end of a spawn lists the children it created. */
+PRELOAD_EXPORT int
+pvm_spawn(char *task, char **argv, int flag, char *where, int ntask,
+    int *tids)
+{
+	__typeof__(&pvm_spawn) real = REAL(spawn);
+	int32_t kids[RECORD_PEERS_MAX];
+	struct spawn_env se = { .set = 0 };
+	struct pcall c;
+	unsigned n = 0;
+	int i, rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_spawn)) {
+		call_begin(&c, NULL, 0);
+		spawn_env_set(&se, c.r.seq);
+	}
+	rc = real(task, argv, flag, where, ntask, tids);
+	spawn_env_restore(&se);
+	for (i = 0; rc > 0 && tids != NULL && i < ntask &&
+	    n < RECORD_PEERS_MAX; i++)
+		if (tids[i] > 0)
+			kids[n++] = tids[i];
+	call_end(&c, rc, kids, n);
+	return rc;
+}
+
+/* The peers of a notify are the tasks (or hosts) it watches. */
+PRELOAD_EXPORT int
+pvm_notify(int what, int tag, int count, int *vals)
+{
+	__typeof__(&pvm_notify) real = REAL(notify);
+	struct pcall c;
+	unsigned n = 0;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (what != PvmHostAdd && vals != NULL && count > 0)
+		n = (unsigned)count;
+	if (call_enter(&c, PMON_CALL_notify)) {
+		c.r.tag = tag;
+		if (n > 0)
+			c.r.peer = vals[0];
+	}
+	call_begin(&c, (const int32_t *)vals, n);
+	rc = real(what, tag, count, vals);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_siblings(int **tidsp)
+{
+	__typeof__(&pvm_siblings) real = REAL(siblings);
+	struct pcall c;
+	unsigned n;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	call_enter(&c, PMON_CALL_siblings);
+	call_begin(&c, NULL, 0);
+	rc = real(tidsp);
+	n = rc > 0 && tidsp != NULL && *tidsp != NULL ? (unsigned)rc : 0;
+	call_end(&c, rc, n > 0 ? (const int32_t *)*tidsp : NULL, n);
+	return rc;
+}
+
+/* Formatted packing: the bytes the send buffer grew by. */
+static int
+vpack(unsigned call, const char *fmt, va_list ap)
+{
+	__typeof__(&pvm_vpackf) real = REAL(vpackf);
+	struct pcall c;
+	int before = -1, rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, call))
+		before = sbuf_bytes();
+	call_begin(&c, NULL, 0);
+	rc = real(fmt, ap);
+	if (c.active && before >= 0 && rc >= 0)
+		c.r.bytes = sbuf_bytes() - before;
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+static int
+vunpack(unsigned call, const char *fmt, va_list ap)
+{
+	__typeof__(&pvm_vunpackf) real = REAL(vunpackf);
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	call_enter(&c, call);
+	call_begin(&c, NULL, 0);
+	rc = real(fmt, ap);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_packf(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vpack(PMON_CALL_packf, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_unpackf(const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vunpack(PMON_CALL_unpackf, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_vpackf(const char *fmt, va_list ap)
+{
+	return vpack(PMON_CALL_vpackf, fmt, ap);
+}
+
+PRELOAD_EXPORT int
+pvm_vunpackf(const char *fmt, va_list ap)
+{
+	return vunpack(PMON_CALL_vunpackf, fmt, ap);
+}
+
+/*
+ * pvm_recvf returns the previous matching function; pvm3.h misdeclares
+ * its return type, and the wrapper must agree with the header.
+ */
+typedef int (*recvf_fn)(int, int, int);
+typedef int (*recvf_ret)(recvf_fn);
+
+PRELOAD_EXPORT recvf_ret
+pvm_recvf(recvf_fn match)
+{
+	__typeof__(&pvm_recvf) real = REAL(recvf);
+	struct pcall c;
+	recvf_ret old;
+
+	if (real == NULL)
+		return NULL;
+	call_enter(&c, PMON_CALL_recvf);
+	call_begin(&c, NULL, 0);
+	old = real(match);
+	call_end(&c, 0, NULL, 0);
+	return old;
+}
+
+PRELOAD_EXPORT char *
+pvm_strerror(void)
+{
+	__typeof__(&pvm_strerror) real = REAL(strerror);
+	struct pcall c;
+	char *s;
+
+	if (real == NULL)
+		return NULL;
+	call_enter(&c, PMON_CALL_strerror);
+	call_begin(&c, NULL, 0);
+	s = real();
+	call_end(&c, 0, NULL, 0);
+	return s;
+}
+
+PRELOAD_EXPORT char *
+pvm_version(void)
+{
+	__typeof__(&pvm_version) real = REAL(version);
+	struct pcall c;
+	char *s;
+
+	if (real == NULL)
+		return NULL;
+	call_enter(&c, PMON_CALL_version);
+	call_begin(&c, NULL, 0);
+	s = real();
+	call_end(&c, 0, NULL, 0);
+	return s;
+}
+
+PRELOAD_EXPORT void
+pvm_gsdump(void)
+{
+	__typeof__(&pvm_gsdump) real = REAL(gsdump);
+	struct pcall c;
+
+	if (real == NULL)
+		return;
+	call_enter(&c, PMON_CALL_gsdump);
+	call_begin(&c, NULL, 0);
+	real();
+	call_end(&c, 0, NULL, 0);
+}

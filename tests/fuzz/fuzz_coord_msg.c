@@ -1,0 +1,113 @@
+/*
+ * Fuzzes what an agent or a tool can make the coordinator do: a stream of
+ * frames goes through the coordinator's payload decoders, and what they
+ * accept drives a real ordering core, as the daemon's handlers do.  The
+ * released stream must stay sane whatever the input: each task's events
+ * in increasing sequence, every event encodable as an EVENT frame.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coord.h"
+#include "order.h"
+#include "proto.h"
+#include "record.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define NLAST	64
+
+static struct {
+	int32_t		tid;
+	uint64_t	seq;
+} last[NLAST];
+
+static void
+release(const struct order_event *ev, void *arg)
+{
+	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	unsigned i = (uint32_t)ev->tid % NLAST;
+	struct frame_hdr h;
+	const char *why;
+
+	(void)arg;
+	if (coord_frame_event(buf, sizeof(buf), ev) == 0 ||
+	    frame_hdr_decode(buf, &h, &why) == -1)
+		__builtin_trap();
+	/* A tid reused after its end starts again from seq 1. */
+	if (last[i].tid == ev->tid && ev->rec->seq <= last[i].seq &&
+	    ev->rec->seq != 1)
+		__builtin_trap();
+	last[i].tid = ev->tid;
+	last[i].seq = ev->rec->seq;
+}
+
+static int
+add_record(int32_t tid, const struct record *r, void *arg, const char **why)
+{
+	return order_add(arg, tid, r, why);
+}
+
+/* One frame, as coord_agent_frame and coord_tool_frame would take it. */
+static void
+one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
+{
+	struct coord_agent_hello ah;
+	struct coord_task_new tn;
+	struct coord_tool_hello th;
+	uint64_t dropped;
+	uint32_t id;
+	int32_t tid;
+	const char *why;
+
+	switch (type) {
+	case MSG_AGENT_HELLO:
+		coord_parse_agent_hello(p, len, &ah, &why);
+		break;
+	case MSG_TASK_NEW:
+		if (coord_parse_task_new(p, len, &tn, &why) == 0)
+			order_task_new(o, tn.tid, tn.parent_tid, tn.spawn_seq,
+			    &why);
+		break;
+	case MSG_TASK_RECORDS:
+		coord_parse_task_records(p, len, add_record, o, &why);
+		break;
+	case MSG_TASK_END:
+		if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0)
+			order_task_end(o, tid, dropped, &why);
+		break;
+	case MSG_TOOL_HELLO:
+		coord_parse_tool_hello(p, len, &th, &why);
+		break;
+	default:
+		coord_parse_u32(p, len, &id, &why);
+		break;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct order *o;
+	struct frame_hdr h;
+	const char *why;
+	size_t off = 0;
+
+	if ((o = order_new(release, NULL)) == NULL)
+		return 0;
+	for (size_t i = 0; i < NLAST; i++)
+		last[i].tid = 0;
+	while (size - off >= FRAME_HDR_SIZE) {
+		if (frame_hdr_decode(data + off, &h, &why) == -1)
+			break;
+		off += FRAME_HDR_SIZE;
+		if (size - off < h.len)
+			break;
+		one_frame(o, h.type, data + off, h.len);
+		off += h.len;
+	}
+	order_release_all(o);
+	order_free(o);
+	return 0;
+}

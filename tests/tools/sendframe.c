@@ -1,0 +1,198 @@
+/*
+ * sendframe: plays a broken peer against a pmon daemon, to test that the
+ * daemon drops it and keeps serving everyone else.
+ *
+ *	sendframe [-w SECONDS] ADDRESS KIND
+ *
+ * ADDRESS is a unix socket path, or HOST:PORT for TCP.  KIND is what to
+ * send:
+ *	garbage		bytes that are not a pmon frame at all
+ *	truncated	a frame header announcing more payload than follows,
+ *			then end of input
+ *	version		a frame of an unsupported protocol version
+ *	oversize	a header announcing a payload far above the limit
+ *	badtype		a frame of an unknown message type
+ *	badpayload	a TOOL_HELLO whose string runs past its payload
+ *
+ * It then reads until the daemon closes the connection (printing the
+ * type of every frame it gets, e.g. ERROR) and exits 0; it exits 1 if
+ * the daemon still holds the connection after SECONDS (default 5).
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "wire.h"
+
+static int
+connect_unix(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "sendframe: path too long\n");
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+connect_tcp(const char *addr)
+{
+	char host[256], *port;
+	struct addrinfo hints, *res, *ai;
+	int fd = -1;
+
+	snprintf(host, sizeof(host), "%s", addr);
+	if ((port = strrchr(host, ':')) == NULL)
+		return -1;
+	*port++ = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &res) != 0)
+		return -1;
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		if ((fd = socket(ai->ai_family, SOCK_STREAM, 0)) == -1)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* Fills buf with the bytes of one kind; returns their number, or -1. */
+static ssize_t
+build(const char *kind, uint8_t *buf, int *half_close)
+{
+	*half_close = 0;
+	if (strcmp(kind, "garbage") == 0) {
+		memcpy(buf, "GET / HTTP/1.0\r\n\r\n\0\xff\xfe", 21);
+		return 21;
+	}
+	if (strcmp(kind, "truncated") == 0) {
+		frame_hdr_encode(buf, MSG_FLUSH, 4);
+		buf[8] = 0;
+		buf[9] = 1;
+		*half_close = 1;
+		return 10;
+	}
+	if (strcmp(kind, "version") == 0) {
+		frame_hdr_encode(buf, MSG_FLUSH, 4);
+		buf[1] = PROTO_VERSION + 100;
+		wire_put32(buf + 8, 1);
+		return 12;
+	}
+	if (strcmp(kind, "oversize") == 0) {
+		frame_hdr_encode(buf, MSG_TASK_RECORDS, 0xfffffff0u);
+		memset(buf + 8, 0, 64);
+		return 72;
+	}
+	if (strcmp(kind, "badtype") == 0) {
+		frame_hdr_encode(buf, 0xee, 4);
+		wire_put32(buf + 8, 1);
+		return 12;
+	}
+	if (strcmp(kind, "badpayload") == 0) {
+		/* u32 flags, then a string claiming 500 bytes; 2 follow. */
+		frame_hdr_encode(buf, MSG_TOOL_HELLO, 8);
+		wire_put32(buf + 8, 0);
+		wire_put16(buf + 12, 500);
+		buf[14] = 'x';
+		buf[15] = 'y';
+		return 16;
+	}
+	return -1;
+}
+
+/* Reads until the peer closes; 0 if it did within secs, 1 if not. */
+static int
+await_close(int fd, int secs)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint8_t buf[4096];
+	ssize_t n;
+
+	for (;;) {
+		switch (poll(&pfd, 1, secs * 1000)) {
+		case -1:
+			if (errno == EINTR)
+				continue;
+			perror("sendframe: poll");
+			return 1;
+		case 0:
+			fprintf(stderr, "sendframe: peer kept the connection\n");
+			return 1;
+		}
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n == -1 && errno == ECONNRESET)) {
+			printf("closed\n");
+			return 0;
+		}
+		if (n == -1) {
+			perror("sendframe: read");
+			return 1;
+		}
+		if (n >= FRAME_HDR_SIZE && buf[0] == PROTO_MAGIC)
+			printf("got %s\n", proto_msg_name(buf[2]));
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	uint8_t buf[256];
+	ssize_t len;
+	int fd, ch, secs = 5, half_close;
+
+	while ((ch = getopt(argc, argv, "w:")) != -1)
+		switch (ch) {
+		case 'w':
+			secs = atoi(optarg);
+			break;
+		default:
+			goto usage;
+		}
+	if (argc - optind != 2 || secs < 1)
+		goto usage;
+	if ((len = build(argv[optind + 1], buf, &half_close)) == -1)
+		goto usage;
+	fd = strchr(argv[optind], '/') ? connect_unix(argv[optind]) :
+	    connect_tcp(argv[optind]);
+	if (fd == -1) {
+		fprintf(stderr, "sendframe: cannot connect to %s\n",
+		    argv[optind]);
+		return 2;
+	}
+	if (write(fd, buf, (size_t)len) != len) {
+		perror("sendframe: write");
+		return 2;
+	}
+	if (half_close)
+		shutdown(fd, SHUT_WR);
+	return await_close(fd, secs);
+usage:
+	fprintf(stderr, "usage: sendframe [-w SECONDS] ADDRESS "
+	    "garbage|truncated|version|oversize|badtype|badpayload\n");
+	return 2;
+}

@@ -1,0 +1,822 @@
+/*
+ * streamcheck: checks that a `pmon trace --json` file is a causally
+ * ordered, complete event stream, and prints what it holds in text forms
+ * a shell test can compare with a program's own counts.
+ *
+ *	streamcheck [-alu] [-c | -t | -e] FILE
+ *
+ *	-a	every send to a task of the stream must be matched by one of
+ *		that task's receives (for programs that receive everything)
+ *	-l	allow "lost" markers (default: a violation)
+ *	-u	allow receives released as unmatched (default: a violation)
+ *	-c	print "program call phase count" lines, sorted
+ *	-t	print "tid program host events" lines, sorted by tid
+ *	-e	print one line per event: "tid seq program call phase src
+ *		dst tag group" (tids in decimal, "-" when absent)
+ *
+ * Input: the format of doc/events.md, one JSON object per line.  Task
+ * lines ("type":"task", from `pmon trace --json --tasks`) give tid,
+ * program, host, parent and spawn_seq.  An object with a "call" is an
+ * event: id ("TID:SEQ"), tid, seq, program, host, call ("pvm_send" or
+ * "lost"), phase ("begin"/"end"), and for messages src, dst (an int, or
+ * an array for pvm_mcast and pvm_bcast), tag, match ("TID:SEQ"),
+ * unmatched and msg.  Other objects are ignored.
+ *
+ * Checks, each a violation that makes the exit status 1:
+ *	- every line is a JSON object; every event id is "TID:SEQ" of its
+ *	  tid and seq, and unique;
+ *	- per task, seq strictly increases in stream order, begin and end
+ *	  alternate for the same call (only pvm_exit may stay open);
+ *	- a task spawned by a traced task appears after its parent's spawn;
+ *	- every receive end that got a message names its send ("match"),
+ *	  which came earlier in the stream, is a send (pvm_send, pvm_psend,
+ *	  pvm_mcast begin; pvm_bcast end) naming this task as a destination
+ *	  with the same tag, and the receive's src is the sender; no
+ *	  (send, receiver) pair is matched twice.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "record.h"
+
+#define EV_MATCHED	0x1
+#define EV_UNMATCHED	0x2
+#define EV_LOST		0x4
+#define EV_MSG		0x8
+
+struct task {
+	int32_t		 tid;
+	char		 program[64];
+	char		 host[64];
+	int32_t		 parent;
+	uint64_t	 spawn_seq;
+	uint64_t	 last_seq;
+	int		 open_call;	/* call of an unfinished begin, or 0 */
+	int		 lost;		/* a lost marker was seen */
+	unsigned	 nevents;
+};
+
+/* A send event, kept so that receives can be checked against it. */
+struct send {
+	int32_t		 tid;
+	uint64_t	 seq;
+	int		 call;
+	int32_t		 tag;
+	int32_t		*dests;
+	unsigned	 ndests;
+	int32_t		*matched;	/* receivers that matched it */
+	unsigned	 nmatched;
+	struct send	*next;		/* hash chain */
+};
+
+struct count {
+	char		 program[64];
+	int		 call;
+	int		 phase;
+	unsigned	 n;
+};
+
+/* Every event id seen, for uniqueness and "came earlier" checks. */
+struct seen {
+	int32_t		 tid;
+	uint64_t	 seq;
+	struct seen	*next;
+};
+
+#define NBUCKETS	65536
+
+static struct task	*tasks;
+static size_t		 ntasks;
+static struct send	*sends[NBUCKETS];
+static struct seen	*seen[NBUCKETS];
+static struct count	*counts;
+static size_t		 ncounts;
+static int		 opt_all, opt_lost, opt_unmatched;
+static const char	*path;
+static unsigned long	 lineno;
+static int		 violations;
+
+static void
+violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+violation(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "streamcheck: %s:%lu: ", path, lineno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	violations++;
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (p == NULL) {
+		perror("streamcheck");
+		exit(2);
+	}
+	return p;
+}
+
+static void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if ((p = reallocarray(p, n, size)) == NULL) {
+		perror("streamcheck");
+		exit(2);
+	}
+	return p;
+}
+
+static unsigned
+bucket(int32_t tid, uint64_t seq)
+{
+	return ((uint32_t)tid * 2654435761u ^ (uint32_t)(seq * 40503u)) %
+	    NBUCKETS;
+}
+
+/* --- JSON field access ------------------------------------------------- */
+
+static int
+get_int(json_t *o, const char *key, int64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j))
+		return -1;
+	*v = json_integer_value(j);
+	return 0;
+}
+
+static int64_t
+int_or(json_t *o, const char *key, int64_t dflt)
+{
+	int64_t v;
+
+	return get_int(o, key, &v) == 0 ? v : dflt;
+}
+
+static const char *
+str_or(json_t *o, const char *key, const char *dflt)
+{
+	json_t *j = json_object_get(o, key);
+
+	return json_is_string(j) ? json_string_value(j) : dflt;
+}
+
+static int
+flag_bit(const char *name)
+{
+	static const struct { const char *name; int bit; } names[] = {
+		{ "matched", EV_MATCHED }, { "unmatched", EV_UNMATCHED },
+		{ "lost", EV_LOST }, { "msg", EV_MSG },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(names[i].name, name) == 0)
+			return names[i].bit;
+	return 0;
+}
+
+/* The PMON_EV_* flags, from "flags" (a number or a list of names) and
+ * the booleans "unmatched", "lost" and "msg". */
+static int
+event_flags(json_t *o)
+{
+	json_t *j = json_object_get(o, "flags"), *v;
+	size_t i;
+	int f = 0;
+
+	if (json_is_integer(j))
+		f = (int)json_integer_value(j);
+	else if (json_is_array(j))
+		json_array_foreach(j, i, v)
+			if (json_is_string(v))
+				f |= flag_bit(json_string_value(v));
+	if (json_is_true(json_object_get(o, "unmatched")))
+		f |= EV_UNMATCHED;
+	if (json_is_true(json_object_get(o, "lost")))
+		f |= EV_LOST;
+	if (json_is_true(json_object_get(o, "msg")))
+		f |= EV_MSG;
+	return f;
+}
+
+/* Parses "TID:SEQ"; 0 or -1. */
+static int
+parse_id(const char *s, int32_t *tid, uint64_t *seq)
+{
+	long long t;
+	unsigned long long q;
+	int n = -1;
+
+	if (sscanf(s, "%lld:%llu%n", &t, &q, &n) != 2 || n < 0 ||
+	    s[n] != '\0' || t < INT32_MIN || t > INT32_MAX)
+		return -1;
+	*tid = (int32_t)t;
+	*seq = q;
+	return 0;
+}
+
+/* The id of the matched send: 1 if there is one, 0 if none, -1 if bad. */
+static int
+event_match(json_t *o, int32_t *tid, uint64_t *seq)
+{
+	json_t *m = json_object_get(o, "match");
+
+	if (m == NULL || json_is_null(m))
+		return 0;
+	if (!json_is_string(m) ||
+	    parse_id(json_string_value(m), tid, seq) == -1)
+		return -1;
+	return 1;
+}
+
+static int
+event_phase(json_t *o)
+{
+	json_t *j = json_object_get(o, "phase");
+
+	if (json_is_integer(j))
+		return (int)json_integer_value(j);
+	if (json_is_string(j)) {
+		if (strcmp(json_string_value(j), "begin") == 0)
+			return PMON_BEGIN;
+		if (strcmp(json_string_value(j), "end") == 0)
+			return PMON_END;
+	}
+	return -1;
+}
+
+static int
+event_call(json_t *o)
+{
+	const char *name = str_or(o, "call", NULL);
+	char buf[64];
+
+	if (name == NULL)
+		return -1;
+	if (strncmp(name, "pvm_", 4) != 0 && strcmp(name, "lost") != 0) {
+		snprintf(buf, sizeof(buf), "pvm_%s", name);
+		name = buf;
+	}
+	return record_call_lookup(name);
+}
+
+/* --- tasks -------------------------------------------------------------- */
+
+static struct task *
+task_get(int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].tid == tid)
+			return &tasks[i];
+	tasks = xreallocarray(tasks, ntasks + 1, sizeof(*tasks));
+	memset(&tasks[ntasks], 0, sizeof(*tasks));
+	tasks[ntasks].tid = tid;
+	strcpy(tasks[ntasks].program, "?");
+	strcpy(tasks[ntasks].host, "?");
+	return &tasks[ntasks++];
+}
+
+static const char *
+basename_of(const char *s)
+{
+	const char *p = strrchr(s, '/');
+
+	return p ? p + 1 : s;
+}
+
+/* Fills in what an object tells of its task; never overwrites with less. */
+static void
+task_learn(struct task *t, json_t *o)
+{
+	const char *s;
+	json_t *nested = json_object_get(o, "task");
+
+	if (json_is_object(nested))
+		task_learn(t, nested);
+	if ((s = str_or(o, "program", NULL)) != NULL && *s != '\0')
+		snprintf(t->program, sizeof(t->program), "%s", basename_of(s));
+	if ((s = str_or(o, "host", NULL)) != NULL && *s != '\0')
+		snprintf(t->host, sizeof(t->host), "%s", s);
+	if (json_object_get(o, "parent") != NULL)
+		t->parent = (int32_t)int_or(o, "parent", 0);
+	if (json_object_get(o, "spawn_seq") != NULL)
+		t->spawn_seq = (uint64_t)int_or(o, "spawn_seq", 0);
+}
+
+static int
+id_seen(int32_t tid, uint64_t seq)
+{
+	struct seen *s;
+
+	for (s = seen[bucket(tid, seq)]; s != NULL; s = s->next)
+		if (s->tid == tid && s->seq == seq)
+			return 1;
+	return 0;
+}
+
+static void
+id_add(int32_t tid, uint64_t seq)
+{
+	struct seen *s = xcalloc(1, sizeof(*s));
+	unsigned b = bucket(tid, seq);
+
+	s->tid = tid;
+	s->seq = seq;
+	s->next = seen[b];
+	seen[b] = s;
+}
+
+/* --- sends and receives --------------------------------------------------- */
+
+static int
+is_send(int call, int phase)
+{
+	switch (call) {
+	case PMON_CALL_send:
+	case PMON_CALL_psend:
+	case PMON_CALL_mcast:
+		return phase == PMON_BEGIN;
+	case PMON_CALL_bcast:
+		return phase == PMON_END;
+	default:
+		return 0;
+	}
+}
+
+static int
+is_recv(int call)
+{
+	return call == PMON_CALL_recv || call == PMON_CALL_trecv ||
+	    call == PMON_CALL_nrecv || call == PMON_CALL_precv;
+}
+
+/* Did this receive end get a message?  The flags say so; without them,
+ * the return value does (precv returns 0, the others a buffer id). */
+static int
+recv_got_message(int call, int flags, int64_t rc, int has_match)
+{
+	if (flags & (EV_MSG | EV_MATCHED | EV_UNMATCHED) || has_match)
+		return 1;
+	return call == PMON_CALL_precv ? rc == 0 : rc > 0;
+}
+
+static void
+send_add(json_t *o, int32_t tid, uint64_t seq, int call)
+{
+	struct send *s = xcalloc(1, sizeof(*s));
+	json_t *dst = json_object_get(o, "dst"), *v;
+	unsigned b = bucket(tid, seq);
+	size_t i;
+
+	s->tid = tid;
+	s->seq = seq;
+	s->call = call;
+	s->tag = (int32_t)int_or(o, "tag", -1);
+	if (json_is_integer(dst)) {
+		s->dests = xcalloc(1, sizeof(int32_t));
+		s->dests[s->ndests++] = (int32_t)json_integer_value(dst);
+	} else if (json_is_array(dst)) {
+		s->dests = xcalloc(json_array_size(dst) + 1, sizeof(int32_t));
+		json_array_foreach(dst, i, v)
+			if (json_is_integer(v))
+				s->dests[s->ndests++] =
+				    (int32_t)json_integer_value(v);
+	} else
+		violation("%x:%" PRIu64 ": send without dst", tid, seq);
+	if ((call == PMON_CALL_send || call == PMON_CALL_psend) !=
+	    json_is_integer(dst))
+		violation("%x:%" PRIu64 ": dst of the wrong type", tid, seq);
+	if (int_or(o, "src", -1) != tid)
+		violation("%x:%" PRIu64 ": send with src %d", tid, seq,
+		    (int)int_or(o, "src", -1));
+	s->next = sends[b];
+	sends[b] = s;
+}
+
+static struct send *
+send_find(int32_t tid, uint64_t seq)
+{
+	struct send *s;
+
+	for (s = sends[bucket(tid, seq)]; s != NULL; s = s->next)
+		if (s->tid == tid && s->seq == seq)
+			return s;
+	return NULL;
+}
+
+static int
+has_tid(const int32_t *v, unsigned n, int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void
+recv_check(json_t *o, int32_t tid, uint64_t seq)
+{
+	int32_t mtid;
+	uint64_t mseq;
+	struct send *s;
+	int m = event_match(o, &mtid, &mseq), tag;
+
+	if (m == -1) {
+		violation("%x:%" PRIu64 ": malformed match", tid, seq);
+		return;
+	}
+	if (m == 0) {
+		if (!(event_flags(o) & EV_UNMATCHED))
+			violation("%x:%" PRIu64 ": receive end without match",
+			    tid, seq);
+		else if (!opt_unmatched)
+			violation("%x:%" PRIu64 ": receive released unmatched",
+			    tid, seq);
+		return;
+	}
+	if (!id_seen(mtid, mseq)) {
+		violation("%x:%" PRIu64 ": matched send %x:%" PRIu64
+		    " has not come before it", tid, seq, mtid, mseq);
+		return;
+	}
+	if ((s = send_find(mtid, mseq)) == NULL) {
+		violation("%x:%" PRIu64 ": matched event %x:%" PRIu64
+		    " is not a send", tid, seq, mtid, mseq);
+		return;
+	}
+	if (!has_tid(s->dests, s->ndests, tid))
+		violation("%x:%" PRIu64 ": matched send %x:%" PRIu64
+		    " was not sent to this task", tid, seq, mtid, mseq);
+	if (int_or(o, "src", -1) != mtid)
+		violation("%x:%" PRIu64 ": src %d, matched send is from %d",
+		    tid, seq, (int)int_or(o, "src", -1), mtid);
+	if (int_or(o, "dst", -1) != tid)
+		violation("%x:%" PRIu64 ": receive with dst %d", tid, seq,
+		    (int)int_or(o, "dst", -1));
+	tag = (int)int_or(o, "tag", -2);
+	if (tag != s->tag)
+		violation("%x:%" PRIu64 ": tag %d, matched send has tag %d",
+		    tid, seq, tag, s->tag);
+	if (has_tid(s->matched, s->nmatched, tid))
+		violation("%x:%" PRIu64 ": send %x:%" PRIu64
+		    " matched twice by this task", tid, seq, mtid, mseq);
+	s->matched = xreallocarray(s->matched, s->nmatched + 1,
+	    sizeof(int32_t));
+	s->matched[s->nmatched++] = tid;
+}
+
+/* --- events ------------------------------------------------------------- */
+
+static void
+count_event(const struct task *t, int call, int phase)
+{
+	size_t i;
+
+	for (i = 0; i < ncounts; i++)
+		if (counts[i].call == call && counts[i].phase == phase &&
+		    strcmp(counts[i].program, t->program) == 0) {
+			counts[i].n++;
+			return;
+		}
+	counts = xreallocarray(counts, ncounts + 1, sizeof(*counts));
+	memset(&counts[ncounts], 0, sizeof(*counts));
+	snprintf(counts[ncounts].program, sizeof(counts[ncounts].program),
+	    "%s", t->program);
+	counts[ncounts].call = call;
+	counts[ncounts].phase = phase;
+	counts[ncounts++].n = 1;
+}
+
+/* Begin and end of one call alternate: the monitor records outermost
+ * calls only, so nothing nests. */
+static void
+pairing_check(struct task *t, uint64_t seq, int call, int phase)
+{
+	if (phase == PMON_BEGIN) {
+		if (t->open_call != 0)
+			violation("%x:%" PRIu64 ": %s begins inside %s", t->tid,
+			    seq, record_call_name(call),
+			    record_call_name(t->open_call));
+		t->open_call = call;
+	} else {
+		if (t->open_call != call)
+			violation("%x:%" PRIu64 ": %s ends, but %s was open",
+			    t->tid, seq, record_call_name(call),
+			    t->open_call ? record_call_name(t->open_call) :
+			    "nothing");
+		t->open_call = 0;
+	}
+}
+
+/* A spawned task's first event follows its parent's spawn begin.  Only
+ * a monitored parent passes spawn_seq, so that begin is in the stream. */
+static void
+spawn_check(const struct task *t, uint64_t seq)
+{
+	if (t->nevents != 1 || t->spawn_seq == 0 || t->parent <= 0)
+		return;
+	if (!id_seen(t->parent, t->spawn_seq))
+		violation("%x:%" PRIu64 ": first event before its parent's "
+		    "spawn %x:%" PRIu64, t->tid, seq, t->parent, t->spawn_seq);
+}
+
+static int print_events;
+
+/* Ids: "TID:SEQ" of the event itself, unique; per task, seq runs 1, 2,
+ * 3, ... in stream order (after a lost marker it may jump forward). */
+static int
+id_check(json_t *o, struct task *t, uint64_t seq)
+{
+	int32_t itid;
+	uint64_t iseq;
+	const char *id = str_or(o, "id", "");
+
+	if (parse_id(id, &itid, &iseq) == -1 || itid != t->tid || iseq != seq)
+		violation("%x:%" PRIu64 ": id \"%s\" is not TID:SEQ", t->tid,
+		    seq, id);
+	if (id_seen(t->tid, seq)) {
+		violation("%x:%" PRIu64 ": duplicate event id", t->tid, seq);
+		return -1;
+	}
+	if (seq <= t->last_seq || (!t->lost && seq != t->last_seq + 1))
+		violation("%x:%" PRIu64 ": seq follows %" PRIu64, t->tid, seq,
+		    t->last_seq);
+	id_add(t->tid, seq);
+	t->last_seq = seq;
+	return 0;
+}
+
+static void
+print_tids(json_t *j)
+{
+	json_t *v;
+	size_t i;
+
+	if (json_is_integer(j))
+		printf(" %d", (int)json_integer_value(j));
+	else if (json_is_array(j)) {
+		putchar(' ');
+		json_array_foreach(j, i, v)
+			printf("%s%d", i ? "," : "", (int)json_integer_value(v));
+		if (json_array_size(j) == 0)
+			putchar('-');
+	} else
+		printf(" -");
+}
+
+/* "tid seq program call phase src dst tag group" */
+static void
+print_event(json_t *o, const struct task *t, uint64_t seq, int call,
+    int phase)
+{
+	const char *group = str_or(o, "group", "");
+
+	printf("%x %" PRIu64 " %s %s %s", t->tid, seq, t->program,
+	    record_call_name(call), phase == PMON_BEGIN ? "begin" : "end");
+	print_tids(json_object_get(o, "src"));
+	print_tids(json_object_get(o, "dst"));
+	printf(" %d %s\n", (int)int_or(o, "tag", -1), *group ? group : "-");
+}
+
+static void
+event(json_t *o)
+{
+	int64_t tid, seq;
+	int call, phase, flags;
+	struct task *t;
+
+	if (get_int(o, "tid", &tid) == -1 || get_int(o, "seq", &seq) == -1 ||
+	    seq < 1) {
+		violation("event without integer tid and seq");
+		return;
+	}
+	call = event_call(o);
+	phase = event_phase(o);
+	flags = event_flags(o);
+	t = task_get((int32_t)tid);
+	task_learn(t, o);
+	if (call == PMON_CALL_LOST || flags & EV_LOST) {
+		if (!opt_lost)
+			violation("%x: records lost", t->tid);
+		t->lost = 1;
+		id_check(o, t, (uint64_t)seq);
+		return;
+	}
+	if (call <= 0 || (phase != PMON_BEGIN && phase != PMON_END)) {
+		violation("%x:%" PRId64 ": unknown call or phase", t->tid, seq);
+		return;
+	}
+	if (id_check(o, t, (uint64_t)seq) == -1)
+		return;
+	t->nevents++;
+	spawn_check(t, (uint64_t)seq);
+	pairing_check(t, (uint64_t)seq, call, phase);
+	if (is_send(call, phase))
+		send_add(o, t->tid, (uint64_t)seq, call);
+	if (is_recv(call) && phase == PMON_END &&
+	    recv_got_message(call, flags, int_or(o, "rc", -1),
+	    event_match(o, &(int32_t){ 0 }, &(uint64_t){ 0 }) != 0))
+		recv_check(o, t->tid, (uint64_t)seq);
+	count_event(t, call, phase);
+	if (print_events)
+		print_event(o, t, (uint64_t)seq, call, phase);
+}
+
+static void
+object(json_t *o)
+{
+	const char *type = str_or(o, "type", NULL);
+	int64_t tid;
+
+	if (type == NULL)
+		type = json_object_get(o, "call") ? "event" :
+		    json_object_get(o, "program") ? "task" : "other";
+	if (strcmp(type, "event") == 0)
+		event(o);
+	else if (strcmp(type, "task") == 0) {
+		if (get_int(o, "tid", &tid) == -1)
+			violation("task without integer tid");
+		else
+			task_learn(task_get((int32_t)tid), o);
+	}
+}
+
+/* --- end of stream -------------------------------------------------------- */
+
+static int
+traced(int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].tid == tid && tasks[i].nevents > 0)
+			return 1;
+	return 0;
+}
+
+static void
+final_checks(void)
+{
+	struct send *s;
+	size_t i;
+	unsigned b, d;
+
+	for (i = 0; i < ntasks; i++)
+		if (tasks[i].open_call != 0 &&
+		    tasks[i].open_call != PMON_CALL_exit)
+			violation("%x: %s began and never ended", tasks[i].tid,
+			    record_call_name(tasks[i].open_call));
+	if (!opt_all)
+		return;
+	for (b = 0; b < NBUCKETS; b++)
+		for (s = sends[b]; s != NULL; s = s->next)
+			for (d = 0; d < s->ndests; d++)
+				if (traced(s->dests[d]) && !has_tid(s->matched,
+				    s->nmatched, s->dests[d]))
+					violation("send %x:%" PRIu64 " to %x "
+					    "was never matched", s->tid, s->seq,
+					    s->dests[d]);
+}
+
+static int
+count_cmp(const void *a, const void *b)
+{
+	const struct count *x = a, *y = b;
+	int c = strcmp(x->program, y->program);
+
+	if (c == 0)
+		c = strcmp(record_call_name(x->call), record_call_name(y->call));
+	return c ? c : x->phase - y->phase;
+}
+
+static int
+task_cmp(const void *a, const void *b)
+{
+	const struct task *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void
+print_counts(void)
+{
+	size_t i;
+
+	qsort(counts, ncounts, sizeof(*counts), count_cmp);
+	for (i = 0; i < ncounts; i++)
+		printf("%s %s %s %u\n", counts[i].program,
+		    record_call_name(counts[i].call),
+		    counts[i].phase == PMON_BEGIN ? "begin" : "end",
+		    counts[i].n);
+}
+
+static void
+print_tasks(void)
+{
+	size_t i;
+
+	qsort(tasks, ntasks, sizeof(*tasks), task_cmp);
+	for (i = 0; i < ntasks; i++)
+		printf("%x %s %s %u\n", tasks[i].tid, tasks[i].program,
+		    tasks[i].host, tasks[i].nevents);
+}
+
+static int
+read_stream(FILE *f)
+{
+	char *line = NULL;
+	size_t size = 0;
+	json_error_t err;
+	json_t *o;
+
+	while (getline(&line, &size, f) != -1) {
+		lineno++;
+		if (line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		if ((o = json_loads(line, 0, &err)) == NULL ||
+		    !json_is_object(o))
+			violation("not a JSON object: %s", o ? "" : err.text);
+		else
+			object(o);
+		json_decref(o);
+	}
+	free(line);
+	return ferror(f) ? -1 : 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: streamcheck [-alu] [-c | -t | -e] FILE\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "counts", no_argument, NULL, 'c' },
+		{ "tasks", no_argument, NULL, 't' },
+		{ "events", no_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch, mode = 0;
+	FILE *f;
+
+	while ((ch = getopt_long(argc, argv, "acetlu", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'a': opt_all = 1; break;
+		case 'l': opt_lost = 1; break;
+		case 'u': opt_unmatched = 1; break;
+		case 'c': case 't': case 'e': mode = ch; break;
+		default: usage();
+		}
+	if (optind != argc - 1)
+		usage();
+	path = argv[optind];
+	print_events = mode == 'e';
+	if ((f = fopen(path, "r")) == NULL) {
+		fprintf(stderr, "streamcheck: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	if (read_stream(f) == -1) {
+		fprintf(stderr, "streamcheck: %s: read error\n", path);
+		return 2;
+	}
+	fclose(f);
+	final_checks();
+	if (lineno == 0)
+		violation("empty stream");
+	if (violations > 0) {
+		fprintf(stderr, "streamcheck: %s: %d violations\n", path,
+		    violations);
+		return 1;
+	}
+	if (mode == 'c')
+		print_counts();
+	else if (mode == 't')
+		print_tasks();
+	return 0;
+}

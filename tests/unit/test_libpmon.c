@@ -1,0 +1,811 @@
+/*
+ * libpmon's frame reader: real encoded frames (TASK_INFO, EVENT with
+ * records from record_encode, FLUSH_DONE, BYE) reach the callbacks with
+ * every field intact, and malformed input from the coordinator (truncated,
+ * wrong version, oversized, garbage, inconsistent) is an error that says
+ * what was wrong instead of a crash or a silent skip.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmon-internal.h"
+#include "pmon.h"
+#include "proto.h"
+#include "record.h"
+#include "unit.h"
+#include "wire.h"
+
+#define T_MASTER	0x40001
+#define T_SLAVE		0x40002
+
+/* What the callbacks saw, copied out of the library's buffers. */
+struct seen {
+	int		 ntasks;
+	struct pmon_task task;
+	char		 task_host[64];
+	char		 task_program[64];
+
+	int		 nevents;
+	struct pmon_event ev;
+	char		 ev_host[64];
+	char		 ev_program[64];
+	char		 ev_group[64];
+	int32_t		 ev_peers[8];
+
+	int		 nflush;
+	uint32_t	 flush_id;
+
+	int		 nbye;
+	char		 bye[64];
+};
+
+static struct seen seen;
+static struct pmon *p;
+static int sv[2];
+
+static void
+cb_task(const struct pmon_task *t, void *arg)
+{
+	(void)arg;
+	seen.ntasks++;
+	seen.task = *t;
+	snprintf(seen.task_host, sizeof(seen.task_host), "%s", t->host);
+	snprintf(seen.task_program, sizeof(seen.task_program), "%s",
+	    t->program);
+}
+
+static void
+cb_event(const struct pmon_event *ev, void *arg)
+{
+	unsigned i;
+
+	(void)arg;
+	seen.nevents++;
+	seen.ev = *ev;
+	snprintf(seen.ev_host, sizeof(seen.ev_host), "%s", ev->task->host);
+	snprintf(seen.ev_program, sizeof(seen.ev_program), "%s",
+	    ev->task->program);
+	snprintf(seen.ev_group, sizeof(seen.ev_group), "%s", ev->group);
+	for (i = 0; i < ev->npeers && i < 8; i++)
+		seen.ev_peers[i] = ev->peers[i];
+}
+
+static void
+cb_flush(uint32_t id, void *arg)
+{
+	(void)arg;
+	seen.nflush++;
+	seen.flush_id = id;
+}
+
+static void
+cb_bye(const char *reason, void *arg)
+{
+	(void)arg;
+	seen.nbye++;
+	snprintf(seen.bye, sizeof(seen.bye), "%s", reason);
+}
+
+static const struct pmon_callbacks callbacks = {
+	cb_task, cb_event, cb_flush, cb_bye
+};
+
+static void
+setup(void)
+{
+	memset(&seen, 0, sizeof(seen));
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	p = pmon_new();
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT_FATAL(pmon_attach_fd(p, sv[0]) == 0);
+	pmon_set_callbacks(p, &callbacks, NULL);
+}
+
+static void
+teardown(void)
+{
+	pmon_free(p);		/* closes sv[0] */
+	p = NULL;
+	if (sv[1] != -1)
+		close(sv[1]);
+}
+
+/* --- frame builders ---------------------------------------------------- */
+
+struct frame {
+	uint8_t		 buf[2048];
+	size_t		 len;
+};
+
+static void
+frame_finish(struct frame *f, uint8_t type, uint8_t *end)
+{
+	f->len = (size_t)(end - f->buf);
+	frame_hdr_encode(f->buf, type, (uint32_t)(f->len - FRAME_HDR_SIZE));
+}
+
+static void
+mk_task_info(struct frame *f, int32_t tid, int32_t parent, const char *host,
+    const char *program)
+{
+	uint8_t *q = f->buf + FRAME_HDR_SIZE;
+
+	wire_put32(q, (uint32_t)tid);
+	wire_put32(q + 4, (uint32_t)parent);
+	wire_put32(q + 8, 4242);
+	wire_put64(q + 12, parent ? 7 : 0);
+	q = wire_putstr(q + 20, host);
+	q = wire_putstr(q, program);
+	frame_finish(f, MSG_TASK_INFO, q);
+}
+
+static void
+mk_record(struct record *r, uint8_t call, uint8_t phase, uint64_t seq)
+{
+	memset(r, 0, sizeof(*r));
+	r->call = call;
+	r->phase = phase;
+	r->seq = seq;
+	r->t_ns = 1700000000123456789ULL;
+	r->rc = 0;
+	r->peer = -1;
+	r->tag = -1;
+	r->inst = -1;
+}
+
+static void
+mk_event(struct frame *f, int32_t tid, uint8_t flags, int32_t mtid,
+    uint64_t mseq, const struct record *r, const int32_t *peers)
+{
+	uint8_t *q = f->buf + FRAME_HDR_SIZE;
+
+	wire_put32(q, (uint32_t)tid);
+	q[4] = flags;
+	wire_put32(q + 5, (uint32_t)mtid);
+	wire_put64(q + 9, mseq);
+	q += 17;
+	q += record_encode(q, r, peers);
+	frame_finish(f, MSG_EVENT, q);
+}
+
+static void
+mk_u32(struct frame *f, uint8_t type, uint32_t v)
+{
+	wire_put32(f->buf + FRAME_HDR_SIZE, v);
+	frame_finish(f, type, f->buf + FRAME_HDR_SIZE + 4);
+}
+
+static void
+mk_str(struct frame *f, uint8_t type, const char *s)
+{
+	frame_finish(f, type, wire_putstr(f->buf + FRAME_HDR_SIZE, s));
+}
+
+/* A send begin of the master to the slave, seq 3, tag 22, 16 bytes. */
+static void
+mk_send(struct frame *f)
+{
+	struct record r;
+
+	mk_record(&r, PMON_CALL_send, PMON_BEGIN, 3);
+	r.peer = T_SLAVE;
+	r.tag = 22;
+	r.bytes = 16;
+	mk_event(f, T_MASTER, 0, 0, 0, &r, NULL);
+}
+
+static void
+put(const struct frame *f)
+{
+	CU_ASSERT_FATAL(write(sv[1], f->buf, f->len) == (ssize_t)f->len);
+}
+
+static void
+put_raw(const void *buf, size_t len)
+{
+	CU_ASSERT_FATAL(write(sv[1], buf, len) == (ssize_t)len);
+}
+
+/* Dispatches until the socket is drained; returns the last result. */
+static int
+drain(void)
+{
+	int rv;
+
+	while ((rv = pmon_wait(p, 50)) == 1)
+		;
+	return rv;
+}
+
+static void
+put_master(void)
+{
+	struct frame f;
+
+	mk_task_info(&f, T_MASTER, 0, "hosta", "master1");
+	put(&f);
+}
+
+/* --- well-formed streams ------------------------------------------------ */
+
+static void
+test_task_info(void)
+{
+	put_master();
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.ntasks == 1);
+	CU_ASSERT(seen.task.tid == T_MASTER);
+	CU_ASSERT(seen.task.parent == 0);
+	CU_ASSERT(seen.task.pid == 4242);
+	CU_ASSERT(seen.task.spawn_seq == 0);
+	CU_ASSERT_STRING_EQUAL(seen.task_host, "hosta");
+	CU_ASSERT_STRING_EQUAL(seen.task_program, "master1");
+}
+
+static void
+test_send_event(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_send(&f);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT_FATAL(seen.nevents == 1);
+	CU_ASSERT(seen.ev.tid == T_MASTER);
+	CU_ASSERT(seen.ev.seq == 3);
+	CU_ASSERT(seen.ev.t_ns == 1700000000123456789ULL);
+	CU_ASSERT(seen.ev.call == PMON_CALL_send);
+	CU_ASSERT_STRING_EQUAL(seen.ev.call_name, "pvm_send");
+	CU_ASSERT(seen.ev.phase == PMON_PHASE_BEGIN);
+	CU_ASSERT(seen.ev.flags == 0);
+	CU_ASSERT(seen.ev.peer == T_SLAVE);
+	CU_ASSERT(seen.ev.tag == 22);
+	CU_ASSERT(seen.ev.bytes == 16);
+	CU_ASSERT(seen.ev.inst == -1);
+	CU_ASSERT(seen.ev.npeers == 0);
+	CU_ASSERT_STRING_EQUAL(seen.ev_group, "");
+	CU_ASSERT_STRING_EQUAL(seen.ev_host, "hosta");
+	CU_ASSERT_STRING_EQUAL(seen.ev_program, "master1");
+}
+
+static void
+test_bcast_peers_group(void)
+{
+	static const int32_t peers[3] = { 0x40002, 0x40003, 0x80004 };
+	struct frame f;
+	struct record r;
+
+	put_master();
+	mk_record(&r, PMON_CALL_bcast, PMON_END, 9);
+	r.tag = 5;
+	r.rc = 0;
+	r.inst = 2;
+	r.group = "workers";
+	r.glen = 7;
+	r.npeers = 3;
+	mk_event(&f, T_MASTER, 0, 0, 0, &r, peers);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT_FATAL(seen.nevents == 1);
+	CU_ASSERT(seen.ev.phase == PMON_PHASE_END);
+	CU_ASSERT(seen.ev.inst == 2);
+	CU_ASSERT_STRING_EQUAL(seen.ev_group, "workers");
+	CU_ASSERT(seen.ev.npeers == 3);
+	CU_ASSERT(seen.ev_peers[0] == 0x40002);
+	CU_ASSERT(seen.ev_peers[1] == 0x40003);
+	CU_ASSERT(seen.ev_peers[2] == 0x80004);
+}
+
+static void
+test_matched_recv(void)
+{
+	struct frame f;
+	struct record r;
+
+	mk_task_info(&f, T_SLAVE, T_MASTER, "hostb", "slave1");
+	put(&f);
+	mk_record(&r, PMON_CALL_recv, PMON_END, 12);
+	r.peer = T_MASTER;
+	r.tag = 22;
+	r.bytes = 16;
+	r.rc = 7;
+	r.flags = RECORD_MSG;
+	mk_event(&f, T_SLAVE, EVENT_MATCHED, T_MASTER, 3, &r, NULL);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.task.parent == T_MASTER);
+	CU_ASSERT(seen.task.spawn_seq == 7);
+	CU_ASSERT_FATAL(seen.nevents == 1);
+	CU_ASSERT(seen.ev.flags == (PMON_EV_MATCHED | PMON_EV_MSG));
+	CU_ASSERT(seen.ev.match_tid == T_MASTER);
+	CU_ASSERT(seen.ev.match_seq == 3);
+	CU_ASSERT(seen.ev.rc == 7);
+	CU_ASSERT_STRING_EQUAL(seen.ev_program, "slave1");
+}
+
+static void
+test_unmatched_and_lost(void)
+{
+	struct frame f;
+	struct record r;
+
+	put_master();
+	mk_record(&r, PMON_CALL_recv, PMON_END, 4);
+	r.flags = RECORD_MSG;
+	mk_event(&f, T_MASTER, EVENT_UNMATCHED, 0, 0, &r, NULL);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.ev.flags == (PMON_EV_UNMATCHED | PMON_EV_MSG));
+
+	mk_record(&r, PMON_CALL_LOST, PMON_BEGIN, 5);
+	r.bytes = 31;
+	mk_event(&f, T_MASTER, EVENT_LOST, 0, 0, &r, NULL);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.nevents == 2);
+	CU_ASSERT(seen.ev.flags == PMON_EV_LOST);
+	CU_ASSERT_STRING_EQUAL(seen.ev.call_name, "lost");
+	CU_ASSERT(seen.ev.bytes == 31);
+}
+
+/* A TASK_INFO for a known tid (the tid was reused) replaces its names. */
+static void
+test_task_info_update(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_task_info(&f, T_MASTER, 0, "hostc", "other");
+	put(&f);
+	mk_send(&f);
+	put(&f);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.ntasks == 2);
+	CU_ASSERT_STRING_EQUAL(seen.ev_host, "hostc");
+	CU_ASSERT_STRING_EQUAL(seen.ev_program, "other");
+}
+
+/* Frames split at every byte boundary decode the same. */
+static void
+test_byte_by_byte(void)
+{
+	struct frame a, b;
+	size_t i;
+
+	mk_task_info(&a, T_MASTER, 0, "hosta", "master1");
+	mk_send(&b);
+	for (i = 0; i < a.len; i++)
+		CU_ASSERT_FATAL(pmon_feed(p, a.buf + i, 1) == 0);
+	for (i = 0; i < b.len; i++) {
+		CU_ASSERT(seen.nevents == 0);
+		CU_ASSERT_FATAL(pmon_feed(p, b.buf + i, 1) == 0);
+	}
+	CU_ASSERT(seen.ntasks == 1);
+	CU_ASSERT(seen.nevents == 1);
+	CU_ASSERT(seen.ev.tag == 22);
+}
+
+/* Many tasks, announced out of order, stay findable. */
+static void
+test_many_tasks(void)
+{
+	struct frame f;
+	char prog[32];
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		snprintf(prog, sizeof(prog), "p%d", (i * 7919) % 300);
+		mk_task_info(&f, 1 + (i * 7919) % 300, 0, "h", prog);
+		CU_ASSERT_FATAL(pmon_feed(p, f.buf, f.len) == 0);
+	}
+	for (i = 1; i <= 300; i++) {
+		struct record r;
+
+		mk_record(&r, PMON_CALL_mytid, PMON_END, 1);
+		mk_event(&f, i, 0, 0, 0, &r, NULL);
+		CU_ASSERT_FATAL(pmon_feed(p, f.buf, f.len) == 0);
+		snprintf(prog, sizeof(prog), "p%d", i - 1);
+		CU_ASSERT_STRING_EQUAL(seen.ev_program, prog);
+	}
+}
+
+/* The largest record (every peer, the longest group name) fits. */
+static void
+test_max_record(void)
+{
+	static int32_t peers[RECORD_PEERS_MAX];
+	static char group[RECORD_GROUP_MAX + 1];
+	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	struct record r;
+	size_t len;
+	int i;
+
+	for (i = 0; i < RECORD_PEERS_MAX; i++)
+		peers[i] = 0x40000 + i;
+	memset(group, 'g', RECORD_GROUP_MAX);
+	put_master();
+	CU_ASSERT(drain() == 0);
+	mk_record(&r, PMON_CALL_mcast, PMON_BEGIN, 8);
+	r.npeers = RECORD_PEERS_MAX;
+	r.glen = RECORD_GROUP_MAX;
+	r.group = group;
+	wire_put32(buf + FRAME_HDR_SIZE, T_MASTER);
+	memset(buf + FRAME_HDR_SIZE + 4, 0, 13);
+	len = 17 + record_encode(buf + FRAME_HDR_SIZE + 17, &r, peers);
+	frame_hdr_encode(buf, MSG_EVENT, (uint32_t)len);
+	CU_ASSERT_FATAL(pmon_feed(p, buf, FRAME_HDR_SIZE + len) == 0);
+	CU_ASSERT(seen.nevents == 1);
+	CU_ASSERT(seen.ev.npeers == RECORD_PEERS_MAX);
+	CU_ASSERT(seen.ev.peers[RECORD_PEERS_MAX - 1] ==
+	    0x40000 + RECORD_PEERS_MAX - 1);
+	CU_ASSERT(strlen(seen.ev.group) == RECORD_GROUP_MAX);
+}
+
+/* pmon_flush sends FLUSH(id) and returns once FLUSH_DONE(id) arrived. */
+static void
+test_flush(void)
+{
+	struct frame f;
+	uint8_t got[12];
+	uint32_t id;
+
+	put_master();
+	mk_send(&f);
+	put(&f);
+	mk_u32(&f, MSG_FLUSH_DONE, 1);	/* the answer to the first flush */
+	put(&f);
+	CU_ASSERT(pmon_flush(p) == 0);
+	CU_ASSERT(seen.nevents == 1);	/* released before the flush done */
+	CU_ASSERT(seen.nflush == 1);
+	CU_ASSERT(seen.flush_id == 1);
+	CU_ASSERT_FATAL(read(sv[1], got, sizeof(got)) == 12);
+	CU_ASSERT(got[0] == PROTO_MAGIC && got[1] == PROTO_VERSION);
+	CU_ASSERT(got[2] == MSG_FLUSH);
+	CU_ASSERT(wire_get32(got + 4) == 4);
+	CU_ASSERT(wire_get32(got + 8) == 1);
+
+	CU_ASSERT(pmon_send_flush(p, &id) == 0);
+	CU_ASSERT(id == 2);
+}
+
+static void
+test_shutdown_request(void)
+{
+	uint8_t got[16];
+
+	CU_ASSERT(pmon_send_shutdown(p) == 0);
+	CU_ASSERT_FATAL(read(sv[1], got, sizeof(got)) == FRAME_HDR_SIZE);
+	CU_ASSERT(got[2] == MSG_SHUTDOWN);
+	CU_ASSERT(wire_get32(got + 4) == 0);
+}
+
+static void
+test_bye(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_str(&f, MSG_BYE, "coordinator shutting down");
+	put(&f);
+	mk_send(&f);		/* nothing after BYE is decoded */
+	put(&f);
+	CU_ASSERT(drain() == -1);
+	CU_ASSERT(pmon_closed(p) == 1);
+	CU_ASSERT(seen.nbye == 1);
+	CU_ASSERT_STRING_EQUAL(seen.bye, "coordinator shutting down");
+	CU_ASSERT(seen.nevents == 0);
+	CU_ASSERT(strstr(pmon_error(p), "coordinator shutting down") != NULL);
+	CU_ASSERT(pmon_dispatch(p) == -1);
+}
+
+static void
+test_eof(void)
+{
+	put_master();
+	close(sv[1]);
+	sv[1] = -1;
+	CU_ASSERT(drain() == -1);
+	CU_ASSERT(pmon_closed(p) == 1);
+	CU_ASSERT(seen.ntasks == 1);
+}
+
+/* A flush the coordinator cannot finish fails instead of hanging. */
+static void
+test_flush_then_close(void)
+{
+	struct frame f;
+
+	mk_str(&f, MSG_BYE, "bye");
+	put(&f);
+	CU_ASSERT(pmon_flush(p) == -1);
+	CU_ASSERT(strstr(pmon_error(p), "flush") != NULL);
+}
+
+/* --- malformed input ---------------------------------------------------- */
+
+/* Expects the stream so far to fail with an error containing what. */
+static void
+expect_error(const char *what)
+{
+	CU_ASSERT(drain() == -1);
+	CU_ASSERT(pmon_closed(p) == 0);
+	if (strstr(pmon_error(p), what) == NULL) {
+		fprintf(stderr, "\nerror \"%s\" lacks \"%s\"\n",
+		    pmon_error(p), what);
+		CU_FAIL("wrong error text");
+	}
+	CU_ASSERT(seen.nevents == 0);
+	CU_ASSERT(pmon_dispatch(p) == -1);	/* the handle stays failed */
+}
+
+static void
+test_truncated(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_send(&f);
+	put_raw(f.buf, f.len - 5);
+	close(sv[1]);
+	sv[1] = -1;
+	expect_error("middle of a frame");
+}
+
+static void
+test_wrong_version(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_send(&f);
+	f.buf[1] = PROTO_VERSION + 1;
+	put(&f);
+	expect_error("version");
+}
+
+/* An oversized length fails on the header alone, before the payload. */
+static void
+test_oversized(void)
+{
+	uint8_t hdr[FRAME_HDR_SIZE];
+
+	frame_hdr_encode(hdr, MSG_EVENT, PROTO_MAX_PAYLOAD + 1);
+	CU_ASSERT(pmon_feed(p, hdr, sizeof(hdr)) == -1);
+	CU_ASSERT(strstr(pmon_error(p), "too long") != NULL);
+}
+
+static void
+test_garbage(void)
+{
+	put_raw("GET / HTTP/1.0\r\n\r\n", 18);
+	expect_error("bad magic");
+}
+
+static void
+test_unknown_task(void)
+{
+	struct frame f;
+
+	mk_send(&f);
+	put(&f);
+	expect_error("before its TASK_INFO");
+}
+
+static void
+test_trailing_bytes(void)
+{
+	struct frame f;
+
+	mk_task_info(&f, T_MASTER, 0, "hosta", "master1");
+	f.buf[f.len++] = 0;		/* one byte beyond the last string */
+	wire_put32(f.buf + 4, (uint32_t)(f.len - FRAME_HDR_SIZE));
+	put(&f);
+	expect_error("TASK_INFO");
+	CU_ASSERT(seen.ntasks == 0);
+}
+
+static void
+test_bad_record(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_send(&f);
+	f.buf[FRAME_HDR_SIZE + 17 + 2] = 0;	/* call "none" */
+	put(&f);
+	expect_error("unknown call");
+}
+
+static void
+test_record_short(void)
+{
+	struct frame f;
+
+	put_master();
+	mk_send(&f);
+	/* Claim one byte more than the frame holds. */
+	wire_put16(f.buf + FRAME_HDR_SIZE + 17, RECORD_HDR_SIZE + 1);
+	put(&f);
+	expect_error("EVENT");
+}
+
+static void
+test_bad_event_flags(void)
+{
+	struct frame f;
+	struct record r;
+
+	put_master();
+	mk_record(&r, PMON_CALL_recv, PMON_END, 4);
+	mk_event(&f, T_MASTER, EVENT_MATCHED | EVENT_UNMATCHED, T_SLAVE, 2,
+	    &r, NULL);
+	put(&f);
+	expect_error("both matched and unmatched");
+}
+
+static void
+test_unexpected_type(void)
+{
+	struct frame f;
+
+	mk_u32(&f, MSG_FLUSH, 1);
+	put(&f);
+	expect_error("unexpected FLUSH");
+}
+
+static void
+test_error_frame(void)
+{
+	struct frame f;
+
+	mk_str(&f, MSG_ERROR, "you are too slow");
+	put(&f);
+	expect_error("you are too slow");
+}
+
+static void
+test_bad_string(void)
+{
+	struct frame f;
+
+	mk_str(&f, MSG_BYE, "abc");
+	f.buf[FRAME_HDR_SIZE + 3] = '\0';	/* a NUL inside the reason */
+	put(&f);
+	expect_error("BYE");
+	CU_ASSERT(seen.nbye == 0);
+}
+
+/* --- connecting through a real socket path ----------------------------- */
+
+static char sockdir[32];
+static char sockpath[96];
+
+static int
+conn_setup(void)
+{
+	snprintf(sockdir, sizeof(sockdir), "/tmp/pmon-unit.XXXXXX");
+	if (mkdtemp(sockdir) == NULL)
+		return 1;
+	snprintf(sockpath, sizeof(sockpath), "%s/pmon-coord.%u", sockdir,
+	    (unsigned)getuid());
+	return 0;
+}
+
+static int
+conn_teardown(void)
+{
+	unlink(sockpath);
+	rmdir(sockdir);
+	return 0;
+}
+
+static void
+test_connect_hello(void)
+{
+	struct sockaddr_un sun;
+	struct pmon *c;
+	uint8_t got[64];
+	int lfd, afd;
+	ssize_t n;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sockpath);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(lfd != -1);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 1) == 0);
+
+	setenv("PVM_TMP", sockdir, 1);
+	c = pmon_new();
+	CU_ASSERT_FATAL(c != NULL);
+	CU_ASSERT_FATAL(pmon_connect(c, NULL, "unit", PMON_SUBSCRIBE) == 0);
+	CU_ASSERT_FATAL((afd = accept(lfd, NULL, NULL)) != -1);
+	n = read(afd, got, sizeof(got));
+	CU_ASSERT_FATAL(n == FRAME_HDR_SIZE + 4 + 2 + 4);
+	CU_ASSERT(got[2] == MSG_TOOL_HELLO);
+	CU_ASSERT(wire_get32(got + 4) == 10);
+	CU_ASSERT(wire_get32(got + 8) == TOOL_SUBSCRIBE);
+	CU_ASSERT(wire_get16(got + 12) == 4);
+	CU_ASSERT(memcmp(got + 14, "unit", 4) == 0);
+	close(afd);
+	CU_ASSERT(pmon_wait(c, 1000) == -1);
+	CU_ASSERT(pmon_closed(c) == 1);
+	pmon_free(c);
+	close(lfd);
+	unlink(sockpath);
+	unsetenv("PVM_TMP");
+}
+
+static void
+test_connect_missing(void)
+{
+	struct pmon *c;
+
+	setenv("PVM_TMP", sockdir, 1);
+	c = pmon_new();
+	CU_ASSERT_FATAL(c != NULL);
+	CU_ASSERT(pmon_connect(c, NULL, "unit", 0) == -1);
+	CU_ASSERT(strstr(pmon_error(c), "no pmon coordinator") != NULL);
+	CU_ASSERT(strstr(pmon_error(c), sockdir) != NULL);
+	CU_ASSERT(strstr(pmon_error(c), "pmon start") != NULL);
+	pmon_free(c);
+	unsetenv("PVM_TMP");
+}
+
+static CU_TestInfo stream_tests[] = {
+	{ "task info", test_task_info },
+	{ "send event", test_send_event },
+	{ "bcast peers and group", test_bcast_peers_group },
+	{ "matched receive", test_matched_recv },
+	{ "unmatched and lost", test_unmatched_and_lost },
+	{ "task info update", test_task_info_update },
+	{ "byte by byte", test_byte_by_byte },
+	{ "many tasks", test_many_tasks },
+	{ "largest record", test_max_record },
+	{ "flush", test_flush },
+	{ "shutdown request", test_shutdown_request },
+	{ "bye", test_bye },
+	{ "eof", test_eof },
+	{ "flush then close", test_flush_then_close },
+	CU_TEST_INFO_NULL
+};
+
+static CU_TestInfo malformed_tests[] = {
+	{ "truncated", test_truncated },
+	{ "wrong version", test_wrong_version },
+	{ "oversized", test_oversized },
+	{ "garbage", test_garbage },
+	{ "unknown task", test_unknown_task },
+	{ "trailing bytes", test_trailing_bytes },
+	{ "bad record", test_bad_record },
+	{ "record longer than frame", test_record_short },
+	{ "bad event flags", test_bad_event_flags },
+	{ "unexpected type", test_unexpected_type },
+	{ "error frame", test_error_frame },
+	{ "bad string", test_bad_string },
+	CU_TEST_INFO_NULL
+};
+
+static CU_TestInfo connect_tests[] = {
+	{ "hello", test_connect_hello },
+	{ "missing coordinator", test_connect_missing },
+	CU_TEST_INFO_NULL
+};
+
+static CU_SuiteInfo libpmon_suites[] = {
+	{ "libpmon stream", NULL, NULL, setup, teardown, stream_tests },
+	{ "libpmon malformed", NULL, NULL, setup, teardown, malformed_tests },
+	{ "libpmon connect", conn_setup, conn_teardown, NULL, NULL,
+	    connect_tests },
+	CU_SUITE_INFO_NULL
+};
+
+UNIT_SUITES(libpmon_suites)

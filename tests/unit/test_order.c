@@ -1,0 +1,950 @@
+/*
+ * Protects the coordinator's ordering core: whatever order the agents
+ * deliver the tasks' records in, the stream it releases must be a linear
+ * extension of causal order (a task's events in sequence, a spawned task
+ * after its parent's spawn, a receive after its send), carry every event
+ * exactly once, name the right send for every receive, and release each
+ * event as soon as its predecessors are out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "order.h"
+#include "proto.h"
+#include "record.h"
+#include "unit.h"
+
+#define A	0x40001
+#define B	0x40002
+#define C	0x40003
+#define D	0x40004
+
+#define OUT_MAX	16384
+
+struct out {
+	int32_t		tid;
+	uint64_t	seq;
+	uint8_t		call;
+	uint8_t		phase;
+	uint8_t		flags;
+	int32_t		bytes;
+	int32_t		match_tid;
+	uint64_t	match_seq;
+};
+
+static struct out outs[OUT_MAX];
+static int nout;
+
+static void
+collect(const struct order_event *ev, void *arg)
+{
+	struct out *o;
+
+	(void)arg;
+	CU_ASSERT_FATAL(nout < OUT_MAX);
+	CU_ASSERT_EQUAL(ev->rec->len, ev->len);
+	o = &outs[nout++];
+	o->tid = ev->tid;
+	o->seq = ev->rec->seq;
+	o->call = ev->rec->call;
+	o->phase = ev->rec->phase;
+	o->flags = ev->flags;
+	o->bytes = ev->rec->bytes;
+	o->match_tid = ev->match_tid;
+	o->match_seq = ev->match_seq;
+}
+
+static struct order *
+rig(void)
+{
+	struct order *o;
+
+	nout = 0;
+	o = order_new(collect, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	return o;
+}
+
+static void
+task(struct order *o, int32_t tid, int32_t parent, uint64_t spawn_seq)
+{
+	const char *why = NULL;
+
+	CU_ASSERT_EQUAL(order_task_new(o, tid, parent, spawn_seq, &why), 0);
+}
+
+/* Encodes and decodes a record as the agent path does, then adds it. */
+static int
+add_full(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
+    int32_t peer, int32_t tag, int32_t ctx, int32_t rc, int npeers,
+    const int32_t *peers)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct record r;
+	const char *why = NULL;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = call;
+	r.phase = phase;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.rc = rc;
+	r.peer = peer;
+	r.tag = tag;
+	r.ctx = ctx;
+	r.inst = -1;
+	r.npeers = npeers;
+	if ((call == PMON_CALL_recv || call == PMON_CALL_trecv ||
+	    call == PMON_CALL_nrecv || call == PMON_CALL_precv ||
+	    call == PMON_CALL_probe) && phase == PMON_END && peer != -1)
+		r.flags = RECORD_MSG;
+	n = record_encode(buf, &r, peers);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
+	return order_add(o, tid, &r, &why);
+}
+
+static void
+add(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
+    int32_t peer, int32_t tag)
+{
+	CU_ASSERT_EQUAL(add_full(o, tid, seq, call, phase, peer, tag, 0, 0,
+	    0, NULL), 0);
+}
+
+/* Where (tid, seq) came out, or -1; each event must come out once. */
+static int
+pos(int32_t tid, uint64_t seq)
+{
+	int i, at = -1;
+
+	for (i = 0; i < nout; i++)
+		if (outs[i].tid == tid && outs[i].seq == seq) {
+			CU_ASSERT_EQUAL(at, -1);
+			at = i;
+		}
+	return at;
+}
+
+static size_t
+held(struct order *o)
+{
+	struct order_stats st;
+
+	order_stats(o, &st);
+	return st.held;
+}
+
+static void
+test_recv_before_send(void)
+{
+	struct order *o = rig();
+	int p;
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add(o, B, 1, PMON_CALL_recv, PMON_BEGIN, A, 5);
+	add(o, B, 2, PMON_CALL_recv, PMON_END, A, 5);
+	add(o, B, 3, PMON_CALL_exit, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(nout, 1);
+	CU_ASSERT_EQUAL(pos(B, 1), 0);
+	CU_ASSERT_EQUAL(held(o), 2);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, B, 5);
+	CU_ASSERT_EQUAL(nout, 4);
+	CU_ASSERT(pos(A, 1) < pos(B, 2));
+	CU_ASSERT(pos(B, 2) < pos(B, 3));
+	p = pos(B, 2);
+	CU_ASSERT_EQUAL(outs[p].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[p].match_tid, A);
+	CU_ASSERT_EQUAL(outs[p].match_seq, 1);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+static void
+test_child_before_spawn(void)
+{
+	struct order *o = rig();
+
+	/* The child and its records arrive before the parent is known. */
+	task(o, C, A, 3);
+	add(o, C, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	add(o, C, 2, PMON_CALL_mytid, PMON_END, -1, -1);
+	CU_ASSERT_EQUAL(nout, 0);
+	task(o, A, 0, 0);
+	add(o, A, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	add(o, A, 2, PMON_CALL_mytid, PMON_END, -1, -1);
+	CU_ASSERT_EQUAL(nout, 2);
+	add(o, A, 3, PMON_CALL_spawn, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(nout, 5);
+	CU_ASSERT(pos(A, 3) < pos(C, 1));
+	CU_ASSERT(pos(C, 1) < pos(C, 2));
+	order_free(o);
+}
+
+static void
+test_mcast(void)
+{
+	static const int32_t peers[] = { B, C, A, B };
+	struct order *o = rig();
+	struct order_stats st;
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	task(o, C, 0, 0);
+	add(o, B, 1, PMON_CALL_recv, PMON_END, A, 7);
+	add(o, B, 2, PMON_CALL_recv, PMON_END, A, 7);
+	add(o, C, 1, PMON_CALL_recv, PMON_END, A, 7);
+	CU_ASSERT_EQUAL(nout, 0);
+	/* Duplicates and the sender itself get no copy (PVM's pvmmcast). */
+	CU_ASSERT_EQUAL(add_full(o, A, 1, PMON_CALL_mcast, PMON_BEGIN, -1, 7,
+	    0, 0, 4, peers), 0);
+	CU_ASSERT_EQUAL(nout, 3);
+	CU_ASSERT_EQUAL(outs[pos(B, 1)].match_seq, 1);
+	CU_ASSERT_EQUAL(outs[pos(C, 1)].match_seq, 1);
+	CU_ASSERT_EQUAL(pos(B, 2), -1);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.retained, 0);
+	CU_ASSERT_EQUAL(st.blocked, 1);
+	add(o, A, 2, PMON_CALL_mcast, PMON_END, -1, 7);
+	add(o, A, 3, PMON_CALL_send, PMON_BEGIN, B, 7);
+	CU_ASSERT_EQUAL(outs[pos(B, 2)].match_tid, A);
+	CU_ASSERT_EQUAL(outs[pos(B, 2)].match_seq, 3);
+	CU_ASSERT(pos(A, 3) < pos(B, 2));
+	order_free(o);
+}
+
+static void
+test_bcast(void)
+{
+	static const int32_t peers[] = { B, C };
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add(o, B, 1, PMON_CALL_recv, PMON_END, A, 9);
+	add(o, A, 1, PMON_CALL_bcast, PMON_BEGIN, -1, 9);
+	CU_ASSERT_EQUAL(nout, 1);
+	/* The destinations are known at the end of the broadcast. */
+	CU_ASSERT_EQUAL(add_full(o, A, 2, PMON_CALL_bcast, PMON_END, -1, 9,
+	    0, 0, 2, peers), 0);
+	CU_ASSERT_EQUAL(nout, 3);
+	CU_ASSERT(pos(A, 2) < pos(B, 1));
+	CU_ASSERT_EQUAL(outs[pos(B, 1)].match_seq, 2);
+	order_free(o);
+}
+
+static void
+test_wildcard_two_senders(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	task(o, D, 0, 0);
+	/* D asked for any source and got B's message first, then A's. */
+	add(o, D, 1, PMON_CALL_recv, PMON_BEGIN, -1, 4);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, B, 4);
+	add(o, D, 3, PMON_CALL_recv, PMON_BEGIN, -1, 4);
+	add(o, D, 4, PMON_CALL_recv, PMON_END, A, 4);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 4);
+	add(o, A, 2, PMON_CALL_send, PMON_END, D, 4);
+	CU_ASSERT_EQUAL(pos(D, 2), -1);
+	add(o, B, 1, PMON_CALL_send, PMON_BEGIN, D, 4);
+	CU_ASSERT(pos(B, 1) < pos(D, 2));
+	CU_ASSERT(pos(A, 1) < pos(D, 4));
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].match_tid, B);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].match_tid, A);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+static void
+test_self_send(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, A, 1);
+	add(o, A, 2, PMON_CALL_send, PMON_END, A, 1);
+	add(o, A, 3, PMON_CALL_recv, PMON_BEGIN, A, 1);
+	add(o, A, 4, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(nout, 4);
+	CU_ASSERT_EQUAL(outs[3].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[3].match_tid, A);
+	CU_ASSERT_EQUAL(outs[3].match_seq, 1);
+	order_free(o);
+}
+
+static void
+test_gap_lost_marker(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, A, 0, 0);
+	add(o, A, 1, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	add(o, A, 2, PMON_CALL_pkint, PMON_END, -1, -1);
+	add(o, A, 5, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL_FATAL(nout, 4);
+	CU_ASSERT_EQUAL(outs[2].call, PMON_CALL_LOST);
+	CU_ASSERT_EQUAL(outs[2].seq, 3);
+	CU_ASSERT_EQUAL(outs[2].bytes, 2);
+	CU_ASSERT_EQUAL(outs[2].flags, EVENT_LOST);
+	CU_ASSERT_EQUAL(outs[3].seq, 5);
+	/* Two more went missing at the end: only the TASK_END count says so. */
+	CU_ASSERT_EQUAL(order_task_end(o, A, 4, &why), 0);
+	CU_ASSERT_EQUAL_FATAL(nout, 5);
+	CU_ASSERT_EQUAL(outs[4].call, PMON_CALL_LOST);
+	CU_ASSERT_EQUAL(outs[4].seq, 6);
+	CU_ASSERT_EQUAL(outs[4].bytes, 2);
+	order_free(o);
+}
+
+static void
+test_probe_peeks(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	add(o, D, 1, PMON_CALL_probe, PMON_END, A, 3);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 3);
+	CU_ASSERT_EQUAL(nout, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 3);
+	CU_ASSERT_EQUAL(nout, 3);
+	CU_ASSERT(pos(A, 1) < pos(D, 1));
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].match_seq, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].match_seq, 1);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.retained, 0);
+	order_free(o);
+}
+
+static void
+test_notify_from_pvmd(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	add(o, A, 1, PMON_CALL_recv, PMON_END, (int32_t)0x80040000, 100);
+	CU_ASSERT_EQUAL_FATAL(nout, 1);
+	CU_ASSERT_EQUAL(outs[0].flags, 0);
+	order_free(o);
+}
+
+static void
+test_context_separates(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	CU_ASSERT_EQUAL(add_full(o, D, 1, PMON_CALL_recv, PMON_END, A, 1, 5,
+	    0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(add_full(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 1, 0,
+	    0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(nout, 1);
+	CU_ASSERT_EQUAL(add_full(o, A, 2, PMON_CALL_send, PMON_BEGIN, D, 1, 5,
+	    0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].match_seq, 2);
+	order_free(o);
+}
+
+static void
+test_failed_send_retracted(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 1);
+	CU_ASSERT_EQUAL(add_full(o, A, 2, PMON_CALL_send, PMON_END, D, 1, 0,
+	    -2, 0, NULL), 0);
+	add(o, A, 3, PMON_CALL_send, PMON_BEGIN, D, 1);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].match_seq, 3);
+	order_free(o);
+}
+
+static void
+test_source_ended(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	add(o, A, 1, PMON_CALL_exit, PMON_BEGIN, -1, -1);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(nout, 1);
+	/* A is gone and sent nothing: D's receive cannot ever be matched. */
+	CU_ASSERT_EQUAL(order_task_end(o, A, 0, &why), 0);
+	CU_ASSERT_EQUAL_FATAL(nout, 2);
+	CU_ASSERT_EQUAL(outs[1].flags, EVENT_UNMATCHED);
+	order_free(o);
+}
+
+static void
+test_release_all(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+
+	task(o, D, 0, 0);
+	task(o, C, B, 7);	/* B never shows up */
+	add(o, C, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	add(o, D, 1, PMON_CALL_recv, PMON_BEGIN, A, 1);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 3, PMON_CALL_exit, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(nout, 1);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.held, 3);
+	CU_ASSERT_EQUAL(st.blocked, 2);
+	CU_ASSERT_EQUAL(st.tasks, 2);
+	CU_ASSERT_EQUAL(order_task_stats(o, D, &st), 0);
+	CU_ASSERT_EQUAL(st.held, 2);
+	CU_ASSERT_EQUAL(order_task_stats(o, A, &st), -1);
+	order_release_all(o);
+	CU_ASSERT_EQUAL(nout, 4);
+	CU_ASSERT(pos(D, 2) < pos(D, 3));
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_UNMATCHED);
+	CU_ASSERT(pos(C, 1) >= 0);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+static void
+test_release_all_keeps_sends_first(void)
+{
+	struct order *o = rig();
+
+	/* B's send waits behind B's spawn wait; D must not overtake it. */
+	task(o, B, C, 2);
+	task(o, D, 0, 0);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, B, 1);
+	add(o, B, 1, PMON_CALL_send, PMON_BEGIN, D, 1);
+	order_release_all(o);
+	CU_ASSERT_EQUAL(nout, 2);
+	CU_ASSERT(pos(B, 1) < pos(D, 1));
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].flags, EVENT_MATCHED);
+	order_free(o);
+}
+
+static void
+test_rejects(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, A, 0, 0);
+	CU_ASSERT_EQUAL(order_task_new(o, A, 0, 0, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(why);
+	add(o, A, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(add_full(o, A, 1, PMON_CALL_mytid, PMON_END, -1, -1,
+	    0, 0, 0, NULL), -1);
+	CU_ASSERT_EQUAL(add_full(o, B, 1, PMON_CALL_mytid, PMON_END, -1, -1,
+	    0, 0, 0, NULL), -1);
+	CU_ASSERT_EQUAL(order_task_end(o, B, 0, &why), -1);
+	CU_ASSERT_EQUAL(order_task_end(o, A, 0, &why), 0);
+	CU_ASSERT_EQUAL(add_full(o, A, 2, PMON_CALL_mytid, PMON_END, -1, -1,
+	    0, 0, 0, NULL), -1);
+	/* PVM reuses tids: a new incarnation starts from seq 1 again. */
+	task(o, A, 0, 0);
+	add(o, A, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(nout, 2);
+	order_free(o);
+	order_free(NULL);
+}
+
+/* --- randomized executions -------------------------------------------- */
+
+#define RT_TASKS	6
+#define RT_RECS		1024
+#define RT_MSGS		4096
+
+/* One generated record, with what the execution says about it. */
+struct rrec {
+	uint8_t		call, phase, flags;
+	int32_t		peer, tag, ctx, rc;
+	int		npeers;
+	int32_t		peers[6];
+	int32_t		dep_tid;	/* its send, or 0 */
+	uint64_t	dep_seq;
+	int		dropped;	/* lost to a full ring */
+};
+
+struct rtask {
+	int32_t		tid, parent;
+	uint64_t	spawn_seq;
+	int		n;
+	struct rrec	r[RT_RECS];
+	/* delivery */
+	int		registered, cursor, ended;
+	/* the model of what may be out */
+	int		mitems;		/* items released */
+	uint64_t	mseq;		/* last seq they cover */
+};
+
+struct rmsg {
+	int32_t		src, dst, tag, ctx;
+	uint64_t	seq;
+	int		taken;
+};
+
+static struct rtask rt[RT_TASKS];
+static int nrt;
+static struct rmsg rmsgs[RT_MSGS];
+static int nrmsgs;
+static uint64_t rstate;
+
+static uint32_t
+rnd(uint32_t n)
+{
+	rstate ^= rstate << 13;
+	rstate ^= rstate >> 7;
+	rstate ^= rstate << 17;
+	return (uint32_t)(rstate >> 11) % n;
+}
+
+static struct rrec *
+emit(struct rtask *t, int call, int phase)
+{
+	struct rrec *r = &t->r[t->n++];
+
+	memset(r, 0, sizeof(*r));
+	r->call = call;
+	r->phase = phase;
+	r->peer = -1;
+	r->tag = -1;
+	return r;
+}
+
+static void
+post(struct rtask *t, int32_t dst, int tag, int ctx)
+{
+	struct rmsg *m = &rmsgs[nrmsgs++];
+
+	m->src = t->tid;
+	m->dst = dst;
+	m->tag = tag;
+	m->ctx = ctx;
+	m->seq = (uint64_t)t->n;	/* the record just emitted */
+	m->taken = 0;
+}
+
+static void
+gen_spawn(struct rtask *t)
+{
+	struct rtask *c = &rt[nrt];
+
+	emit(t, PMON_CALL_spawn, PMON_BEGIN);
+	memset(c, 0, sizeof(*c));
+	c->tid = 0x40001 + nrt;
+	c->parent = t->tid;
+	c->spawn_seq = (uint64_t)t->n;
+	nrt++;
+	emit(t, PMON_CALL_spawn, PMON_END);
+}
+
+static void
+gen_send(struct rtask *t)
+{
+	struct rrec *r = emit(t, PMON_CALL_send, PMON_BEGIN);
+
+	r->peer = rt[rnd(nrt)].tid;
+	r->tag = 1 + rnd(3);
+	r->ctx = rnd(2);
+	post(t, r->peer, r->tag, r->ctx);
+	emit(t, PMON_CALL_send, PMON_END);
+}
+
+/* A multicast or broadcast: duplicates and self get no copy. */
+static void
+gen_mcast(struct rtask *t, int bcast)
+{
+	int call = bcast ? PMON_CALL_bcast : PMON_CALL_mcast;
+	struct rrec *r, *b = emit(t, call, PMON_BEGIN);
+	int i, j, dup;
+
+	r = bcast ? emit(t, call, PMON_END) : b;
+	r->tag = b->tag = 1 + rnd(3);
+	r->ctx = b->ctx = rnd(2);
+	r->npeers = 1 + rnd(6);
+	for (i = 0; i < r->npeers; i++) {
+		r->peers[i] = rt[rnd(nrt)].tid;
+		for (dup = 0, j = 0; j < i; j++)
+			dup |= r->peers[j] == r->peers[i];
+		if (!dup && r->peers[i] != t->tid)
+			post(t, r->peers[i], r->tag, r->ctx);
+	}
+	if (!bcast)
+		emit(t, call, PMON_END);
+}
+
+/* The first waiting message a receive with these filters gets. */
+static struct rmsg *
+first_match(int32_t dst, int32_t src, int tag, int ctx)
+{
+	int i;
+
+	for (i = 0; i < nrmsgs; i++) {
+		struct rmsg *m = &rmsgs[i];
+
+		if (!m->taken && m->dst == dst && m->ctx == ctx &&
+		    (src == -1 || m->src == src) &&
+		    (tag == -1 || m->tag == tag))
+			return m;
+	}
+	return NULL;
+}
+
+/* A receive (or probe) of a waiting message, maybe with wildcards. */
+static void
+gen_recv(struct rtask *t, int probe)
+{
+	int call = probe ? PMON_CALL_probe : PMON_CALL_recv;
+	struct rmsg *m, *pick = NULL;
+	struct rrec *r;
+	int32_t src;
+	int i, tag, n = 0;
+
+	for (i = 0; i < nrmsgs; i++)
+		if (!rmsgs[i].taken && rmsgs[i].dst == t->tid &&
+		    rnd(++n) == 0)
+			pick = &rmsgs[i];
+	if (pick == NULL)
+		return;
+	src = rnd(3) == 0 ? -1 : pick->src;
+	tag = rnd(3) == 0 ? -1 : pick->tag;
+	m = first_match(t->tid, src, tag, pick->ctx);
+	r = emit(t, call, PMON_BEGIN);
+	r->peer = src;
+	r->tag = tag;
+	r->ctx = pick->ctx;
+	r = emit(t, call, PMON_END);
+	r->peer = m->src;
+	r->tag = m->tag;
+	r->ctx = m->ctx;
+	r->flags = RECORD_MSG;
+	r->dep_tid = m->src;
+	r->dep_seq = m->seq;
+	if (!probe)
+		m->taken = 1;
+}
+
+static void
+gen_other(struct rtask *t)
+{
+	struct rrec *r;
+
+	switch (rnd(3)) {
+	case 0:		/* a notify message from the pvmd */
+		r = emit(t, PMON_CALL_recv, PMON_END);
+		r->peer = (int32_t)0x80040000;
+		r->tag = 99;
+		r->flags = RECORD_MSG;
+		break;
+	case 1:		/* a non-blocking receive that found nothing */
+		emit(t, PMON_CALL_nrecv, PMON_BEGIN);
+		emit(t, PMON_CALL_nrecv, PMON_END);
+		break;
+	default:	/* packing: the records a full ring may drop */
+		emit(t, PMON_CALL_pkint, PMON_BEGIN)->dropped = rnd(3) == 0;
+		emit(t, PMON_CALL_pkint, PMON_END)->dropped = rnd(3) == 0;
+		break;
+	}
+}
+
+static void
+generate(void)
+{
+	int step, k;
+
+	nrt = 1;
+	nrmsgs = 0;
+	memset(&rt[0], 0, sizeof(rt[0]));
+	rt[0].tid = 0x40001;
+	for (step = 0; step < 300; step++) {
+		struct rtask *t = &rt[rnd(nrt)];
+
+		if (t->n + 4 > RT_RECS || nrmsgs + 8 > RT_MSGS)
+			break;
+		k = rnd(12);
+		if (k == 0 && nrt < RT_TASKS)
+			gen_spawn(t);
+		else if (k <= 3)
+			gen_send(t);
+		else if (k == 4)
+			gen_mcast(t, rnd(2));
+		else if (k <= 8)
+			gen_recv(t, k == 8);
+		else
+			gen_other(t);
+	}
+}
+
+/* The items the stream must hold for a task: records and lost markers. */
+struct ritem {
+	int		first, last;	/* record indexes covered */
+	int		lost;
+};
+
+static int
+items(const struct rtask *t, struct ritem *it)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->n; i++) {
+		if (t->r[i].dropped && n > 0 && it[n - 1].lost &&
+		    it[n - 1].last == i - 1) {
+			it[n - 1].last = i;
+			continue;
+		}
+		it[n].first = it[n].last = i;
+		it[n].lost = t->r[i].dropped;
+		n++;
+	}
+	return n;
+}
+
+/* Has the agent shipped what the coordinator needs to see item it? */
+static int
+available(const struct rtask *t, const struct ritem *it)
+{
+	if (!it->lost)
+		return t->cursor > it->first;
+	if (it->last + 1 < t->n)
+		return t->cursor > it->last + 1;
+	return t->ended;
+}
+
+static struct rtask *
+rtask_of(int32_t tid)
+{
+	int i;
+
+	for (i = 0; i < nrt; i++)
+		if (rt[i].tid == tid)
+			return &rt[i];
+	return NULL;
+}
+
+static int
+model_ready(const struct rtask *t, const struct ritem *it, int k)
+{
+	const struct rrec *r = &t->r[it->first];
+	const struct rtask *p;
+
+	if (k == 0 && t->parent != 0) {
+		p = rtask_of(t->parent);
+		if (p->mseq < t->spawn_seq)
+			return 0;
+	}
+	if (!it->lost && r->dep_tid != 0)
+		return rtask_of(r->dep_tid)->mseq >= r->dep_seq;
+	return 1;
+}
+
+/* How many events may be out now: the closure the sort must reach. */
+static int
+model_closure(struct ritem its[][RT_RECS], const int *nits)
+{
+	int i, changed, total = 0;
+
+	do {
+		changed = 0;
+		for (i = 0; i < nrt; i++) {
+			struct rtask *t = &rt[i];
+			struct ritem *it;
+
+			while (t->mitems < nits[i] &&
+			    available(t, it = &its[i][t->mitems]) &&
+			    model_ready(t, it, t->mitems)) {
+				t->mseq = (uint64_t)it->last + 1;
+				t->mitems++;
+				changed = 1;
+			}
+		}
+	} while (changed);
+	for (i = 0; i < nrt; i++)
+		total += rt[i].mitems;
+	return total;
+}
+
+static void
+deliver_one(struct order *o, struct rtask *t)
+{
+	const struct rrec *g;
+
+	while (t->cursor < t->n && t->r[t->cursor].dropped)
+		t->cursor++;
+	if (t->cursor == t->n)
+		return;
+	g = &t->r[t->cursor];
+	t->cursor++;
+	CU_ASSERT_EQUAL(add_full(o, t->tid, (uint64_t)t->cursor, g->call,
+	    g->phase, g->peer, g->tag, g->ctx, g->rc, g->npeers, g->peers), 0);
+}
+
+static int
+dropped_count(const struct rtask *t)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->n; i++)
+		n += t->r[i].dropped;
+	return n;
+}
+
+/* One step of an adversarial delivery; returns 0 when all is delivered. */
+static int
+deliver_step(struct order *o)
+{
+	const char *why = NULL;
+	struct rtask *t;
+	int i, k, left = 0;
+
+	for (i = 0; i < nrt; i++)
+		left += !rt[i].ended;
+	if (left == 0)
+		return 0;
+	do
+		t = &rt[rnd(nrt)];
+	while (t->ended);
+	if (!t->registered) {
+		CU_ASSERT_EQUAL(order_task_new(o, t->tid, t->parent,
+		    t->spawn_seq, &why), 0);
+		t->registered = 1;
+	} else if (t->cursor < t->n) {
+		for (k = 1 + rnd(4); k > 0; k--)
+			deliver_one(o, t);
+	} else {
+		CU_ASSERT_EQUAL(order_task_end(o, t->tid,
+		    (uint64_t)dropped_count(t), &why), 0);
+		t->ended = 1;
+	}
+	return 1;
+}
+
+/* Where item k of task i came out, from the output log. */
+static int
+out_index(int i, int k)
+{
+	int j, seen = 0;
+
+	for (j = 0; j < nout; j++)
+		if (outs[j].tid == rt[i].tid && seen++ == k)
+			return j;
+	return -1;
+}
+
+/* Where (tid, seq) came out; sends and spawns are never lost. */
+static int
+out_index_seq(int32_t tid, uint64_t seq)
+{
+	int j;
+
+	for (j = 0; j < nout; j++)
+		if (outs[j].tid == tid && outs[j].seq == seq)
+			return j;
+	return -1;
+}
+
+/* The stream against the execution: each item once, in causal order. */
+static void
+check_item(int i, int k, const struct ritem *it)
+{
+	const struct rtask *t = &rt[i];
+	const struct rrec *r = &t->r[it->first];
+	const struct out *ev;
+	int j = out_index(i, k);
+
+	CU_ASSERT_FATAL(j >= 0);
+	ev = &outs[j];
+	CU_ASSERT_EQUAL(ev->seq, (uint64_t)it->first + 1);
+	if (it->lost) {
+		CU_ASSERT_EQUAL(ev->call, PMON_CALL_LOST);
+		CU_ASSERT_EQUAL(ev->flags, EVENT_LOST);
+		CU_ASSERT_EQUAL(ev->bytes, it->last - it->first + 1);
+	} else {
+		CU_ASSERT_EQUAL(ev->call, r->call);
+		CU_ASSERT_EQUAL(ev->phase, r->phase);
+	}
+	if (!it->lost && r->dep_tid != 0) {
+		CU_ASSERT_EQUAL(ev->flags, EVENT_MATCHED);
+		CU_ASSERT_EQUAL(ev->match_tid, r->dep_tid);
+		CU_ASSERT_EQUAL(ev->match_seq, r->dep_seq);
+		CU_ASSERT(out_index_seq(r->dep_tid, r->dep_seq) < j);
+	} else if (!it->lost)
+		CU_ASSERT_EQUAL(ev->flags, 0);
+	if (k == 0 && t->parent != 0)
+		CU_ASSERT(out_index_seq(t->parent, t->spawn_seq) < j);
+	if (k > 0)
+		CU_ASSERT(out_index(i, k - 1) < j);
+}
+
+static struct ritem rits[RT_TASKS][RT_RECS];
+
+static void
+run_seed(uint64_t seed)
+{
+	struct order_stats st;
+	struct order *o;
+	int nits[RT_TASKS], i, k, total = 0;
+
+	rstate = seed * 0x9e3779b97f4a7c15ULL + 1;
+	generate();
+	for (i = 0; i < nrt; i++) {
+		nits[i] = items(&rt[i], rits[i]);
+		total += nits[i];
+	}
+	o = rig();
+	while (deliver_step(o))
+		CU_ASSERT_EQUAL_FATAL(nout, model_closure(rits, nits));
+	CU_ASSERT_EQUAL(nout, total);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.held, 0);
+	CU_ASSERT_EQUAL(st.retained, 0);
+	for (i = 0; i < nrt; i++)
+		for (k = 0; k < nits[i]; k++)
+			check_item(i, k, &rits[i][k]);
+	order_free(o);
+}
+
+static void
+test_random_executions(void)
+{
+	uint64_t seed;
+
+	for (seed = 1; seed <= 400; seed++)
+		run_seed(seed);
+}
+
+static CU_TestInfo order_tests[] = {
+	{ "receive before its send", test_recv_before_send },
+	{ "child before its parent's spawn", test_child_before_spawn },
+	{ "multicast", test_mcast },
+	{ "broadcast lists peers at its end", test_bcast },
+	{ "wildcard source, two senders", test_wildcard_two_senders },
+	{ "send to self", test_self_send },
+	{ "gap becomes a lost marker", test_gap_lost_marker },
+	{ "probe peeks at the send", test_probe_peeks },
+	{ "notify from the pvmd", test_notify_from_pvmd },
+	{ "contexts are separate channels", test_context_separates },
+	{ "failed send is retracted", test_failed_send_retracted },
+	{ "receive from an ended task", test_source_ended },
+	{ "release all at shutdown", test_release_all },
+	{ "release all keeps sends first", test_release_all_keeps_sends_first },
+	{ "rejects bad input", test_rejects },
+	{ "randomized executions", test_random_executions },
+	CU_TEST_INFO_NULL
+};
+
+static CU_SuiteInfo order_suites[] = {
+	{ "order", NULL, NULL, NULL, NULL, order_tests },
+	CU_SUITE_INFO_NULL
+};
+
+UNIT_SUITES(order_suites)

@@ -1,0 +1,199 @@
+/*
+ * pmon exec: runs an unmodified PVM program with the instrumentation
+ * library preloaded.  LD_PRELOAD is added to PVM_EXPORT so that every
+ * task the program spawns, on any host, is instrumented too.  The
+ * program's exit status becomes pmon's (128+N when killed by signal N).
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmon-tool.h"
+
+/* The status of a program that could not be found or run, as env(1). */
+#define EXIT_NOTFOUND	127
+#define EXIT_NOEXEC	126
+
+static int	cmd_exec(const struct cmd_args *);
+
+static const struct option exec_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+const struct cmd_entry cmd_exec_entry = {
+	"exec", "PROGRAM [ARGS...]",
+	"run a PVM program (and every task it spawns) under the monitor",
+	"PROGRAM is searched in PATH.  LD_PRELOAD gets the instrumentation\n"
+	"library ($PMON_PRELOAD, or ../lib/libpmon-pvm.so from the pmon\n"
+	"binary) and PVM_EXPORT gets LD_PRELOAD, so spawned tasks are\n"
+	"monitored too.  The exit status is the program's (128+N if killed\n"
+	"by signal N; 127 if it was not found, 126 if it could not run).\n",
+	"+h", exec_longopts, 1, -1, cmd_exec
+};
+
+static volatile sig_atomic_t child_pid;
+
+static int
+preload_path(char *buf, size_t size)
+{
+	const char *env = getenv("PMON_PRELOAD");
+	char rel[PATH_MAX];
+
+	if (env != NULL && *env != '\0')
+		snprintf(rel, sizeof(rel), "%s", env);
+	else if (tool_sibling(rel, sizeof(rel), "../lib/libpmon-pvm.so") == -1)
+		return tool_error("cannot find the pmon binary's directory: "
+		    "%s; set PMON_PRELOAD", strerror(errno));
+	/* Tasks start in pvmd's directory: the path must be absolute. */
+	if (size < PATH_MAX || realpath(rel, buf) == NULL)
+		return tool_error("cannot find the instrumentation library "
+		    "%s: %s (set PMON_PRELOAD)", rel, strerror(errno));
+	return 0;
+}
+
+/* Does the list (entries separated by any of seps) hold word? */
+static int
+list_has(const char *list, const char *seps, const char *word)
+{
+	size_t n = strlen(word), len;
+
+	while (*list != '\0') {
+		len = strcspn(list, seps);
+		if (len == n && strncmp(list, word, n) == 0)
+			return 1;
+		list += len;
+		list += strspn(list, seps);
+	}
+	return 0;
+}
+
+/*
+ * Puts the library first in LD_PRELOAD and LD_PRELOAD into PVM_EXPORT,
+ * keeping what either held.  ld.so separates LD_PRELOAD by spaces or
+ * colons; PVM_EXPORT is colon-separated.
+ */
+static int
+setup_env(const char *preload)
+{
+	const char *old;
+	char *val;
+	int rv;
+
+	old = getenv("LD_PRELOAD");
+	if (old == NULL || *old == '\0')
+		rv = setenv("LD_PRELOAD", preload, 1);
+	else if (list_has(old, ": ", preload))
+		rv = 0;
+	else {
+		if (asprintf(&val, "%s:%s", preload, old) == -1)
+			return -1;
+		rv = setenv("LD_PRELOAD", val, 1);
+		free(val);
+	}
+	if (rv == -1)
+		return -1;
+	old = getenv("PVM_EXPORT");
+	if (old == NULL || *old == '\0')
+		return setenv("PVM_EXPORT", "LD_PRELOAD", 1);
+	if (list_has(old, ":", "LD_PRELOAD"))
+		return 0;
+	if (asprintf(&val, "%s:LD_PRELOAD", old) == -1)
+		return -1;
+	rv = setenv("PVM_EXPORT", val, 1);
+	free(val);
+	return rv;
+}
+
+/* Termination requests for pmon are meant for the program. */
+static void
+forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static void
+parent_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = forward_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* The terminal sends these to the program as well: let it decide. */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+}
+
+/* In the child: runs the program; tells the parent errno if it cannot. */
+static void __attribute__((noreturn))
+child_exec(char **argv, int errfd)
+{
+	int e;
+
+	execvp(argv[0], argv);
+	e = errno;
+	if (write(errfd, &e, sizeof(e)) != (ssize_t)sizeof(e))
+		_exit(EXIT_NOTFOUND);
+	_exit(EXIT_NOTFOUND);
+}
+
+static int
+wait_status(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return tool_error("waitpid: %s", strerror(errno));
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+static int
+cmd_exec(const struct cmd_args *a)
+{
+	char preload[PATH_MAX];
+	int fds[2], e;
+	pid_t pid;
+	ssize_t n;
+
+	if (preload_path(preload, sizeof(preload)) != 0)
+		return EXIT_FAILURE;
+	if (setup_env(preload) == -1)
+		return tool_error("setting the environment: %s",
+		    strerror(errno));
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return tool_error("pipe: %s", strerror(errno));
+	fflush(NULL);
+	if ((pid = fork()) == -1)
+		return tool_error("fork: %s", strerror(errno));
+	if (pid == 0)
+		child_exec(a->argv, fds[1]);
+	child_pid = pid;
+	parent_signals();
+	close(fds[1]);
+	while ((n = read(fds[0], &e, sizeof(e))) == -1 && errno == EINTR)
+		;
+	close(fds[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		wait_status(pid);
+		tool_error("cannot run %s: %s", a->argv[0], strerror(e));
+		return e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	}
+	return wait_status(pid);
+}

@@ -1,0 +1,235 @@
+/*
+ * pmon start: starts pmon-coordd for the virtual machine of $PVM_TMP and
+ * waits until it says it is ready.  The coordinator daemonizes and spawns
+ * one agent per host itself; it reports "ready ADDR:PORT" on the pipe
+ * given with -r once it listens, so success here means tools can connect.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmon-tool.h"
+#include "pmon.h"
+
+#define START_TIMEOUT_MS	15000
+
+static int	cmd_start(const struct cmd_args *);
+
+static const struct option start_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 }
+};
+
+const struct cmd_entry cmd_start_entry = {
+	"start", "[-v]",
+	"start the coordinator and its agents for this virtual machine",
+	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT);\n"
+	"                 twice: also run pmon-coordd with -v\n"
+	"\nA pvmd must run for $PVM_TMP.  pmon-coordd is taken from\n"
+	"$PMON_COORDD or the directory of the pmon binary.\n",
+	"+hv", start_longopts, 0, 0, cmd_start
+};
+
+static const char *
+pvm_tmp(void)
+{
+	const char *d = getenv("PVM_TMP");
+
+	return d != NULL && *d != '\0' ? d : "/tmp";
+}
+
+/*
+ * A pvmd runs when PVM_TMP holds its pvmd.UID file and the pid in the
+ * socket name it holds (".../pvmtmpPID.0") is alive.  A stale file would
+ * make the coordinator hang in pvm_mytid, so it is reported here.
+ */
+static int
+pvmd_check(void)
+{
+	char path[PATH_MAX], buf[PATH_MAX], *s;
+	long pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/pvmd.%u", pvm_tmp(),
+	    (unsigned)getuid());
+	if ((f = fopen(path, "r")) == NULL)
+		return tool_error("no pvmd runs for this virtual machine "
+		    "(PVM_TMP=%s): start pvmd first", pvm_tmp());
+	s = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (s == NULL || (s = strstr(buf, "pvmtmp")) == NULL)
+		return 0;	/* not the layout we know; let PVM decide */
+	pid = strtol(s + 6, NULL, 10);
+	if (pid > 0 && kill((pid_t)pid, 0) == -1 && errno == ESRCH)
+		return tool_error("no pvmd runs for this virtual machine "
+		    "(PVM_TMP=%s): %s names pvmd %ld, which is gone; "
+		    "remove it and start pvmd", pvm_tmp(), path, pid);
+	return 0;
+}
+
+static int
+coordinator_running(void)
+{
+	struct pmon *p;
+	int up;
+
+	if ((p = pmon_new()) == NULL)
+		return 0;
+	up = pmon_connect(p, NULL, "pmon-start", 0) == 0;
+	pmon_free(p);
+	return up;
+}
+
+static int
+coordd_path(char *buf, size_t size)
+{
+	const char *env = getenv("PMON_COORDD");
+
+	if (env != NULL && *env != '\0')
+		snprintf(buf, size, "%s", env);
+	else if (tool_sibling(buf, size, "pmon-coordd") == -1)
+		return tool_error("cannot find the pmon binary's directory: "
+		    "%s; set PMON_COORDD", strerror(errno));
+	if (access(buf, X_OK) == -1)
+		return tool_error("cannot run %s: %s (set PMON_COORDD)", buf,
+		    strerror(errno));
+	return 0;
+}
+
+/* In the child: runs the coordinator with the pipe's write end as -r. */
+static void __attribute__((noreturn))
+coordd_exec(const char *path, int wfd, int verbose)
+{
+	char fdarg[16];
+	const char *argv[6];
+	int i = 0, null;
+
+	if ((null = open("/dev/null", O_RDWR)) != -1) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+	fcntl(wfd, F_SETFD, 0);		/* the only fd it must inherit */
+	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
+	argv[i++] = "pmon-coordd";
+	if (verbose)
+		argv[i++] = "-v";
+	argv[i++] = "-r";
+	argv[i++] = fdarg;
+	argv[i] = NULL;
+	execv(path, (char *const *)argv);
+	fprintf(stderr, "pmon start: cannot run %s: %s\n", path,
+	    strerror(errno));
+	_exit(127);
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Reads the coordinator's first line from fd into buf within the timeout.
+ * Returns 1 with a line, 0 at end of file, -1 on timeout or error.
+ */
+static int
+read_ready_line(int fd, char *buf, size_t size)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	long deadline = now_ms() + START_TIMEOUT_MS, left;
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < size - 1 && memchr(buf, '\n', len) == NULL) {
+		if ((left = deadline - now_ms()) <= 0)
+			return -1;
+		if ((n = poll(&pfd, 1, (int)left)) == -1 && errno != EINTR)
+			return -1;
+		if (n <= 0)
+			continue;	/* timed out or interrupted */
+		if ((n = read(fd, buf + len, size - 1 - len)) == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return len > 0 ? 1 : 0;
+}
+
+/* Explains why the coordinator never said ready. */
+static int
+start_failed(pid_t pid, int got)
+{
+	int status;
+
+	if (got == -1) {
+		if (waitpid(pid, &status, WNOHANG) == 0)
+			kill(pid, SIGTERM);	/* our child, still starting */
+		return tool_error("pmon-coordd did not report ready within "
+		    "%d s (see its log in %s)", START_TIMEOUT_MS / 1000,
+		    pvm_tmp());
+	}
+	if (waitpid(pid, &status, 0) == pid) {
+		if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+			return tool_error("pmon-coordd exited with status %d "
+			    "before it was ready", WEXITSTATUS(status));
+		if (WIFSIGNALED(status))
+			return tool_error("pmon-coordd was killed by signal "
+			    "%d before it was ready", WTERMSIG(status));
+	}
+	return tool_error("pmon-coordd stopped before it was ready (see its "
+	    "log in %s)", pvm_tmp());
+}
+
+static int
+cmd_start(const struct cmd_args *a)
+{
+	char path[PATH_MAX], line[256];
+	int fds[2], got, status;
+	pid_t pid;
+
+	if (pvmd_check() != 0 || coordd_path(path, sizeof(path)) != 0)
+		return EXIT_FAILURE;
+	if (coordinator_running())
+		return tool_error("a pmon coordinator already runs for this "
+		    "virtual machine (PVM_TMP=%s)", pvm_tmp());
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return tool_error("pipe: %s", strerror(errno));
+	if ((pid = fork()) == -1)
+		return tool_error("fork: %s", strerror(errno));
+	if (pid == 0)
+		coordd_exec(path, fds[1], a->seen['v'] > 1);
+	close(fds[1]);
+	got = read_ready_line(fds[0], line, sizeof(line));
+	close(fds[0]);
+	if (got != 1)
+		return start_failed(pid, got);
+	if (strncmp(line, "ready ", 6) != 0)
+		return tool_error("pmon-coordd said '%s' instead of ready",
+		    line);
+	waitpid(pid, &status, WNOHANG);	/* the daemon's first half */
+	if (a->seen['v'])
+		printf("%s\n", line + 6);
+	return 0;
+}

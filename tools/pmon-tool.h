@@ -1,0 +1,57 @@
+/*
+ * The pmon command: one table of subcommands, after tmux's cmd_entry.
+ * main() parses each command's options from its table entry, so a command
+ * only looks at the parsed result.
+ */
+#ifndef PMON_TOOL_H
+#define PMON_TOOL_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* Exit statuses of every command. */
+#define EXIT_USAGE	2
+
+/* The options and operands of one invocation. */
+struct cmd_args {
+	int		 seen[128];	/* how often each option was given */
+	char		*arg[128];	/* the last argument of each option */
+	int		 argc;		/* operands after the options */
+	char		**argv;
+};
+
+struct cmd_entry {
+	const char	*name;
+	const char	*usage;		/* what follows the name */
+	const char	*summary;	/* one line for `pmon help` */
+	const char	*help;		/* option lines for --help */
+	const char	*getopt;	/* short options, "+" first */
+	const struct option *longopts;	/* each maps to a short option */
+	int		 min_args;	/* operands required */
+	int		 max_args;	/* operands allowed, -1: any */
+	int		(*exec)(const struct cmd_args *);
+};
+
+extern const struct cmd_entry cmd_start_entry;
+extern const struct cmd_entry cmd_exec_entry;
+extern const struct cmd_entry cmd_trace_entry;
+extern const struct cmd_entry cmd_flush_entry;
+extern const struct cmd_entry cmd_shutdown_entry;
+
+/* pmon.c */
+int		 tool_error(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+int		 tool_usage_error(const char *, ...)
+		    __attribute__((format(printf, 1, 2)));
+int		 tool_sibling(char *, size_t, const char *);
+
+/* trace_summary.c */
+struct pmon_event;
+struct pmon_task;
+struct summary;
+struct summary	*summary_new(void);
+void		 summary_free(struct summary *);
+int		 summary_event(struct summary *, const struct pmon_event *);
+void		 summary_print(struct summary *, FILE *);
+
+#endif
