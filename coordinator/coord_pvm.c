@@ -107,9 +107,11 @@ resolve_host(const char *name, char *out, size_t size)
 }
 
 /*
- * Without -l: loopback when the virtual machine is this host alone,
- * otherwise the address of this host's PVM host name, which the other
- * hosts resolve too.
+ * Without -l: the address of this host's PVM host name, which the other
+ * hosts resolve too, so that hosts added later can reach us as well.  A
+ * machine of one host whose name resolves only to loopback (Debian's
+ * default 127.0.1.1) gets loopback: no other host could join it anyway
+ * (pvm-facts.md).
  */
 int
 coord_pvm_choose_listen(struct coord *c)
@@ -123,17 +125,18 @@ coord_pvm_choose_listen(struct coord *c)
 		log_warnx("pvm_config failed");
 		return -1;
 	}
-	if (nhost == 1) {
-		c->all_local = 1;
-		snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
-		return 0;
-	}
 	me = pvm_tidtohost(c->pvm_tid);
 	for (i = 0; i < nhost; i++)
 		if (hi[i].hi_tid == me)
 			break;
 	if (i == nhost || resolve_host(hi[i].hi_name, c->listen_host,
 	    sizeof(c->listen_host)) == -1) {
+		if (nhost == 1) {
+			c->all_local = 1;
+			snprintf(c->listen_host, sizeof(c->listen_host),
+			    "127.0.0.1");
+			return 0;
+		}
 		log_warnx("this host's PVM name %s has no address other "
 		    "hosts can reach; use -l", i < nhost ? hi[i].hi_name : "?");
 		return -1;
