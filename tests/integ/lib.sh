@@ -119,6 +119,7 @@ pm_cleanup() {
 		PM_FAILED=1
 	fi
 	for p in $PM_HOOKS; do "$p"; done
+	pm_check_sanitizers
 	[ "$PM_FAILED" = 1 ] && [ -n "$RUN" ] && pm_dump_logs
 	if [ -n "$PM_KEEP" ]; then	# for debugging one test by hand
 		pm_log "kept $RUN"
@@ -130,6 +131,23 @@ pm_cleanup() {
 }
 
 pm_no_run_pids() { [ -z "$(pm_run_pids)" ]; }
+
+# Under `make check` the daemons report to their logs, not to the test
+# (pvmd collects its tasks' stderr): a sanitizer report anywhere in the
+# run's files fails the test.
+pm_check_sanitizers() {
+	local hits
+	[ -n "$RUN" ] && [ -d "$RUN" ] || return 0
+	hits=$(grep -rlE 'ERROR: (Address|Leak)Sanitizer|runtime error:' \
+	    "$RUN" 2>/dev/null)
+	[ -z "$hits" ] && return 0
+	for p in $hits; do
+		pm_log "sanitizer report in $p:"
+		grep -A12 -E 'Sanitizer|runtime error:' "$p" | head -40 >&2
+	done
+	printf 'FAIL: %s: sanitizer report\n' "$TEST"
+	PM_FAILED=1
+}
 
 # On failure, the last lines of every log help whoever reads the output.
 pm_dump_logs() {
