@@ -1,7 +1,8 @@
 # pmon: one non-recursive GNU Makefile for the whole tree.
 #
 #   make            build everything into $(BUILD)/
-#   make test       unit tests, then integration tests (real pvmd)
+#   make test       unit tests, property tests, integration tests
+#   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -56,8 +57,13 @@ LIBPMON		= $(BUILD)/lib/libpmon.a
 UNIT		= $(BUILD)/tests/unit-tests
 PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
 TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
+# The PVM execution simulator and what runs on it.
+SIM_OBJS	:= $(call obj,tests/sim/sim.c)
+PROPTEST	= $(BUILD)/tests/sim-proptest
+BENCH_MERGE	= $(BUILD)/bench/bench_merge
 
-all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS)
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
+	$(PROPTEST)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -93,6 +99,16 @@ $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) -lm
 
+$(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+
+$(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
+
+$(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
@@ -107,6 +123,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(COMMON_OBJS)
 
 test: all
 	$(UNIT)
+	$(PROPTEST)
 	PMON_BUILD=$(abspath $(BUILD)) sh tests/integ/run.sh
 
 # The daemons run under pvmd, which passes them its environment: the
@@ -141,6 +158,11 @@ fuzz: $(FUZZ_BINS)
 	        2>build-fuzz/$$(basename $$f).log || { tail -30 build-fuzz/$$(basename $$f).log; exit 1; }; \
 	done
 
+# One core, the simulator's 64-task execution; results go to BENCHMARKS.md.
+# BENCH_MERGE_FLAGS: e.g. -G (no groups), -s scale, -T budget seconds.
+bench-merge: $(BENCH_MERGE)
+	$(BENCH_MERGE) $(BENCH_MERGE_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -155,6 +177,6 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean
+.PHONY: all test check fuzz demo install clean bench-merge
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -313,7 +313,8 @@ event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
 static int
 event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 {
-	const uint8_t known = EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST;
+	const uint8_t known = EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
+	    EVENT_INCONSISTENT;
 	int f = 0;
 
 	if (flags & ~known)
@@ -330,6 +331,8 @@ event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 		f |= PMON_EV_UNMATCHED;
 	if (flags & EVENT_LOST)
 		f |= PMON_EV_LOST;
+	if (flags & EVENT_INCONSISTENT)
+		f |= PMON_EV_INCONSISTENT;
 	return f;
 }
 
@@ -350,6 +353,7 @@ decode_event(struct pmon *p, const uint8_t *buf, size_t len)
 	flags = wire_read8(&r);
 	ev.match_tid = (int32_t)wire_read32(&r);
 	ev.match_seq = wire_read64(&r);
+	ev.t_corr = wire_read64(&r);
 	if (r.err)
 		return pmon_bad_payload(p, MSG_EVENT, "header truncated");
 	if ((f = event_flags(p, flags, ev.match_seq)) == -1)

@@ -36,6 +36,8 @@ struct pmon;
 #define PMON_EV_LOST		0x4	/* marker: lost events, count in bytes;
 					   call_name is "lost" */
 #define PMON_EV_MSG		0x8	/* end of a receive that got a message */
+#define PMON_EV_INCONSISTENT	0x10	/* released although the group state
+					   did not allow it (records lost) */
 
 /* A task of the monitored application. */
 struct pmon_task {
@@ -54,7 +56,8 @@ struct pmon_task {
 struct pmon_event {
 	int32_t		 tid;
 	uint64_t	 seq;
-	uint64_t	 t_ns;
+	uint64_t	 t_ns;		/* the host's clock */
+	uint64_t	 t_corr;	/* corrected: causal, one timeline */
 	int		 call;		/* number; see call_name */
 	const char	*call_name;	/* "pvm_send" */
 	int		 phase;

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC	0xb7
-#define PROTO_VERSION	1
+#define PROTO_VERSION	2
 #define FRAME_HDR_SIZE	8
 
 /* The largest payload any message may carry. */
@@ -35,7 +35,7 @@
 	X(FLUSH_DONE,	6,	4,		4)			\
 	X(SHUTDOWN,	7,	0,		0)			\
 	X(TOOL_HELLO,	8,	6,		1024)			\
-	X(EVENT,	9,	65,		PROTO_MAX_PAYLOAD)	\
+	X(EVENT,	9,	73,		PROTO_MAX_PAYLOAD)	\
 	X(BYE,		10,	2,		1024)			\
 	X(ERROR,	11,	2,		1024)			\
 	X(TASK_HELLO,	12,	22,		1024)			\
@@ -56,10 +56,15 @@ struct msg_info {
 /* TOOL_HELLO flags. */
 #define TOOL_SUBSCRIBE	0x1	/* send me the ordered event stream */
 
+/* The fixed part of EVENT: tid, flags, match_tid, match_seq, t_corr. */
+#define EVENT_HDR_SIZE	(4 + 1 + 4 + 8 + 8)
+
 /* EVENT flags. */
 #define EVENT_MATCHED	0x1	/* match_tid/match_seq name the send */
 #define EVENT_UNMATCHED	0x2	/* a receive released without its send */
 #define EVENT_LOST	0x4	/* marker: records missing from this task */
+#define EVENT_INCONSISTENT 0x8	/* released although the modelled group
+				   state did not allow it (records lost) */
 
 struct frame_hdr {
 	uint8_t		type;

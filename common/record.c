@@ -42,8 +42,9 @@ record_size(const struct record *r)
 
 /*
  * Encodes r, with its group name from r->group and its peer list from
- * peers (host order; NULL when r->npeers is 0), into out, which has room
- * for record_size(r) bytes.  Returns the size written.
+ * peers (host order), or, when peers is NULL, from the encoded list at
+ * r->peers (a record that was decoded), into out, which has room for
+ * record_size(r) bytes.  Returns the size written.
  */
 size_t
 record_encode(uint8_t *out, const struct record *r, const int32_t *peers)
@@ -70,6 +71,11 @@ record_encode(uint8_t *out, const struct record *r, const int32_t *peers)
 	if (r->glen > 0)
 		memcpy(p, r->group, r->glen);
 	p += r->glen;
+	if (peers == NULL) {
+		if (r->npeers > 0)
+			memcpy(p, r->peers, 4 * (size_t)r->npeers);
+		return len;
+	}
 	for (i = 0; i < r->npeers; i++, p += 4)
 		wire_put32(p, (uint32_t)peers[i]);
 	return len;

@@ -18,7 +18,9 @@
  *	28 i32 tag	message tag (or -1)
  *	32 i32 ctx	message context
  *	36 i32 bytes	message bytes, or bytes packed/unpacked
- *	40 i32 inst	group instance (joingroup/getinst/...), or -1
+ *	40 i32 inst	group instance (joingroup/getinst/...), the count
+ *			of pvm_barrier and pvm_freezegroup, what a
+ *			pvm_notify asks for (PvmTaskExit...), or -1
  *	44 u16 npeers	number of peer tids that follow the group name
  *	46 u8  glen	length of the group name
  *	47 u8  flags	RECORD_* flags

@@ -21,7 +21,7 @@
 static void
 coord_release(const struct order_event *ev, void *arg)
 {
-	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	static uint8_t buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE];
 	struct coord *c = arg;
 	size_t n;
 
@@ -31,6 +31,8 @@ coord_release(const struct order_event *ev, void *arg)
 	}
 	coord_tools_send(c, buf, n, 1);
 }
+
+static void	sync_timer_cb(int, short, void *);
 
 int
 coord_init(struct coord *c, struct event_base *base)
@@ -43,8 +45,11 @@ coord_init(struct coord *c, struct event_base *base)
 	TAILQ_INIT(&c->tasks);
 	TAILQ_INIT(&c->flushes);
 	TAILQ_INIT(&c->hosts);
-	if ((c->order = order_new(coord_release, c)) == NULL)
+	if ((c->order = order_new(coord_release, c)) == NULL ||
+	    (c->clock = clock_new(&c->clock_params)) == NULL ||
+	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL)
 		return -1;
+	order_set_clock(c->order, c->clock);
 	return 0;
 }
 
@@ -87,7 +92,10 @@ coord_free(struct coord *c)
 		event_free(c->ev_ready);
 	if (c->ev_shutdown != NULL)
 		event_free(c->ev_shutdown);
+	if (c->ev_sync != NULL)
+		event_free(c->ev_sync);
 	order_free(c->order);
+	clock_free(c->clock);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -207,6 +215,26 @@ coord_start_ready_timer(struct coord *c)
 
 static void	shutdown_finish(struct coord *);
 
+/* Logs what every task that holds events waits for. */
+static void
+log_window(struct coord *c)
+{
+	char *buf = NULL, *line, *next;
+	size_t len = 0;
+	FILE *f;
+
+	if ((f = open_memstream(&buf, &len)) == NULL)
+		return;
+	order_dump(c->order, f);
+	fclose(f);
+	for (line = buf; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		log_warnx("window: %s", line);
+	}
+	free(buf);
+}
+
 /* Completes a round once no agent is left to answer. */
 static void
 flush_check(struct coord *c, struct coord_flush *f)
@@ -214,6 +242,10 @@ flush_check(struct coord *c, struct coord_flush *f)
 	if (f->nwaiting > 0)
 		return;
 	TAILQ_REMOVE(&c->flushes, f, entry);
+	/* Every record made before the round began has been ordered. */
+	order_synced(c->order, f->mark);
+	if (f->sync)
+		c->sync_rounds--;
 	if (f->tool != NULL)
 		coord_frame_u32(bufferevent_get_output(f->tool->bev),
 		    MSG_FLUSH_DONE, f->tool_id);
@@ -221,6 +253,7 @@ flush_check(struct coord *c, struct coord_flush *f)
 		shutdown_finish(c);
 	free(f->waiting);
 	free(f);
+	coord_sync_check(c);
 }
 
 /*
@@ -243,6 +276,7 @@ flush_new(struct coord *c, struct coord_tool *tool, uint32_t id, int final)
 	f->tool = tool;
 	f->tool_id = id;
 	f->final = final;
+	f->mark = order_mark(c->order);
 	TAILQ_FOREACH(a, &c->agents, entry) {
 		if (a->state != COORD_P_ACTIVE)
 			continue;
@@ -259,6 +293,48 @@ void
 coord_flush_start(struct coord *c, struct coord_tool *tool, uint32_t id)
 {
 	flush_check(c, flush_new(c, tool, id, 0));
+	coord_sync_check(c);
+}
+
+/*
+ * Group joins and leaves wait until no broadcast recorded before them can
+ * still arrive: a flush round that began after they came proves it.  One
+ * such round at a time, a few milliseconds after the need arose, so that
+ * a burst of joins shares one round; rounds that only let the core judge
+ * a broadcast impossible come slower.
+ */
+#define SYNC_SOON_US	2000
+#define SYNC_LATER_US	20000
+
+void
+coord_sync_check(struct coord *c)
+{
+	struct timeval tv = { 0, SYNC_SOON_US };
+	int want;
+
+	if (c->sync_rounds > 0 || c->shutting_down ||
+	    evtimer_pending(c->ev_sync, NULL) ||
+	    (want = order_wants_sync(c->order)) == 0)
+		return;
+	if (want == ORDER_SYNC_LATER)
+		tv.tv_usec = SYNC_LATER_US;
+	evtimer_add(c->ev_sync, &tv);
+}
+
+static void
+sync_timer_cb(int fd, short ev, void *arg)
+{
+	struct coord *c = arg;
+	struct coord_flush *f;
+
+	(void)fd;
+	(void)ev;
+	if (c->shutting_down || !order_wants_sync(c->order))
+		return;
+	f = flush_new(c, NULL, 0, 0);
+	f->sync = 1;
+	c->sync_rounds++;
+	flush_check(c, f);
 }
 
 /* Removes a from f's list; returns 1 if it was there. */
@@ -374,8 +450,10 @@ shutdown_finish(struct coord *c)
 	if (c->finishing)
 		return;
 	order_stats(c->order, &st);
-	if (st.held > 0)
-		log_info("releasing %zu held events", st.held);
+	if (st.held > 0) {
+		log_warnx("shutdown: %zu events still wait", st.held);
+		log_window(c);
+	}
 	order_release_all(c->order);
 	c->finishing = 1;
 	TAILQ_FOREACH(t, &c->tools, entry) {

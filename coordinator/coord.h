@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "order.h"
 #include "proto.h"
 
@@ -135,6 +136,8 @@ struct coord_flush {
 	TAILQ_ENTRY(coord_flush) entry;
 	uint32_t		 round;
 	int			 final;		/* the shutdown flush */
+	uint64_t		 mark;		/* order_mark() at its start */
+	int			 sync;		/* asked for by the order core */
 	struct coord_tool	*tool;		/* gets FLUSH_DONE, or NULL */
 	uint32_t		 tool_id;
 	struct coord_agent	**waiting;
@@ -175,6 +178,10 @@ struct coord {
 	struct coord_task	*task_hash[COORD_TASK_BUCKETS];
 	struct coord_flushes	 flushes;
 	uint32_t		 next_round;
+	struct event		*ev_sync;	/* a round for the order core */
+	int			 sync_rounds;	/* such rounds in flight */
+	struct clock		*clock;
+	struct clock_params	 clock_params;	/* -C */
 	struct coord_hosts	 hosts;
 
 	int			 ready;		/* said ready */
@@ -204,9 +211,12 @@ void	coord_flush_done(struct coord *, struct coord_agent *, uint32_t);
 void	coord_flush_forget(struct coord *, struct coord_agent *);
 void	coord_flush_forget_tool(struct coord *, struct coord_tool *);
 void	coord_shutdown(struct coord *, const char *why);
+void	coord_sync_check(struct coord *);
 void	coord_output_check(struct coord *);
 
 /* coord_agent.c */
+/* The host field of a PVM tid: a small number naming the host. */
+#define coord_host_number(tid)	((uint32_t)(((uint32_t)(tid) >> 18) & 0xfff))
 int	coord_agent_listen(struct coord *);
 void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));

@@ -125,8 +125,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		    (unsigned)tn.tid);
 		return -1;
 	}
-	if (order_task_new(c->order, tn.tid, tn.parent_tid, tn.spawn_seq,
-	    &why) == -1) {
+	if (order_task_new(c->order, tn.tid, coord_host_number(a->host_tid),
+	    tn.parent_tid, tn.spawn_seq, &why) == -1) {
 		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn.tid, why);
 		return -1;
 	}
@@ -229,8 +229,23 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 }
 
 /* One frame from an agent; -1 when the agent was dropped. */
+static int	agent_dispatch(struct coord_agent *, uint8_t,
+		    const uint8_t *, size_t);
+
 int
 coord_agent_frame(struct coord_agent *a, uint8_t type, const uint8_t *p,
+    size_t len)
+{
+	struct coord *c = a->coord;
+	int rv;
+
+	rv = agent_dispatch(a, type, p, len);
+	coord_sync_check(c);
+	return rv;
+}
+
+static int
+agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
     size_t len)
 {
 	if (a->state == COORD_P_HELLO && type != MSG_AGENT_HELLO) {

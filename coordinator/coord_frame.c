@@ -10,17 +10,16 @@
 #include "record.h"
 #include "wire.h"
 
-#define EVENT_HDR	(4 + 1 + 4 + 8)
 
 /*
  * Encodes one EVENT frame (header included) into buf.  Returns its size,
  * or 0 if it does not fit; a record is at most RECORD_MAX_SIZE bytes, so
- * FRAME_HDR_SIZE + EVENT_HDR + RECORD_MAX_SIZE always fits.
+ * FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE always fits.
  */
 size_t
 coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
 {
-	size_t len = EVENT_HDR + ev->len;
+	size_t len = EVENT_HDR_SIZE + ev->len;
 	uint8_t *p = buf + FRAME_HDR_SIZE;
 
 	if (FRAME_HDR_SIZE + len > size)
@@ -30,7 +29,8 @@ coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
 	p[4] = ev->flags;
 	wire_put32(p + 5, (uint32_t)ev->match_tid);
 	wire_put64(p + 9, ev->match_seq);
-	memcpy(p + EVENT_HDR, ev->bytes, ev->len);
+	wire_put64(p + 17, ev->t_corr);
+	memcpy(p + EVENT_HDR_SIZE, ev->bytes, ev->len);
 	return FRAME_HDR_SIZE + len;
 }
 

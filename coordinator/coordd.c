@@ -30,7 +30,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
-	    "[-l address] [-r fd]\n");
+	    "[-C clock-correction] [-l address] [-r fd]\n");
 	exit(1);
 }
 
@@ -219,14 +219,20 @@ int
 main(int argc, char *argv[])
 {
 	struct event_base *base;
-	int ch, verbose = 0;
+	int algo, ch, verbose = 0;
 
 	log_init("pmon-coordd", 0);
 	shed_preload(argv);
 	coord.ready_fd = -1;
 	coord.spawn_agents = 1;
-	while ((ch = getopt(argc, argv, "A:dl:Nr:v")) != -1) {
+	clock_params_default(&coord.clock_params);
+	while ((ch = getopt(argc, argv, "A:C:dl:Nr:v")) != -1) {
 		switch (ch) {
+		case 'C':
+			if ((algo = clock_algo_lookup(optarg)) == -1)
+				fatalx("-C: unknown clock correction %s", optarg);
+			coord.clock_params.algo = (enum clock_algo)algo;
+			break;
 		case 'A':
 			if (strlen(optarg) >= sizeof(coord.agent_path))
 				fatalx("-A: path too long");

@@ -8,74 +8,249 @@
  *  - the local predecessor is the previous record of the same task, so a
  *    task is a FIFO of held events and only its head can be next;
  *  - the head waits on at most one thing: the parent's spawn (first event
- *    only) or the channel (src, dst, tag, ctx) its receive reads from;
- *  - a released send stays in the window as a sequence number in its
- *    channel's FIFO until the receive that is its successor consumes it.
+ *    only), the channel (src, dst, tag, ctx) its receive reads from, the
+ *    barrier episode it exits, the exits a notify reports, or the state of
+ *    a group (task->wait says which);
+ *  - a released send stays in the window as an entry in its channel's
+ *    FIFO until the receive that is its successor consumes it.
  *
  * A release pushes the tasks it may unblock onto a worklist, so long
  * chains of dependencies never recurse.
+ *
+ * Groups add VISTOP's state conditions (paper 003, 3.3): a broadcast or a
+ * gsize end is released only in a modelled state it could have happened
+ * in, and a join or leave that would take the model away from a held one
+ * waits for it.  Those waits are rare, so their wake-ups are simple: any
+ * change to a group wakes every task waiting on it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "order.h"
 #include "proto.h"
 #include "record.h"
 
+#define PVM_TASK_EXIT	1	/* pvm3.h PvmTaskExit, what pvm_notify asks */
+#define PVM_NO_GROUP	(-19)	/* pvm3.h PvmNoGroup: no such group (empty) */
+#define EPISODES_KEPT	8	/* closed barrier episodes remembered */
+
+/* What kind of event a held node is, as far as ordering cares. */
+enum node_kind {
+	NODE_PLAIN,
+	NODE_JOIN,		/* joingroup end that joined */
+	NODE_LEAVE,		/* lvgroup end that left */
+	NODE_BCAST,		/* bcast end: receivers must be the members */
+	NODE_GSIZE,		/* gsize or freezegroup end: the size must be
+				   size_target() */
+	NODE_BARRIER_IN,	/* barrier begin */
+	NODE_BARRIER_OUT,	/* barrier end */
+	NODE_COLL_IN,		/* reduce, gather, scatter begin */
+	NODE_COLL_OUT		/* their end */
+};
+
+/* What the head of a task waits for. */
+enum task_wait {
+	WAIT_NONE,
+	WAIT_SPAWN,		/* its parent's spawn */
+	WAIT_CHAN,		/* a message from wait_tid */
+	WAIT_BARRIER,		/* its barrier episode to close */
+	WAIT_STATE,		/* a group state that allows it */
+	WAIT_CONFLICT,		/* a held broadcast it would make impossible */
+	WAIT_SYNC,		/* a flush round */
+	WAIT_OPEN,		/* another task's group call to end */
+	WAIT_NOTIFY		/* watched tasks to end */
+};
+
+struct order_task;
+struct order_group;
+
 /* One held event: a copy of its encoded record. */
 struct order_node {
 	struct order_node	*next;
-	struct record		 rec;	/* points into bytes */
-	uint8_t			 flags;	/* EVENT_LOST for a marker */
-	uint64_t		 last;	/* last seq this event accounts for */
+	struct order_node	*gnext;		/* group's pending list */
+	struct order_task	*task;
+	struct order_group	*group;		/* kinds other than PLAIN */
+	struct record		 rec;		/* points into bytes */
+	uint64_t		 added;		/* arrival number */
+	uint64_t		 round;		/* rounds completed at arrival */
+	uint64_t		 prev_t;	/* raw time of the record before:
+						   the begin of an end */
+	uint64_t		 last;		/* last seq this event accounts for */
+	uint8_t			 flags;		/* EVENT_LOST for a marker */
+	uint8_t			 kind;		/* enum node_kind */
 	size_t			 len;
 	uint8_t			 bytes[];
 };
 
+/* A list of tasks waiting for something to change. */
+struct order_tasks {
+	struct order_task	**v;
+	size_t			 n, cap;
+};
+
+/* A released pvm_spawn begin, for the clock of the children. */
+struct order_spawn {
+	uint64_t		 seq, raw, corr;
+};
+
+/* A pvm_notify(PvmTaskExit) a task made. */
+struct order_notify {
+	int32_t			 tag;
+	uint32_t		 received;
+	int32_t			*tids;
+	size_t			 ntids;
+};
+
 struct order_task {
 	int32_t			 tid;
+	uint32_t		 host;
 	int32_t			 parent_tid;
 	uint64_t		 spawn_seq;
 	int			 registered;
 	int			 ended;
+	int			 done;		/* ended, all released */
 	int			 started;	/* an event was released */
 	int			 queued;	/* on the worklist */
 	int			 waiting;	/* on its parent's waiters */
+	uint8_t			 wait;		/* enum task_wait */
+	int32_t			 wait_tid;	/* WAIT_CHAN: the sender */
+	struct order_group	*wgroup;	/* WAIT_BARRIER/STATE/CONFLICT */
+	struct order_tasks	*waitq;		/* the list it is on */
+	uint64_t		 visit;		/* depends_on() epoch */
 	uint64_t		 next_seq;	/* next seq expected */
 	uint64_t		 released;	/* last seq released */
 	uint64_t		 lost;		/* records reported lost */
+	uint64_t		 last_raw;	/* raw time of the last added */
+	struct clock_local	 clock;
 	struct order_node	*head;
 	struct order_node	**tailp;
 	size_t			 held;
+	struct order_spawn	*spawns;
+	size_t			 nspawns, spawncap;
+	struct order_notify	*notifies;
+	size_t			 nnotifies;
+	struct order_group	*bar_group;	/* the barrier it last entered */
+	int32_t			 bar_count;
+	uint64_t		 bar_episode;
+	struct order_tcoll	*tcoll;
+	size_t			 ntcoll;
+	struct order_group	*open_group;	/* a group call begun, not ended */
+	uint64_t		 open_t;	/* its begin's raw time */
+	struct order_group	*coll_group;	/* the collective it is in */
+	uint64_t		 coll_k;
+	int			 coll_root;
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
 	struct order_task	*wnext;
 };
 
+/* A released send not yet received. */
+struct order_sent {
+	uint64_t		 seq, raw, corr;
+	uint32_t		 host;
+};
+
 /* Released sends not yet received, per (src, dst, tag, ctx). */
 struct order_chan {
 	int32_t			 src, dst, tag, ctx;
-	uint64_t		*seqs;		/* ring of send seqs */
+	struct order_sent	*sent;		/* a ring */
 	size_t			 first, count, cap;
 	struct order_task	*waiter;	/* dst, blocked on this */
 	struct order_chan	*hnext;
 };
 
+/*
+ * One instance of a reduce, gather or scatter on a group: the k-th call of
+ * each member is instance k (SPMD programs call them together).
+ */
+struct order_coll {
+	uint32_t		 arrivals;	/* begins released */
+	int			 root_in;	/* the root's begin among them */
+	uint64_t		 corr;		/* latest begin's corrected time */
+	uint64_t		 root_corr;
+};
+
+#define COLL_KINDS	3	/* reduce, gather, scatter */
+
+/* How far a task got in the collectives of one group. */
+struct order_tcoll {
+	struct order_group	*group;
+	uint64_t		 next[COLL_KINDS];
+};
+
+/* Entries and exits of the barriers with one count on a group. */
+struct order_counted {
+	int32_t			 count;
+	uint64_t		 entries;
+	uint64_t		 corr[EPISODES_KEPT];	/* latest entry of a batch */
+};
+
+/* A group as the modelled state knows it. */
+struct order_group {
+	struct order_group	*next;
+	uint8_t			 len;
+	char			 name[RECORD_GROUP_MAX];
+	int32_t			*members;
+	int32_t			*insts;		/* each member's instance */
+	size_t			 nmembers, cap;
+	struct order_coll	*coll[COLL_KINDS];
+	size_t			 ncoll[COLL_KINDS];
+	size_t			 held_changes;	/* held joins and leaves */
+	size_t			 held_joins;
+	struct order_node	*pending;	/* held bcast and gsize ends */
+	int32_t			*departed;	/* ended while members */
+	size_t			 ndeparted;
+	struct order_tasks	 waiters;
+	/* Barriers: entries are counted into the open episode. */
+	uint64_t		 episode;	/* the open one; all before closed */
+	uint32_t		 arrivals;
+	uint64_t		 ep_corr;	/* latest entry's corrected time */
+	uint64_t		 closed_corr[EPISODES_KEPT];
+	/*
+	 * Barriers with a count c release in batches of c entries, in the
+	 * order pvmgs saw them; pmon batches them in the order it releases
+	 * them, which is the same when every participant takes part in
+	 * every batch (a task enters the next one only after it left this
+	 * one).  An exit needs every entry of its batch.
+	 */
+	struct order_counted	*counted;
+	size_t			 ncounted;
+};
+
 struct order {
 	order_release_cb	 cb;
 	void			*arg;
+	struct clock		*clock;
 	struct order_task	**tasks;
 	size_t			 ntaskb;	/* buckets, a power of 2 */
 	size_t			 ntasks;
 	struct order_chan	**chans;
 	size_t			 nchanb;
 	size_t			 nchans;
+	struct order_group	*groups;
 	struct order_task	*work, **worktail;
+	struct order_tasks	 syncw;		/* WAIT_SYNC */
+	struct order_tasks	 notifyw;	/* WAIT_NOTIFY */
 	size_t			 registered;
 	size_t			 held;
 	size_t			 retained;
+	uint64_t		 nadded;
+	uint64_t		 nreleased;
+	uint64_t		 ninconsistent;
+	uint64_t		 synced;	/* events added before it are safe */
+	uint64_t		 rounds;	/* flush rounds completed */
+	uint64_t		 prev_synced;
+	uint64_t		 released_at_sync;
+	uint64_t		 visit;
+	uint64_t		 changes;	/* adds and ends */
+	uint64_t		 changes_at_sync;
+	size_t			 nconflicts;	/* tasks in WAIT_CONFLICT */
+	int			 progress;	/* released since conflicts were
+						   last looked at */
 	int			 draining;	/* order_release_all runs */
 };
 
@@ -83,6 +258,38 @@ struct order {
 
 static void	order_run(struct order *);
 static void	order_task_done(struct order *, struct order_task *);
+
+/* --- small lists ------------------------------------------------------ */
+
+static void
+set_wait(struct order *o, struct order_task *t, uint8_t what)
+{
+	if (t->wait == WAIT_CONFLICT)
+		o->nconflicts--;
+	if (what == WAIT_CONFLICT)
+		o->nconflicts++;
+	t->wait = what;
+}
+
+static int
+tasks_add(struct order_tasks *l, struct order_task *t)
+{
+	struct order_task **nv;
+	size_t ncap;
+
+	if (t->waitq == l)
+		return 0;
+	if (l->n == l->cap) {
+		ncap = l->cap ? l->cap * 2 : 8;
+		if ((nv = reallocarray(l->v, ncap, sizeof(*nv))) == NULL)
+			return -1;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = t;
+	t->waitq = l;
+	return 0;
+}
 
 /* --- hash tables ------------------------------------------------------ */
 
@@ -99,9 +306,9 @@ order_hash(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
 }
 
 static size_t
-task_bucket(const struct order *o, int32_t tid)
+task_bucket(size_t nb, int32_t tid)
 {
-	return order_hash((uint32_t)tid, 0, 0, 0) & (o->ntaskb - 1);
+	return order_hash((uint32_t)tid, 0, 0, 0) & (nb - 1);
 }
 
 static size_t
@@ -116,7 +323,8 @@ task_find(const struct order *o, int32_t tid)
 {
 	struct order_task *t;
 
-	for (t = o->tasks[task_bucket(o, tid)]; t != NULL; t = t->hnext)
+	for (t = o->tasks[task_bucket(o->ntaskb, tid)]; t != NULL;
+	    t = t->hnext)
 		if (t->tid == tid)
 			return t;
 	return NULL;
@@ -127,17 +335,16 @@ static void
 task_grow(struct order *o)
 {
 	struct order_task **nt, *t, *next;
-	size_t i, nb = o->ntaskb * 2;
+	size_t i, b, nb = o->ntaskb * 2;
 
 	if (o->ntasks < o->ntaskb || (nt = calloc(nb, sizeof(*nt))) == NULL)
 		return;
 	for (i = 0; i < o->ntaskb; i++)
 		for (t = o->tasks[i]; t != NULL; t = next) {
 			next = t->hnext;
-			t->hnext = nt[order_hash((uint32_t)t->tid, 0, 0, 0) &
-			    (nb - 1)];
-			nt[order_hash((uint32_t)t->tid, 0, 0, 0) & (nb - 1)] =
-			    t;
+			b = task_bucket(nb, t->tid);
+			t->hnext = nt[b];
+			nt[b] = t;
 		}
 	free(o->tasks);
 	o->tasks = nt;
@@ -159,7 +366,7 @@ task_get(struct order *o, int32_t tid)
 	t->next_seq = 1;
 	t->tailp = &t->head;
 	task_grow(o);
-	b = task_bucket(o, tid);
+	b = task_bucket(o->ntaskb, tid);
 	t->hnext = o->tasks[b];
 	o->tasks[b] = t;
 	o->ntasks++;
@@ -235,14 +442,14 @@ chan_del(struct order *o, struct order_chan *c)
 	*pp = c->hnext;
 	o->nchans--;
 	o->retained -= c->count;
-	free(c->seqs);
+	free(c->sent);
 	free(c);
 }
 
 static int
-chan_push(struct order_chan *c, uint64_t seq)
+chan_push(struct order_chan *c, const struct order_sent *s)
 {
-	uint64_t *ns;
+	struct order_sent *ns;
 	size_t i, ncap;
 
 	if (c->count == c->cap) {
@@ -250,25 +457,467 @@ chan_push(struct order_chan *c, uint64_t seq)
 		if ((ns = calloc(ncap, sizeof(*ns))) == NULL)
 			return -1;
 		for (i = 0; i < c->count; i++)
-			ns[i] = c->seqs[(c->first + i) % c->cap];
-		free(c->seqs);
-		c->seqs = ns;
+			ns[i] = c->sent[(c->first + i) % c->cap];
+		free(c->sent);
+		c->sent = ns;
 		c->cap = ncap;
 		c->first = 0;
 	}
-	c->seqs[(c->first + c->count) % c->cap] = seq;
+	c->sent[(c->first + c->count) % c->cap] = *s;
 	c->count++;
 	return 0;
 }
 
-static uint64_t
+static struct order_sent
 chan_pop(struct order_chan *c)
 {
-	uint64_t seq = c->seqs[c->first];
+	struct order_sent s = c->sent[c->first];
 
 	c->first = (c->first + 1) % c->cap;
 	c->count--;
-	return seq;
+	return s;
+}
+
+/* --- groups ----------------------------------------------------------- */
+
+static struct order_group *
+group_get(struct order *o, const char *name, uint8_t len)
+{
+	struct order_group *g;
+
+	for (g = o->groups; g != NULL; g = g->next)
+		if (g->len == len && memcmp(g->name, name, len) == 0)
+			return g;
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	g->len = len;
+	memcpy(g->name, name, len);
+	g->next = o->groups;
+	o->groups = g;
+	return g;
+}
+
+static int
+group_has(const struct order_group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Wakes every task waiting on the group: something in it changed. */
+static void	work_push(struct order *, struct order_task *);
+
+static void
+wake_list(struct order *o, struct order_tasks *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		l->v[i]->waitq = NULL;
+		work_push(o, l->v[i]);
+	}
+	l->n = 0;
+}
+
+static void
+group_join(struct order *o, struct order_group *g, int32_t tid, int32_t inst)
+{
+	int32_t *nm, *ni;
+	size_t ncap;
+
+	if (group_has(g, tid))
+		return;
+	if (g->nmembers == g->cap) {
+		ncap = g->cap ? g->cap * 2 : 8;
+		if ((nm = reallocarray(g->members, ncap, sizeof(*nm))) ==
+		    NULL)
+			return;		/* out of memory: the model drifts */
+		g->members = nm;
+		if ((ni = reallocarray(g->insts, ncap, sizeof(*ni))) == NULL)
+			return;
+		g->insts = ni;
+		g->cap = ncap;
+	}
+	g->insts[g->nmembers] = inst;
+	g->members[g->nmembers++] = tid;
+	wake_list(o, &g->waiters);
+}
+
+/* pvmgs gives a joining task the lowest instance number not in use. */
+static int32_t
+group_lowest_free(const struct order_group *g)
+{
+	int32_t k;
+	size_t i;
+
+	for (k = 0;; k++) {
+		for (i = 0; i < g->nmembers; i++)
+			if (g->insts[i] == k)
+				break;
+		if (i == g->nmembers)
+			return k;
+	}
+}
+
+/* The member with instance number inst, or 0. */
+static int32_t
+group_member_of(const struct order_group *g, int32_t inst)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->insts[i] == inst)
+			return g->members[i];
+	return 0;
+}
+
+/* The instance number of a member, or -1. */
+static int32_t
+group_inst(const struct order_group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i] == tid)
+			return g->insts[i];
+	return -1;
+}
+
+static void
+group_leave(struct order *o, struct order_group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i] == tid) {
+			g->members[i] = g->members[--g->nmembers];
+			g->insts[i] = g->insts[g->nmembers];
+			wake_list(o, &g->waiters);
+			return;
+		}
+}
+
+static void
+group_pending_del(struct order_group *g, struct order_node *n)
+{
+	struct order_node **pp;
+
+	for (pp = &g->pending; *pp != NULL; pp = &(*pp)->gnext)
+		if (*pp == n) {
+			*pp = n->gnext;
+			return;
+		}
+}
+
+/* The group size a held gsize returned, or a freezegroup waited for. */
+static size_t
+size_target(const struct order_node *n)
+{
+	if (n->rec.call == PMON_CALL_gsize)
+		return n->rec.rc < 0 ? 0 : (size_t)n->rec.rc;
+	return (size_t)n->rec.inst;
+}
+
+/* Does the broadcast n list tid among its receivers? */
+static int
+bcast_lists(const struct order_node *n, int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < n->rec.npeers; i++)
+		if (record_peer(&n->rec, i) == tid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Did tid end while a member of g?  pvmgs learns of exits late, so a
+ * broadcast may still reach such a task.
+ */
+static int
+departed(const struct order_group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->ndeparted; i++)
+		if (g->departed[i] == tid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Is the held broadcast or gsize n possible in the modelled state?  A
+ * broadcast reaches every member but its sender; a receiver that has
+ * already ended (pvmgs learns of exits late) is not held against it.
+ */
+static int
+state_allows(const struct order *o, const struct order_node *n)
+{
+	const struct order_group *g = n->group;
+	int32_t self = n->task->tid, p;
+	size_t i;
+
+	(void)o;
+	if (n->kind == NODE_JOIN)
+		return group_lowest_free(g) == n->rec.rc;
+	if (n->kind == NODE_GSIZE)
+		return g->nmembers == size_target(n);
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i] != self && !bcast_lists(n, g->members[i]))
+			return 0;
+	for (i = 0; i < n->rec.npeers; i++) {
+		p = record_peer(&n->rec, (unsigned)i);
+		if (p != self && !group_has(g, p) && !departed(g, p))
+			return 0;
+	}
+	return 1;
+}
+
+/* Would the join or leave x take the model further from what e saw? */
+static int
+moves_away(const struct order_node *x, const struct order_node *e)
+{
+	const struct order_group *g = e->group;
+	int32_t tid = x->task->tid, inst;
+	int join = x->kind == NODE_JOIN;
+
+	/* A held join needs every lower instance taken. */
+	if (e->kind == NODE_JOIN) {
+		inst = group_inst(g, tid);
+		return !join && inst >= 0 && inst < e->rec.rc;
+	}
+	if (e->kind == NODE_GSIZE)
+		return join ? g->nmembers >= size_target(e) :
+		    g->nmembers <= size_target(e);
+	if (tid == e->task->tid)
+		return 0;
+	return join ? !bcast_lists(e, tid) : bcast_lists(e, tid);
+}
+
+static struct order_chan *chan_find(const struct order *, int32_t, int32_t,
+		    int32_t, int32_t);
+
+/*
+ * Does a later held event of x's task undo it (a leave after a join),
+ * with nothing in between that could wait for other tasks?  Receives of
+ * messages already sent do not wait.
+ */
+static int
+undone_later(const struct order *o, const struct order_node *x)
+{
+	const struct order_node *n;
+	const struct order_chan *c;
+	struct { const struct order_chan *c; size_t used; } seen[8];
+	uint8_t undo = x->kind == NODE_JOIN ? NODE_LEAVE : NODE_JOIN;
+	size_t nseen = 0, i;
+
+	for (n = x->next; n != NULL; n = n->next) {
+		if (n->kind == undo && n->group == x->group)
+			return 1;
+		if (n->kind != NODE_PLAIN)
+			return 0;
+		if (n->rec.call == PMON_CALL_probe && n->rec.phase == PMON_END &&
+		    (n->rec.flags & RECORD_MSG))
+			return 0;
+		if (!record_is_recv(&n->rec))
+			continue;
+		if (n->rec.peer & ORDER_TID_DAEMON)
+			return 0;
+		c = chan_find(o, n->rec.peer, x->task->tid, n->rec.tag,
+		    n->rec.ctx);
+		if (c == NULL)
+			return 0;
+		for (i = 0; i < nseen && seen[i].c != c; i++)
+			;
+		if (i == nseen) {
+			if (nseen == 8)
+				return 0;
+			seen[nseen].c = c;
+			seen[nseen++].used = 0;
+		}
+		if (++seen[i].used > c->count)
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Can the head of task s only go after more events of x's task?  Follows
+ * what the heads wait for; a wait on a task with nothing held is a dead
+ * end (its future is unknown).  A head waiting for the state of x's group
+ * that x itself brings closer waits for x.  The search is bounded by the
+ * tasks.
+ */
+static int
+depends_on(struct order *o, struct order_task *s, const struct order_node *x)
+{
+	struct order_task *t = x->task;
+	struct order_task **stack, *u, *v;
+	size_t n = 0, cap = o->ntasks + 1, i;
+	int found = 0;
+
+	if (s == t)
+		return 1;
+	if ((stack = calloc(cap, sizeof(*stack))) == NULL)
+		return 1;	/* out of memory: do not hold t back */
+	o->visit++;
+	stack[n++] = s;
+	s->visit = o->visit;
+	while (n > 0 && !found) {
+		u = stack[--n];
+		if (u == t) {
+			found = 1;
+			break;
+		}
+		if (u->wait == WAIT_STATE && u->wgroup == x->group &&
+		    (u->head->kind == NODE_JOIN || !moves_away(x, u->head))) {
+			found = 1;
+			break;
+		}
+		v = NULL;
+		if (u->wait == WAIT_CHAN)
+			v = task_find(o, u->wait_tid);
+		else if (u->wait == WAIT_SPAWN)
+			v = task_find(o, u->parent_tid);
+		if (v != NULL && v->visit != o->visit && n < cap) {
+			v->visit = o->visit;
+			stack[n++] = v;
+		}
+		/* A broadcast waits for the receivers that are no members. */
+		if (u->wait == WAIT_STATE && u->head->kind == NODE_BCAST)
+			for (i = 0; i < u->head->rec.npeers; i++) {
+				v = task_find(o, record_peer(&u->head->rec,
+				    (unsigned)i));
+				if (v != NULL && v->visit != o->visit &&
+				    n < cap && !group_has(u->wgroup, v->tid)) {
+					v->visit = o->visit;
+					stack[n++] = v;
+				}
+			}
+		if (u->wait != WAIT_BARRIER)
+			continue;
+		for (i = 0; i < u->wgroup->nmembers; i++) {
+			v = task_find(o, u->wgroup->members[i]);
+			if (v != NULL && v->visit != o->visit && n < cap) {
+				v->visit = o->visit;
+				stack[n++] = v;
+			}
+		}
+	}
+	free(stack);
+	return found;
+}
+
+static int	patient(const struct order *, const struct order_node *, uint64_t);
+
+/*
+ * Did a end before b began, on the reference timeline, whatever the
+ * error of the hosts' clock estimates?
+ */
+static int
+ended_before(const struct order *o, const struct order_node *a,
+    const struct order_node *b)
+{
+	uint32_t ha = a->task->host, hb = b->task->host;
+	int64_t ea, eb;
+
+	if (ha == hb)
+		return a->rec.t_ns < b->prev_t;
+	if (o->clock == NULL ||
+	    (ea = clock_error(o->clock, ha)) == INT64_MAX ||
+	    (eb = clock_error(o->clock, hb)) == INT64_MAX)
+		return 0;
+	return (int64_t)a->rec.t_ns + clock_offset(o->clock, ha, a->rec.t_ns) +
+	    ea + eb < (int64_t)b->prev_t + clock_offset(o->clock, hb,
+	    b->prev_t);
+}
+
+/* Did a call begin at raw time t on host h surely after x ended? */
+static int
+began_after(const struct order *o, uint32_t h, uint64_t t,
+    const struct order_node *x)
+{
+	uint32_t hx = x->task->host;
+	int64_t eh, ex;
+
+	if (o->clock == NULL ||
+	    (eh = clock_error(o->clock, h)) == INT64_MAX ||
+	    (ex = clock_error(o->clock, hx)) == INT64_MAX)
+		return 0;
+	return (int64_t)x->rec.t_ns + clock_offset(o->clock, hx, x->rec.t_ns) +
+	    eh + ex < (int64_t)t + clock_offset(o->clock, h, t);
+}
+
+/*
+ * The order of two group calls from the times of their begins and ends:
+ * -1 when a ended before b began, 1 when b ended before a began, 0 when
+ * they overlap or the clocks cannot tell.
+ */
+static int
+call_order(const struct order *o, const struct order_node *a,
+    const struct order_node *b)
+{
+	if (ended_before(o, a, b))
+		return -1;
+	if (ended_before(o, b, a))
+		return 1;
+	return 0;
+}
+
+/*
+ * The held broadcast or gsize that the join or leave x must wait for, if
+ * any: one x would make impossible, that no later event of x's task
+ * repairs, and that does not itself wait for x's task.
+ */
+static struct order_node *
+conflict_of(struct order *o, const struct order_node *x)
+{
+	struct order_node *e;
+
+	for (e = x->group->pending; e != NULL; e = e->gnext) {
+		if (e->task == x->task)
+			continue;
+		/*
+		 * pvmgs served each call between its begin and its end: when
+		 * the two calls do not overlap in time, that is their order.
+		 */
+		switch (call_order(o, x, e)) {
+		case -1:
+			continue;	/* x came first */
+		case 1:
+			if (moves_away(x, e) || (x->kind == NODE_JOIN &&
+			    e->kind == NODE_JOIN && e->rec.rc == x->rec.rc))
+				return e;
+			continue;
+		default:
+			break;
+		}
+		/*
+		 * Two joins that got the same instance: the earlier one
+		 * held it first (the other came after it left).
+		 */
+		if (x->kind == NODE_JOIN && e->kind == NODE_JOIN &&
+		    e->rec.rc == x->rec.rc && !ended_before(o, x, e)) {
+			if (!depends_on(o, e->task, x))
+				return e;
+			continue;
+		}
+		if (!moves_away(x, e))
+			continue;
+		/* Favour the event that is possible now. */
+		if (e == e->task->head && state_allows(o, e))
+			return e;
+		/* A join taken back takes the lowest free instance again. */
+		if ((e->kind != NODE_JOIN && undone_later(o, x)) ||
+		    depends_on(o, e->task, x))
+			continue;
+		return e;
+	}
+	return NULL;
 }
 
 /* --- worklist --------------------------------------------------------- */
@@ -394,19 +1043,31 @@ send_dests(const struct order_task *t, const struct record *r,
 
 /* Puts a released send into the FIFO of each of its channels. */
 static int
-push_sends(struct order *o, struct order_task *t, const struct record *r)
+push_sends(struct order *o, struct order_task *t, const struct record *r,
+    uint64_t corr)
 {
+	struct order_sent s = { r->seq, r->t_ns, corr, t->host };
 	struct order_chan *c;
 	int32_t *dst;
 	int i, n;
 
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
+		if (task_gone(o, r->peer))
+			return 0;
+		if ((c = chan_get(o, t->tid, r->peer, r->tag, r->ctx)) ==
+		    NULL || chan_push(c, &s) == -1)
+			return -1;
+		o->retained++;
+		wake_receiver(o, c);
+		return 0;
+	}
 	if ((n = send_dests(t, r, &dst)) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (task_gone(o, dst[i]))
 			continue;
 		if ((c = chan_get(o, t->tid, dst[i], r->tag, r->ctx)) == NULL ||
-		    chan_push(c, r->seq) == -1) {
+		    chan_push(c, &s) == -1) {
 			free(dst);
 			return -1;
 		}
@@ -422,7 +1083,7 @@ static void
 retract_from(struct order *o, struct order_chan *c, uint64_t seq)
 {
 	if (c != NULL && c->count > 0 &&
-	    c->seqs[(c->first + c->count - 1) % c->cap] == seq) {
+	    c->sent[(c->first + c->count - 1) % c->cap].seq == seq) {
 		c->count--;
 		o->retained--;
 	}
@@ -455,10 +1116,251 @@ retract_sends(struct order *o, struct order_task *t, const struct record *r)
 				retract_from(o, c, r->seq - 1);
 }
 
-/* Releases the head of t with the given flags and match. */
+/* Remembers a released spawn begin for the clock of its children. */
+static void
+spawn_note(struct order_task *t, const struct record *r, uint64_t corr)
+{
+	struct order_spawn *ns;
+	size_t ncap;
+
+	if (t->nspawns == t->spawncap) {
+		ncap = t->spawncap ? t->spawncap * 2 : 4;
+		if ((ns = reallocarray(t->spawns, ncap, sizeof(*ns))) == NULL)
+			return;		/* the child's clock bound is lost */
+		t->spawns = ns;
+		t->spawncap = ncap;
+	}
+	t->spawns[t->nspawns].seq = r->seq;
+	t->spawns[t->nspawns].raw = r->t_ns;
+	t->spawns[t->nspawns].corr = corr;
+	t->nspawns++;
+}
+
+/* Remembers a pvm_notify(PvmTaskExit) for the notifies it will bring. */
+static void
+notify_note(struct order_task *t, const struct record *r)
+{
+	struct order_notify *nn, *n;
+	unsigned i;
+
+	if (r->inst != PVM_TASK_EXIT || r->npeers == 0)
+		return;
+	nn = reallocarray(t->notifies, t->nnotifies + 1, sizeof(*nn));
+	if (nn == NULL)
+		return;		/* its notifies will not wait */
+	t->notifies = nn;
+	n = &nn[t->nnotifies];
+	memset(n, 0, sizeof(*n));
+	if ((n->tids = calloc(r->npeers, sizeof(*n->tids))) == NULL)
+		return;
+	n->tag = r->tag;
+	n->ntids = r->npeers;
+	for (i = 0; i < r->npeers; i++)
+		n->tids[i] = record_peer(r, i);
+	t->nnotifies++;
+}
+
+/*
+ * Closes the open barrier episode of g once it has its count of entries.
+ * A count of -1 means every member: while joins or leaves of the group
+ * are still held the model's members are not yet those pvmgs counted.
+ */
+static void
+barrier_try_close(struct order *o, struct order_group *g)
+{
+	size_t need;
+
+	if (g->arrivals == 0)
+		return;
+	need = g->nmembers > 0 ? g->nmembers : 1;
+	if (g->arrivals < need)
+		return;
+	g->closed_corr[g->episode % EPISODES_KEPT] = g->ep_corr;
+	g->episode++;
+	g->arrivals = 0;
+	g->ep_corr = 0;
+	wake_list(o, &g->waiters);
+}
+
+/* The counters of the barriers with count c on g; NULL if out of memory. */
+static struct order_counted *
+counted_get(struct order_group *g, int32_t c)
+{
+	struct order_counted *nc;
+	size_t i;
+
+	for (i = 0; i < g->ncounted; i++)
+		if (g->counted[i].count == c)
+			return &g->counted[i];
+	nc = reallocarray(g->counted, g->ncounted + 1, sizeof(*nc));
+	if (nc == NULL)
+		return NULL;
+	g->counted = nc;
+	memset(&nc[g->ncounted], 0, sizeof(*nc));
+	nc[g->ncounted].count = c;
+	return &nc[g->ncounted++];
+}
+
+/*
+ * A barrier entry: one more for its count, or into the group's open
+ * episode when the barrier waits for every member (count -1).
+ */
+static void
+barrier_enter(struct order *o, struct order_task *t, struct order_node *n,
+    uint64_t corr)
+{
+	struct order_group *g = n->group;
+	struct order_counted *k;
+
+	t->bar_group = g;
+	t->bar_count = n->rec.inst;
+	if (n->rec.inst > 0) {
+		if ((k = counted_get(g, n->rec.inst)) == NULL) {
+			t->bar_group = NULL;	/* its exit will not wait */
+			return;
+		}
+		t->bar_episode = k->entries / (uint64_t)n->rec.inst;
+		if (k->entries % (uint64_t)n->rec.inst == 0)
+			k->corr[t->bar_episode % EPISODES_KEPT] = 0;
+		k->entries++;
+		if (corr > k->corr[t->bar_episode % EPISODES_KEPT])
+			k->corr[t->bar_episode % EPISODES_KEPT] = corr;
+		wake_list(o, &g->waiters);
+		return;
+	}
+	g->arrivals++;
+	if (corr > g->ep_corr)
+		g->ep_corr = corr;
+	t->bar_group = g;
+	t->bar_episode = g->episode;
+	barrier_try_close(o, g);
+}
+
+static int
+coll_kind(const struct record *r)
+{
+	return r->call == PMON_CALL_reduce ? 0 :
+	    r->call == PMON_CALL_gather ? 1 : 2;
+}
+
+/* The instance a task's next collective of this kind on g belongs to. */
+static uint64_t *
+coll_next(struct order_task *t, struct order_group *g, int kind)
+{
+	struct order_tcoll *nt;
+	size_t i;
+
+	for (i = 0; i < t->ntcoll; i++)
+		if (t->tcoll[i].group == g)
+			return &t->tcoll[i].next[kind];
+	if ((nt = reallocarray(t->tcoll, t->ntcoll + 1, sizeof(*nt))) == NULL)
+		return NULL;
+	t->tcoll = nt;
+	memset(&nt[t->ntcoll], 0, sizeof(*nt));
+	nt[t->ntcoll].group = g;
+	return &nt[t->ntcoll++].next[kind];
+}
+
+/* The begin of a reduce, gather or scatter joins its instance. */
+static void
+coll_enter(struct order *o, struct order_task *t, struct order_node *n,
+    uint64_t corr)
+{
+	struct order_group *g = n->group;
+	struct order_coll *c;
+	int kind = coll_kind(&n->rec);
+	uint64_t *next, k;
+	size_t ncap;
+
+	t->coll_group = NULL;
+	if ((next = coll_next(t, g, kind)) == NULL)
+		return;		/* out of memory: its end will not wait */
+	k = (*next)++;
+	if (k >= g->ncoll[kind]) {
+		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
+		while (ncap <= k)
+			ncap *= 2;
+		c = reallocarray(g->coll[kind], ncap, sizeof(*c));
+		if (c == NULL)
+			return;
+		memset(c + g->ncoll[kind], 0,
+		    (ncap - g->ncoll[kind]) * sizeof(*c));
+		g->coll[kind] = c;
+		g->ncoll[kind] = ncap;
+	}
+	c = &g->coll[kind][k];
+	c->arrivals++;
+	if (corr > c->corr)
+		c->corr = corr;
+	t->coll_root = group_inst(g, t->tid) == n->rec.inst;
+	if (t->coll_root) {
+		c->root_in = 1;
+		c->root_corr = corr;
+	}
+	t->coll_group = g;
+	t->coll_k = k;
+	wake_list(o, &g->waiters);
+}
+
+/* A broadcast that did not reach a departed task: pvmgs knows by now. */
+static void
+forget_departed(struct order_group *g, const struct order_node *n)
+{
+	size_t i = 0;
+
+	while (i < g->ndeparted)
+		if (!bcast_lists(n, g->departed[i]))
+			g->departed[i] = g->departed[--g->ndeparted];
+		else
+			i++;
+}
+
+/* What a released event changes in the model. */
+static void
+model_apply(struct order *o, struct order_task *t, struct order_node *n,
+    uint64_t corr)
+{
+	switch (n->kind) {
+	case NODE_JOIN:
+		n->group->held_changes--;
+		n->group->held_joins--;
+		group_pending_del(n->group, n);
+		group_join(o, n->group, t->tid, n->rec.rc);
+		barrier_try_close(o, n->group);
+		break;
+	case NODE_LEAVE:
+		n->group->held_changes--;
+		group_leave(o, n->group, t->tid);
+		barrier_try_close(o, n->group);
+		break;
+	case NODE_BCAST:
+		forget_departed(n->group, n);
+		/* FALLTHROUGH */
+	case NODE_GSIZE:
+		group_pending_del(n->group, n);
+		wake_list(o, &n->group->waiters);
+		break;
+	case NODE_BARRIER_IN:
+		barrier_enter(o, t, n, corr);
+		break;
+	case NODE_COLL_IN:
+		coll_enter(o, t, n, corr);
+		break;
+	default:
+		break;
+	}
+	if (n->rec.phase != PMON_BEGIN)
+		return;
+	if (n->rec.call == PMON_CALL_spawn)
+		spawn_note(t, &n->rec, corr);
+	else if (n->rec.call == PMON_CALL_notify)
+		notify_note(t, &n->rec);
+}
+
+/* Releases the head of t with the given flags, match and predecessor. */
 static int
 release_head(struct order *o, struct order_task *t, uint8_t flags,
-    int32_t match_tid, uint64_t match_seq)
+    int32_t match_tid, uint64_t match_seq, const struct clock_pred *pred)
 {
 	struct order_node *n = t->head;
 	struct order_event ev;
@@ -468,20 +1370,28 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 		t->tailp = &t->head;
 	t->held--;
 	o->held--;
+	o->nreleased++;
+	o->progress = 1;
 	t->started = 1;
 	t->released = n->last;
+	set_wait(o, t, WAIT_NONE);
 	ev.tid = t->tid;
 	ev.flags = n->flags | flags;
 	ev.match_tid = match_tid;
 	ev.match_seq = match_seq;
+	ev.t_corr = o->clock == NULL ? n->rec.t_ns :
+	    clock_correct(o->clock, t->host, &t->clock, n->rec.t_ns, pred);
 	ev.rec = &n->rec;
 	ev.bytes = n->bytes;
 	ev.len = n->len;
+	if (ev.flags & EVENT_INCONSISTENT)
+		o->ninconsistent++;
 	o->cb(&ev, o->arg);
 	if (!(n->flags & EVENT_LOST)) {
 		if (record_is_send(&n->rec))
-			rv = push_sends(o, t, &n->rec);
+			rv = push_sends(o, t, &n->rec, ev.t_corr);
 		retract_sends(o, t, &n->rec);
+		model_apply(o, t, n, ev.t_corr);
 	}
 	free(n);
 	wake_children(o, t, 0);
@@ -491,23 +1401,44 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 }
 
 static int
+release_plain(struct order *o, struct order_task *t, uint8_t flags)
+{
+	return release_head(o, t, flags, 0, 0, NULL) == -1 ? -1 : 1;
+}
+
+static int
 is_probe_hit(const struct record *r)
 {
 	return r->call == PMON_CALL_probe && r->phase == PMON_END &&
 	    (r->flags & RECORD_MSG);
 }
 
-/* May the first event of t go?  If not, t waits on its parent. */
+/*
+ * May the first event of t go?  If not, t waits on its parent.  *pred is
+ * set to the parent's spawn when it is known.
+ */
 static int
-spawn_ready(struct order *o, struct order_task *t)
+spawn_ready(struct order *o, struct order_task *t, struct clock_pred *pred,
+    int *has_pred)
 {
 	struct order_task *p;
+	size_t i;
 
 	if (t->started || t->parent_tid == 0 || t->spawn_seq == 0)
 		return 1;
 	p = task_find(o, t->parent_tid);
-	if (p != NULL && p->released >= t->spawn_seq)
+	if (p != NULL && p->released >= t->spawn_seq) {
+		for (i = p->nspawns; i-- > 0;)
+			if (p->spawns[i].seq == t->spawn_seq) {
+				pred->raw = p->spawns[i].raw;
+				pred->corr = p->spawns[i].corr;
+				pred->host = p->host;
+				pred->message = 0;
+				*has_pred = 1;
+				break;
+			}
 		return 1;
+	}
 	if (task_exhausted(o, t->parent_tid))
 		return 1;
 	if (!t->waiting) {
@@ -517,7 +1448,203 @@ spawn_ready(struct order *o, struct order_task *t)
 		p->waiters = t;
 		t->waiting = 1;
 	}
+	set_wait(o, t, WAIT_SPAWN);
 	return 0;
+}
+
+/* Waits on a list; out of memory turns the wait into a release. */
+static int
+wait_on(struct order *o, struct order_task *t, struct order_tasks *l,
+    uint8_t what, struct order_group *g)
+{
+	if (tasks_add(l, t) == -1)
+		return release_plain(o, t, 0);
+	set_wait(o, t, what);
+	t->wgroup = g;
+	return 0;
+}
+
+/* The exit of a barrier: after every entry of its episode. */
+static int
+step_barrier_out(struct order *o, struct order_task *t, int force)
+{
+	struct order_node *n = t->head;
+	struct order_group *g = n->group;
+	struct clock_pred pred;
+
+	if (n->rec.rc < 0)
+		return release_plain(o, t, 0);
+	if (t->bar_group == g && t->bar_count > 0) {
+		struct order_counted *k = counted_get(g, t->bar_count);
+		uint64_t c = (uint64_t)t->bar_count;
+
+		if (k == NULL || force || k->entries >= c * (t->bar_episode + 1)) {
+			uint8_t fl = k != NULL &&
+			    k->entries < c * (t->bar_episode + 1) ?
+			    EVENT_INCONSISTENT : 0;
+
+			memset(&pred, 0, sizeof(pred));
+			pred.host = t->host;
+			if (k != NULL)
+				pred.corr = pred.raw =
+				    k->corr[t->bar_episode % EPISODES_KEPT];
+			return release_head(o, t, fl, 0, 0, &pred) == -1 ?
+			    -1 : 1;
+		}
+		return wait_on(o, t, &g->waiters, WAIT_BARRIER, g);
+	}
+	if (t->bar_group == g && t->bar_episode < g->episode) {
+		memset(&pred, 0, sizeof(pred));
+		pred.host = t->host;
+		pred.corr = g->episode - t->bar_episode <= EPISODES_KEPT ?
+		    g->closed_corr[t->bar_episode % EPISODES_KEPT] :
+		    g->closed_corr[(g->episode - 1) % EPISODES_KEPT];
+		pred.raw = pred.corr;
+		return release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+	}
+	if (t->bar_group != g)
+		return release_plain(o, t, 0);
+	if (force)
+		return release_plain(o, t, EVENT_INCONSISTENT);
+	return wait_on(o, t, &g->waiters, WAIT_BARRIER, g);
+}
+
+/*
+ * The end of a collective: the root of a reduce or gather after every
+ * member's begin of the instance, a member of a scatter after the root's.
+ */
+static int
+step_coll_out(struct order *o, struct order_task *t, int force)
+{
+	struct order_node *n = t->head;
+	struct order_group *g = n->group;
+	int kind = coll_kind(&n->rec);
+	const struct order_coll *c;
+	struct clock_pred pred;
+	int ready;
+
+	if (force || n->rec.rc < 0 || t->coll_group != g)
+		return release_plain(o, t, 0);
+	c = &g->coll[kind][t->coll_k];
+	memset(&pred, 0, sizeof(pred));
+	pred.host = t->host;
+	if (kind == 2) {
+		if (t->coll_root)
+			return release_plain(o, t, 0);
+		ready = c->root_in;
+		pred.corr = c->root_corr;
+	} else {
+		if (!t->coll_root)
+			return release_plain(o, t, 0);
+		ready = c->arrivals >= g->nmembers;
+		pred.corr = c->corr;
+	}
+	if (!ready)
+		return wait_on(o, t, &g->waiters, WAIT_BARRIER, g);
+	pred.raw = pred.corr;
+	return release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+}
+
+/* A notify from a pvmd: after the exit it reports, when we know which. */
+static int
+step_notify(struct order *o, struct order_task *t, int force)
+{
+	const struct record *r = &t->head->rec;
+	struct order_notify *nt = NULL;
+	struct order_task *u;
+	struct clock_pred pred;
+	size_t i, ndone = 0;
+
+	for (i = 0; i < t->nnotifies; i++)
+		if (t->notifies[i].tag == r->tag &&
+		    t->notifies[i].received < t->notifies[i].ntids) {
+			nt = &t->notifies[i];
+			break;
+		}
+	if (nt == NULL)
+		return release_plain(o, t, 0);
+	memset(&pred, 0, sizeof(pred));
+	for (i = 0; i < nt->ntids; i++) {
+		u = task_find(o, nt->tids[i]);
+		/* A task pmon never hears of (not monitored) ends unseen. */
+		if ((u == NULL || !u->registered) && !o->draining &&
+		    patient(o, t->head, o->synced))
+			continue;
+		if (u == NULL || !u->registered || u->done) {
+			ndone++;
+			if (u != NULL && u->clock.corr > pred.corr) {
+				pred.corr = u->clock.corr;
+				pred.raw = u->clock.raw;
+				pred.host = u->host;
+			}
+		}
+	}
+	if (ndone <= nt->received && !force)
+		return wait_on(o, t, &o->notifyw, WAIT_NOTIFY, NULL);
+	nt->received++;
+	return release_head(o, t, 0, 0, 0, pred.corr ? &pred : NULL) == -1 ?
+	    -1 : 1;
+}
+
+/*
+ * Has another task begun a call on x's group before x ended, and not yet
+ * ended it?  Its end may report a state before x.
+ */
+static int
+open_call_before(const struct order *o, const struct order_node *x)
+{
+	const struct order_task *u, *t = x->task;
+	size_t i;
+
+	for (i = 0; i < o->ntaskb; i++)
+		for (u = o->tasks[i]; u != NULL; u = u->hnext) {
+			if (u == t || u->open_group != x->group)
+				continue;
+			if (u->host == t->host ? u->open_t <= x->rec.t_ns :
+			    !began_after(o, u->host, u->open_t, x))
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * A join or leave: once no broadcast that can still arrive may conflict
+ * with it (a flush round since it came), and unless a held one would
+ * become impossible.
+ */
+static int
+step_change(struct order *o, struct order_task *t, int force)
+{
+	struct order_node *n = t->head;
+
+	if (force)
+		return release_plain(o, t, n->kind == NODE_JOIN &&
+		    group_lowest_free(n->group) != n->rec.rc ?
+		    EVENT_INCONSISTENT : 0);
+	if (n->added >= o->synced)
+		return wait_on(o, t, &o->syncw, WAIT_SYNC, NULL);
+	if (open_call_before(o, n))
+		return wait_on(o, t, &n->group->waiters, WAIT_OPEN, n->group);
+	/* The instance a join got tells where pvmgs put it among joins. */
+	if (n->kind == NODE_JOIN && group_lowest_free(n->group) != n->rec.rc)
+		return wait_on(o, t, &n->group->waiters, WAIT_STATE, n->group);
+	if (conflict_of(o, n) != NULL)
+		return wait_on(o, t, &n->group->waiters, WAIT_CONFLICT,
+		    n->group);
+	return release_plain(o, t, 0);
+}
+
+/* A broadcast or gsize end: when the model is in a state that allows it. */
+static int
+step_constrained(struct order *o, struct order_task *t, int force)
+{
+	struct order_node *n = t->head;
+
+	if (state_allows(o, n))
+		return release_plain(o, t, 0);
+	if (force)
+		return release_plain(o, t, EVENT_INCONSISTENT);
+	return wait_on(o, t, &n->group->waiters, WAIT_STATE, n->group);
 }
 
 /*
@@ -530,34 +1657,80 @@ task_step(struct order *o, struct order_task *t, int force)
 {
 	const struct record *r;
 	struct order_chan *c;
-	int peek;
+	struct clock_pred pred;
+	int peek, has_pred = 0;
 
 	if (t->head == NULL)
 		return 0;
-	if (!force && !spawn_ready(o, t))
+	if (!spawn_ready(o, t, &pred, &has_pred) && !force)
 		return 0;
 	r = &t->head->rec;
+	/* A first event is a begin (or a lost marker): nothing else waits. */
+	if (has_pred && t->head->kind == NODE_PLAIN && !record_is_recv(r) &&
+	    !is_probe_hit(r))
+		return release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+	if (t->head->flags & EVENT_LOST)
+		return release_plain(o, t, 0);
+	switch (t->head->kind) {
+	case NODE_JOIN:
+	case NODE_LEAVE:
+		return step_change(o, t, force);
+	case NODE_BCAST:
+	case NODE_GSIZE:
+		return step_constrained(o, t, force);
+	case NODE_BARRIER_OUT:
+		return step_barrier_out(o, t, force);
+	case NODE_COLL_OUT:
+		return step_coll_out(o, t, force);
+	default:
+		break;
+	}
 	peek = is_probe_hit(r);
-	if ((t->head->flags & EVENT_LOST) || (!peek && !record_is_recv(r)))
-		return release_head(o, t, 0, 0, 0) == -1 ? -1 : 1;
+	if (!peek && !record_is_recv(r))
+		return release_plain(o, t, 0);
 	if (r->peer & ORDER_TID_DAEMON)
-		return release_head(o, t, 0, 0, 0) == -1 ? -1 : 1;
+		return step_notify(o, t, force);
 	c = chan_find(o, r->peer, t->tid, r->tag, r->ctx);
 	if (c != NULL && c->count > 0) {
-		uint64_t seq = peek ? c->seqs[c->first] : chan_pop(c);
+		struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
 
 		if (!peek)
 			o->retained--;
-		return release_head(o, t, EVENT_MATCHED, r->peer, seq) == -1 ?
-		    -1 : 1;
+		pred.raw = s.raw;
+		pred.corr = s.corr;
+		pred.host = s.host;
+		pred.message = 1;
+		return release_head(o, t, EVENT_MATCHED, r->peer, s.seq,
+		    &pred) == -1 ? -1 : 1;
 	}
 	if (force || r->peer == 0 || task_exhausted(o, r->peer))
-		return release_head(o, t, EVENT_UNMATCHED, 0, 0) == -1 ?
-		    -1 : 1;
+		return release_plain(o, t, EVENT_UNMATCHED);
 	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
 		return -1;
 	c->waiter = t;
+	set_wait(o, t, WAIT_CHAN);
+	t->wait_tid = r->peer;
 	return 0;
+}
+
+/*
+ * Whether a join or leave must wait depends on what other tasks wait for,
+ * which changes as they progress: after a release, look at those waits
+ * again.
+ */
+static void
+recheck_conflicts(struct order *o)
+{
+	struct order_group *g;
+	size_t i;
+
+	o->progress = 0;
+	for (g = o->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->waiters.n; i++)
+			if (g->waiters.v[i]->wait == WAIT_CONFLICT) {
+				wake_list(o, &g->waiters);
+				break;
+			}
 }
 
 /*
@@ -570,21 +1743,31 @@ order_run(struct order *o)
 {
 	struct order_task *t;
 
-	while ((t = work_pop(o)) != NULL)
-		while (task_step(o, t, 0) == 1)
-			;
+	for (;;) {
+		while ((t = work_pop(o)) != NULL)
+			while (task_step(o, t, 0) == 1)
+				;
+		if (!o->progress || o->nconflicts == 0)
+			break;
+		recheck_conflicts(o);
+		if (o->work == NULL)
+			break;
+	}
 }
 
 /*
  * A task that ended and holds nothing: the children and receivers that
- * waited for it may go, and channels into it can never be read again.
+ * waited for it may go, channels into it can never be read again, and it
+ * is no longer a member of any group.
  */
 static void
 order_task_done(struct order *o, struct order_task *t)
 {
 	struct order_chan *c, *next;
+	struct order_group *g;
 	size_t i;
 
+	t->done = 1;
 	wake_children(o, t, 1);
 	for (i = 0; i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = next) {
@@ -596,6 +1779,22 @@ order_task_done(struct order *o, struct order_task *t)
 			    c->waiter == NULL))
 				chan_del(o, c);
 		}
+	for (g = o->groups; g != NULL; g = g->next) {
+		if (group_has(g, t->tid)) {
+			int32_t *nd = reallocarray(g->departed,
+			    g->ndeparted + 1, sizeof(*nd));
+
+			if (nd != NULL) {
+				g->departed = nd;
+				g->departed[g->ndeparted++] = t->tid;
+			}
+		}
+		group_leave(o, g, t->tid);
+		/* A receiver that ended may now be excused. */
+		if (g->pending != NULL)
+			wake_list(o, &g->waiters);
+	}
+	wake_list(o, &o->notifyw);
 }
 
 /* --- the API ---------------------------------------------------------- */
@@ -613,11 +1812,30 @@ order_new(order_release_cb cb, void *arg)
 	o->tasks = calloc(o->ntaskb, sizeof(*o->tasks));
 	o->chans = calloc(o->nchanb, sizeof(*o->chans));
 	o->worktail = &o->work;
+	o->synced = 1;
 	if (o->tasks == NULL || o->chans == NULL) {
 		order_free(o);
 		return NULL;
 	}
 	return o;
+}
+
+void
+order_set_clock(struct order *o, struct clock *clk)
+{
+	o->clock = clk;
+}
+
+static void
+notifies_free(struct order_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nnotifies; i++)
+		free(t->notifies[i].tids);
+	free(t->notifies);
+	t->notifies = NULL;
+	t->nnotifies = 0;
 }
 
 static void
@@ -629,6 +1847,9 @@ task_free(struct order_task *t)
 		next = n->next;
 		free(n);
 	}
+	free(t->spawns);
+	free(t->tcoll);
+	notifies_free(t);
 	free(t);
 }
 
@@ -637,6 +1858,7 @@ order_free(struct order *o)
 {
 	struct order_task *t, *tnext;
 	struct order_chan *c, *cnext;
+	struct order_group *g, *gnext;
 	size_t i;
 
 	if (o == NULL)
@@ -649,9 +1871,22 @@ order_free(struct order *o)
 	for (i = 0; o->chans != NULL && i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = cnext) {
 			cnext = c->hnext;
-			free(c->seqs);
+			free(c->sent);
 			free(c);
 		}
+	for (g = o->groups; g != NULL; g = gnext) {
+		gnext = g->next;
+		free(g->members);
+		free(g->departed);
+		free(g->insts);
+		for (i = 0; i < COLL_KINDS; i++)
+			free(g->coll[i]);
+		free(g->counted);
+		free(g->waiters.v);
+		free(g);
+	}
+	free(o->syncw.v);
+	free(o->notifyw.v);
 	free(o->tasks);
 	free(o->chans);
 	free(o);
@@ -684,14 +1919,21 @@ task_reset(struct order *o, struct order_task *t)
 	order_run(o);
 	t->started = 0;
 	t->ended = 0;
+	t->done = 0;
 	t->next_seq = 1;
 	t->released = 0;
 	t->lost = 0;
+	t->nspawns = 0;
+	t->bar_group = NULL;
+	t->coll_group = NULL;
+	t->ntcoll = 0;
+	memset(&t->clock, 0, sizeof(t->clock));
+	notifies_free(t);
 }
 
 int
-order_task_new(struct order *o, int32_t tid, int32_t parent_tid,
-    uint64_t spawn_seq, const char **why)
+order_task_new(struct order *o, int32_t tid, uint32_t host,
+    int32_t parent_tid, uint64_t spawn_seq, const char **why)
 {
 	struct order_task *t;
 
@@ -709,38 +1951,136 @@ order_task_new(struct order *o, int32_t tid, int32_t parent_tid,
 		t->registered = 1;
 		o->registered++;
 	}
+	t->host = host;
 	t->parent_tid = parent_tid;
 	t->spawn_seq = spawn_seq;
 	return 0;
 }
 
-/* Copies a record (and its variable parts) into a new held node. */
+/*
+ * Copies a record into a new held node: the header is encoded again from
+ * the decoded fields, the group name and the peer list are copied as
+ * they are, and the node's record points into its own bytes.
+ */
 static struct order_node *
 node_new(const struct record *r, uint8_t flags, uint64_t last)
 {
 	struct order_node *n;
-	int32_t *peers = NULL;
 	size_t len = record_size(r);
-	const char *why;
-	unsigned i;
 
-	if (r->npeers > 0) {
-		if ((peers = calloc(r->npeers, sizeof(*peers))) == NULL)
-			return NULL;
-		for (i = 0; i < r->npeers; i++)
-			peers[i] = record_peer(r, i);
-	}
-	if ((n = calloc(1, sizeof(*n) + len)) != NULL) {
-		n->len = record_encode(n->bytes, r, peers);
-		n->flags = flags;
-		n->last = last;
-		if (record_decode(n->bytes, n->len, &n->rec, &why) == -1) {
-			free(n);
-			n = NULL;
-		}
-	}
-	free(peers);
+	if ((n = malloc(sizeof(*n) + len)) == NULL)
+		return NULL;
+	memset(n, 0, sizeof(*n));
+	n->len = record_encode(n->bytes, r, NULL);
+	n->rec = *r;
+	n->rec.len = (uint16_t)n->len;
+	n->rec.group = (const char *)n->bytes + RECORD_HDR_SIZE;
+	n->rec.peers = n->bytes + RECORD_HDR_SIZE + r->glen;
+	n->flags = flags;
+	n->last = last;
 	return n;
+}
+
+/*
+ * Group calls talk to pvmgs between their begin and their end: while one
+ * is open, what it will report may predate a join or leave that another
+ * task has already recorded.
+ */
+static int
+track_open(struct order *o, struct order_task *t, const struct record *r)
+{
+	struct order_group *g;
+
+	switch (r->call) {
+	case PMON_CALL_joingroup:
+	case PMON_CALL_lvgroup:
+	case PMON_CALL_gsize:
+	case PMON_CALL_bcast:
+	case PMON_CALL_barrier:
+	case PMON_CALL_getinst:
+	case PMON_CALL_gettid:
+	case PMON_CALL_freezegroup:
+	case PMON_CALL_reduce:
+	case PMON_CALL_gather:
+	case PMON_CALL_scatter:
+		break;
+	default:
+		return 0;
+	}
+	if ((g = group_get(o, r->group, r->glen)) == NULL)
+		return -1;
+	if (r->phase == PMON_BEGIN) {
+		t->open_group = g;
+		t->open_t = r->t_ns;
+		return 0;
+	}
+	t->open_group = NULL;
+	wake_list(o, &g->waiters);
+	return 0;
+}
+
+/* Sorts a new node for the model and files it with its group. */
+static int
+node_classify(struct order *o, struct order_task *t, struct order_node *n)
+{
+	const struct record *r = &n->rec;
+	uint8_t kind = NODE_PLAIN;
+
+	if (r->glen == 0)
+		return 0;
+	if (track_open(o, t, r) == -1)
+		return -1;
+	switch (r->call) {
+	case PMON_CALL_joingroup:
+		if (r->phase == PMON_END && r->rc >= 0)
+			kind = NODE_JOIN;
+		break;
+	case PMON_CALL_lvgroup:
+		if (r->phase == PMON_END && r->rc >= 0)
+			kind = NODE_LEAVE;
+		break;
+	/* pvmgs deletes a group when its last member leaves. */
+	case PMON_CALL_bcast:
+		if (r->phase == PMON_END && (r->rc >= 0 || r->rc == PVM_NO_GROUP))
+			kind = NODE_BCAST;
+		break;
+	case PMON_CALL_gsize:
+		if (r->phase == PMON_END && (r->rc >= 0 || r->rc == PVM_NO_GROUP))
+			kind = NODE_GSIZE;
+		break;
+	case PMON_CALL_freezegroup:
+		if (r->phase == PMON_END && r->rc >= 0 && r->inst > 0)
+			kind = NODE_GSIZE;
+		break;
+	case PMON_CALL_reduce:
+	case PMON_CALL_gather:
+	case PMON_CALL_scatter:
+		kind = r->phase == PMON_BEGIN ? NODE_COLL_IN : NODE_COLL_OUT;
+		break;
+	case PMON_CALL_barrier:
+		kind = r->phase == PMON_BEGIN ? NODE_BARRIER_IN :
+		    NODE_BARRIER_OUT;
+		break;
+	default:
+		return 0;
+	}
+	if (kind == NODE_PLAIN)
+		return 0;
+	if ((n->group = group_get(o, r->group, r->glen)) == NULL)
+		return -1;
+	n->kind = kind;
+	n->task = t;
+	if (kind == NODE_JOIN || kind == NODE_LEAVE)
+		n->group->held_changes++;
+	if (kind == NODE_JOIN)
+		n->group->held_joins++;
+	if (kind == NODE_JOIN || kind == NODE_BCAST || kind == NODE_GSIZE) {
+		n->gnext = n->group->pending;
+		n->group->pending = n;
+		/* A join or leave waiting on this group may now conflict. */
+		wake_list(o, &n->group->waiters);
+	}
+	return 0;
 }
 
 static void
@@ -750,6 +2090,9 @@ node_append(struct order *o, struct order_task *t, struct order_node *n)
 	t->tailp = &n->next;
 	t->held++;
 	o->held++;
+	n->added = ++o->nadded;
+	n->round = o->rounds;
+	n->task = t;
 }
 
 /* Holds a lost marker for count records from seq on. */
@@ -801,8 +2144,15 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	t->next_seq = r->seq + 1;
 	if ((n = node_new(r, 0, r->seq)) == NULL)
 		goto nomem;
+	n->prev_t = t->last_raw;
+	t->last_raw = r->t_ns;
 	node_append(o, t, n);
+	o->changes++;
+	if (node_classify(o, t, n) == -1)
+		n->kind = NODE_PLAIN;	/* out of memory: not modelled */
 	work_push(o, t);
+	/* Events ahead of a waiting join may change what it waits for. */
+	o->progress = 1;
 	order_run(o);
 	return 0;
 nomem:
@@ -821,8 +2171,13 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 		return -1;
 	}
 	t->ended = 1;
+	o->changes++;
+	if (t->open_group != NULL) {
+		wake_list(o, &t->open_group->waiters);
+		t->open_group = NULL;
+	}
 	if (dropped > t->lost &&
-	    add_lost(o, t, t->next_seq, dropped - t->lost, 0) == -1) {
+	    add_lost(o, t, t->next_seq, dropped - t->lost, t->last_raw) == -1) {
 		*why = "out of memory";
 		return -1;
 	}
@@ -831,6 +2186,213 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 	else
 		work_push(o, t);
 	order_run(o);
+	return 0;
+}
+
+/* --- flush rounds ----------------------------------------------------- */
+
+uint64_t
+order_mark(struct order *o)
+{
+	return o->nadded + 1;
+}
+
+/* Does task tid hold a join (or leave) of g? */
+static int
+holds_change(const struct order *o, int32_t tid, const struct order_group *g,
+    uint8_t kind)
+{
+	const struct order_task *t = task_find(o, tid);
+	const struct order_node *n;
+
+	for (n = t != NULL ? t->head : NULL; n != NULL; n = n->next)
+		if (n->kind == kind && n->group == g)
+			return 1;
+	return 0;
+}
+
+/* Can member tid still leave g: a held leave, or a task that can end? */
+static int
+may_leave(const struct order *o, const struct order_group *g, int32_t tid)
+{
+	const struct order_task *u = task_find(o, tid);
+
+	if (u != NULL && u->registered && !u->ended && !o->draining)
+		return 1;
+	return holds_change(o, tid, g, NODE_LEAVE);
+}
+
+/*
+ * Could any held event still change the group state so that the held
+ * broadcast or gsize n becomes possible?  After a flush round every event
+ * that happened before n has arrived.
+ */
+static int
+state_hopeless(const struct order *o, const struct order_node *n)
+{
+	const struct order_group *g = n->group;
+	int32_t p;
+	size_t i;
+
+	if (n->kind == NODE_JOIN) {
+		p = group_member_of(g, n->rec.rc);
+		if (p == 0)	/* a lower instance is free */
+			return g->held_joins <= 1;
+		return !may_leave(o, g, p);
+	}
+	if (n->kind == NODE_GSIZE) {
+		if (g->nmembers < size_target(n))
+			return g->held_joins == 0;
+		for (i = 0; i < g->nmembers; i++)
+			if (may_leave(o, g, g->members[i]))
+				return 0;
+		return 1;
+	}
+	/* A receiver that is no member must still have a join to come... */
+	for (i = 0; i < n->rec.npeers; i++) {
+		p = record_peer(&n->rec, (unsigned)i);
+		if (p != n->task->tid && !group_has(g, p) && !departed(g, p) &&
+		    !holds_change(o, p, g, NODE_JOIN))
+			return 1;
+	}
+	/* ...and a member it did not reach a leave or an end. */
+	for (i = 0; i < g->nmembers; i++) {
+		p = g->members[i];
+		if (p != n->task->tid && !bcast_lists(n, p) &&
+		    !may_leave(o, g, p))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * How many flush rounds a group wait is given before it is judged: a join
+ * or leave a broadcast saw may be recorded well after it (its task waits
+ * for pvmgs, or for the CPU), and a round can be quick.
+ */
+#define PATIENCE_ROUNDS	4
+
+static int
+patient(const struct order *o, const struct order_node *n, uint64_t mark)
+{
+	return n->added >= mark || o->rounds - n->round < PATIENCE_ROUNDS;
+}
+
+/* Has the group wait of t lasted past what release_hopeless allows? */
+static int
+overdue(const struct order *o, const struct order_task *t, uint64_t mark,
+    uint64_t stuck)
+{
+	if (t->head == NULL)
+		return 0;
+	if (t->wait == WAIT_CONFLICT || t->wait == WAIT_OPEN ||
+	    (t->wait == WAIT_STATE && t->head->kind == NODE_JOIN))
+		return !patient(o, t->head, mark);
+	if (t->wait != WAIT_STATE)
+		return 0;
+	/* A broadcast waits longer: going, it is flagged. */
+	return t->head->added < stuck || (t->head->added < mark &&
+	    o->rounds - t->head->round >= 2 * PATIENCE_ROUNDS);
+}
+
+/*
+ * Releases the broadcasts and gsizes no event can make possible, flagged
+ * inconsistent.  With stuck set (a round that brought nothing new and
+ * released nothing), also the oldest event that waits on group state
+ * since before the mark stuck.
+ */
+static void
+release_hopeless(struct order *o, uint64_t mark, uint64_t stuck)
+{
+	struct order_group *g;
+	struct order_task *t, *oldest = NULL;
+	size_t i;
+	int again = 1;
+
+	while (again) {
+		again = 0;
+		for (g = o->groups; g != NULL && !again; g = g->next)
+			for (i = 0; i < g->waiters.n; i++) {
+				t = g->waiters.v[i];
+				if (t->wait != WAIT_STATE ||
+				    patient(o, t->head, mark) ||
+				    !state_hopeless(o, t->head))
+					continue;
+				wake_list(o, &g->waiters);
+				task_step(o, t, 1);
+				order_run(o);
+				again = 1;
+				break;
+			}
+	}
+	/*
+	 * Liveness: a join or leave that waited two rounds for a broadcast
+	 * that cannot go, or a join for an instance that does not free up,
+	 * goes (the "no other selectable event" case of the paper); when a
+	 * round brought nothing at all, also a waiting broadcast or gsize.
+	 */
+	for (;;) {
+		oldest = NULL;
+		for (g = o->groups; g != NULL; g = g->next)
+			for (i = 0; i < g->waiters.n; i++) {
+				t = g->waiters.v[i];
+				if (!overdue(o, t, mark, stuck))
+					continue;
+				if (oldest == NULL ||
+				    t->head->added < oldest->head->added)
+					oldest = t;
+			}
+		if (oldest == NULL)
+			return;
+		wake_list(o, &oldest->wgroup->waiters);
+		task_step(o, oldest, 1);
+		order_run(o);
+	}
+}
+
+void
+order_synced(struct order *o, uint64_t mark)
+{
+	uint64_t stuck = 0;
+
+	if (mark < o->synced)
+		return;
+	o->prev_synced = o->synced;
+	o->synced = mark;
+	o->rounds++;
+	wake_list(o, &o->syncw);
+	order_run(o);
+	/*
+	 * Stuck: since the round before, nothing arrived, nothing ended and
+	 * nothing was released.  Only inconsistent data does that.
+	 */
+	if (o->nreleased == o->released_at_sync &&
+	    o->changes == o->changes_at_sync)
+		stuck = o->prev_synced;
+	/*
+	 * A join a broadcast saw can be recorded after the broadcast (its
+	 * task waits for pvmgs's reply): judge only what two rounds saw.
+	 */
+	release_hopeless(o, o->prev_synced, stuck);
+	o->released_at_sync = o->nreleased;
+	o->changes_at_sync = o->changes;
+}
+
+int
+order_wants_sync(const struct order *o)
+{
+	const struct order_group *g;
+	size_t i;
+
+	if (o->syncw.n > 0)
+		return ORDER_SYNC_SOON;
+	if (o->notifyw.n > 0)
+		return ORDER_SYNC_LATER;
+	for (g = o->groups; g != NULL; g = g->next)
+		for (i = 0; i < g->waiters.n; i++)
+			if (g->waiters.v[i]->wait >= WAIT_STATE &&
+			    g->waiters.v[i]->wait <= WAIT_OPEN)
+				return ORDER_SYNC_LATER;
 	return 0;
 }
 
@@ -848,6 +2410,42 @@ first_held(const struct order *o)
 }
 
 /*
+ * The task whose head waits on a group the longest: with state, on the
+ * group's state or a held broadcast; else on a barrier, a round, a call
+ * or a notify.
+ */
+static struct order_task *
+oldest_group_wait(const struct order *o, int state)
+{
+	struct order_task *t, *oldest = NULL;
+	size_t i;
+
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			if (t->head == NULL || t->wait < WAIT_BARRIER ||
+			    (t->wait == WAIT_STATE ||
+			    t->wait == WAIT_CONFLICT) != state)
+				continue;
+			if (oldest == NULL || t->head->added < oldest->head->added)
+				oldest = t;
+		}
+	return oldest;
+}
+
+static void
+push_all(struct order *o)
+{
+	struct order_task *t;
+	size_t i;
+
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			t->waitq = NULL;
+			work_push(o, t);
+		}
+}
+
+/*
  * Treats every task as finished: a wait on a task that holds nothing ends.
  * What still waits then waits in a cycle only inconsistent data can make;
  * break it one head at a time.
@@ -855,49 +2453,64 @@ first_held(const struct order *o)
 void
 order_release_all(struct order *o)
 {
+	struct order_group *g;
 	struct order_task *t;
-	size_t i;
 
 	o->draining = 1;
-	for (i = 0; i < o->ntaskb; i++)
-		for (t = o->tasks[i]; t != NULL; t = t->hnext)
-			work_push(o, t);
+	o->synced = UINT64_MAX;
+	for (g = o->groups; g != NULL; g = g->next)
+		g->waiters.n = 0;
+	o->syncw.n = 0;
+	o->notifyw.n = 0;
+	push_all(o);
 	order_run(o);
+	/*
+	 * What waits on group state rather than on data goes first, oldest
+	 * first; a broadcast or gsize last, as it is then flagged.
+	 */
+	while ((t = oldest_group_wait(o, 1)) != NULL ||
+	    (t = oldest_group_wait(o, 0)) != NULL) {
+		for (g = o->groups; g != NULL; g = g->next)
+			g->waiters.n = 0;
+		o->notifyw.n = 0;
+		if (task_step(o, t, 1) == -1)
+			break;
+		push_all(o);
+		order_run(o);
+	}
 	while ((t = first_held(o)) != NULL) {
+		for (g = o->groups; g != NULL; g = g->next)
+			g->waiters.n = 0;
+		o->syncw.n = 0;
+		o->notifyw.n = 0;
 		if (task_step(o, t, 1) == -1)
 			break;	/* out of memory; order_free drops the rest */
-		work_push(o, t);
-		for (i = 0; i < o->ntaskb; i++) {
-			struct order_task *u;
-
-			for (u = o->tasks[i]; u != NULL; u = u->hnext)
-				work_push(o, u);
-		}
+		push_all(o);
 		order_run(o);
 	}
 }
 
 /* After a run every task that holds an event waits for something. */
-static size_t
-count_blocked(const struct order *o)
-{
-	struct order_task *t;
-	size_t i, n = 0;
-
-	for (i = 0; i < o->ntaskb; i++)
-		for (t = o->tasks[i]; t != NULL; t = t->hnext)
-			if (t->head != NULL)
-				n++;
-	return n;
-}
-
 void
 order_stats(const struct order *o, struct order_stats *st)
 {
+	struct order_task *t;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
 	st->tasks = o->registered;
 	st->held = o->held;
 	st->retained = o->retained;
-	st->blocked = count_blocked(o);
+	st->released = o->nreleased;
+	st->inconsistent = o->ninconsistent;
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			if (t->head == NULL)
+				continue;
+			st->blocked++;
+			if (t->wait >= WAIT_STATE && t->wait <= WAIT_OPEN)
+				st->state_waits++;
+		}
 }
 
 int
@@ -911,13 +2524,57 @@ order_task_stats(const struct order *o, int32_t tid, struct order_stats *st)
 		errno = ENOENT;
 		return -1;
 	}
+	memset(st, 0, sizeof(*st));
 	st->tasks = 1;
 	st->held = t->held;
-	st->retained = 0;
 	for (i = 0; i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = c->hnext)
 			if (c->src == tid)
 				st->retained += c->count;
 	st->blocked = t->head != NULL;
+	st->state_waits = t->head != NULL && t->wait >= WAIT_STATE &&
+	    t->wait <= WAIT_OPEN;
 	return 0;
+}
+
+static const char *const wait_names[] = {
+	"none", "spawn", "message", "barrier", "state", "conflict", "round",
+	"group call", "notify"
+};
+
+void
+order_dump(const struct order *o, FILE *f)
+{
+	const struct order_task *t;
+	const struct order_group *g;
+	const struct record *r;
+	size_t i;
+
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			if (t->head == NULL)
+				continue;
+			r = &t->head->rec;
+			fprintf(f, "t%x holds %zu: %s %s seq %llu rc %d "
+			    "peer %x %.*s waits for %s\n", (unsigned)t->tid,
+			    t->held, record_call_name(r->call),
+			    r->phase == PMON_BEGIN ? "begin" : "end",
+			    (unsigned long long)r->seq, r->rc,
+			    (unsigned)r->peer, r->glen, r->group,
+			    wait_names[t->wait]);
+		}
+	for (g = o->groups; g != NULL; g = g->next) {
+		fprintf(f, "group %.*s:", g->len, g->name);
+		for (i = 0; i < g->nmembers; i++)
+			fprintf(f, " t%x/%d", (unsigned)g->members[i],
+			    g->insts[i]);
+		fprintf(f, "; %zu joins and leaves held, barrier episode "
+		    "%llu with %u entries", g->held_changes,
+		    (unsigned long long)g->episode, g->arrivals);
+		for (i = 0; i < g->ncounted; i++)
+			fprintf(f, "; count %d: %llu entries",
+			    g->counted[i].count,
+			    (unsigned long long)g->counted[i].entries);
+		fprintf(f, "\n");
+	}
 }

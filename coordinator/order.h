@@ -12,9 +12,32 @@
  *    n-th one S sent to D with T and C.  A probe end that saw a message
  *    waits for the same send without consuming it.
  *
+ *  - the exit of a barrier waits for the entries of every task of its
+ *    episode (the count given to pvm_barrier, or the group's size);
+ *  - the receive of a notify (a message from a pvmd with a tag a task
+ *    asked pvm_notify for, PvmTaskExit) waits for the end of the k-th of
+ *    the watched tasks to end.
+ *
+ * Groups are also a state the events must be possible in (VISTOP, paper
+ * 003 section 3.3).  The core models each group's members (joingroup and
+ * lvgroup ends, and task ends) and releases a pvm_bcast end only when the
+ * members other than the sender are exactly its receivers, a pvm_gsize
+ * end only when the group has the size it returned.  A join or leave that
+ * would move the model away from what a held broadcast or gsize saw waits
+ * for it, unless a later event of the same task undoes it (look-ahead).
+ * Because a broadcast on another host may not have arrived yet, a join or
+ * leave is released only once no such broadcast can still come: after a
+ * flush round that began after it arrived (order_mark, order_synced), or
+ * when no other task is alive.  A broadcast that no event in the window
+ * can make possible after such a round (records were lost) is released
+ * with EVENT_INCONSISTENT.
+ *
  * A sequence gap (records dropped by a full ring) is released as one
  * synthetic PMON_CALL_LOST event (EVENT_LOST; seq = first missing, bytes =
  * number missing) and ordering goes on.
+ *
+ * Every released event gets a corrected time from the clock set with
+ * order_set_clock (clock.h), or its raw time when there is none.
  *
  * The core does no I/O and never logs: errors come back as -1 with a
  * static string naming the problem.
@@ -23,6 +46,7 @@
 #define PMON_ORDER_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "record.h"
@@ -38,6 +62,7 @@ struct order_event {
 	uint8_t			 flags;		/* EVENT_* (proto.h) */
 	int32_t			 match_tid;	/* the send (EVENT_MATCHED) */
 	uint64_t		 match_seq;
+	uint64_t		 t_corr;	/* corrected time, ns */
 	const struct record	*rec;		/* points into bytes */
 	const uint8_t		*bytes;		/* the encoded record */
 	size_t			 len;
@@ -55,7 +80,13 @@ struct order_stats {
 	size_t	held;		/* observed, not yet released */
 	size_t	retained;	/* sends released, not yet received */
 	size_t	blocked;	/* tasks whose next event waits */
+	size_t	state_waits;	/* of those, waiting on group state or
+				   on a flush round */
+	uint64_t released;	/* events released so far */
+	uint64_t inconsistent;	/* released with EVENT_INCONSISTENT */
 };
+
+struct clock;
 
 /* NULL only when out of memory. */
 struct order	*order_new(order_release_cb, void *arg);
@@ -63,12 +94,19 @@ struct order	*order_new(order_release_cb, void *arg);
 void		 order_free(struct order *);
 
 /*
- * Registers a task before its records.  parent_tid and spawn_seq name the
- * parent's spawn begin record (0 when none).  A tid may be registered
- * again only after order_task_end (PVM reuses tids).
+ * Corrects released events' times with clk (not owned; NULL: raw times).
+ * Set it before the first task.
  */
-int	order_task_new(struct order *, int32_t tid, int32_t parent_tid,
-	    uint64_t spawn_seq, const char **why);
+void	order_set_clock(struct order *, struct clock *clk);
+
+/*
+ * Registers a task before its records.  host is a small number naming
+ * its host (for the clock).  parent_tid and spawn_seq name the parent's
+ * spawn begin record (0 when none).  A tid may be registered again only
+ * after order_task_end (PVM reuses tids).
+ */
+int	order_task_new(struct order *, int32_t tid, uint32_t host,
+	    int32_t parent_tid, uint64_t spawn_seq, const char **why);
 
 /*
  * Adds the next record of a registered task; releases whatever it makes
@@ -92,7 +130,25 @@ int	order_task_end(struct order *, int32_t tid, uint64_t dropped,
  */
 void	order_release_all(struct order *);
 
+/*
+ * Flush rounds.  Take a mark before asking every agent to ship what it
+ * has; once all have answered, order_synced says that every record made
+ * before the mark was taken has been added.  order_wants_sync is not 0
+ * while events wait for rounds: ORDER_SYNC_SOON when joins or leaves
+ * wait for one, ORDER_SYNC_LATER when only a broadcast or gsize waits for
+ * the two rounds after which it may be judged impossible (the caller may
+ * space those out: a join the broadcast saw can be recorded after it).
+ */
+#define ORDER_SYNC_LATER	1
+#define ORDER_SYNC_SOON		2
+
+uint64_t order_mark(struct order *);
+void	order_synced(struct order *, uint64_t mark);
+int	order_wants_sync(const struct order *);
+
 void	order_stats(const struct order *, struct order_stats *);
+/* Writes every held task's head and what it waits for, for debugging. */
+void	order_dump(const struct order *, FILE *);
 /* The window of one task (tasks is 1); -1 if the tid is unknown. */
 int	order_task_stats(const struct order *, int32_t tid,
 	    struct order_stats *);

@@ -39,6 +39,7 @@ struct bufferevent;
 #define AGENT_PASS_MAX		(4 * 1024 * 1024) /* per task, per timer */
 #define AGENT_HELLO_TIMEOUT	5		/* seconds to send TASK_HELLO */
 #define AGENT_MAX_TASKS		4096
+#define AGENT_CLOCK_OFFSET_MAX	86400000000000LL /* ns: a day */
 
 enum agent_task_state {
 	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
@@ -108,6 +109,8 @@ void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
 int	agent_ring_drain(struct ring *, int32_t tid, struct evbuffer *,
 	    uint8_t *batch, size_t batchsize, size_t max, const char **why);
 int	agent_dump_frames(struct evbuffer *, FILE *);
+int	agent_parse_clock_offset(const char *, int64_t *ns, const char **why);
+void	agent_set_clock_offset(int64_t ns);
 
 /* agent_task.c */
 int	agent_listen(struct agent *);

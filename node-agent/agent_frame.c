@@ -3,7 +3,9 @@
  * into TASK_RECORDS, and the dump mode's printer, which decodes those very
  * frames so that -D shows exactly what a coordinator would receive.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -93,16 +95,75 @@ agent_frame_flush_done(struct evbuffer *out, uint32_t id)
 	evbuffer_add(out, buf, sizeof(buf));
 }
 
-/* Every record of a batch must decode: the coordinator will trust them. */
+/*
+ * Test-only clock offset (PMON_TEST_CLOCK_OFFSET_NS, -O): added to the
+ * t_ns of every record this agent ships, so that tests can give one host
+ * of a virtual machine a clock that is off by a known amount.  It is the
+ * one exception to "the agent ships the bytes unchanged".
+ */
+static int64_t clock_offset_ns;
+
+/*
+ * Parses a signed decimal number of nanoseconds of at most a day either
+ * way.  Returns 0, or -1 with *why.
+ */
+int
+agent_parse_clock_offset(const char *s, int64_t *ns, const char **why)
+{
+	const char *digits = s + (*s == '-' || *s == '+');
+	long long v;
+	char *end;
+
+	/* strtoll alone would take leading blanks and an empty string. */
+	if (*digits < '0' || *digits > '9') {
+		*why = "not a decimal number of nanoseconds";
+		return -1;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0') {
+		*why = "not a decimal number of nanoseconds";
+		return -1;
+	}
+	if (errno == ERANGE || v > AGENT_CLOCK_OFFSET_MAX ||
+	    v < -AGENT_CLOCK_OFFSET_MAX) {
+		*why = "more than a day (86400000000000 ns) either way";
+		return -1;
+	}
+	*ns = (int64_t)v;
+	return 0;
+}
+
+void
+agent_set_clock_offset(int64_t ns)
+{
+	clock_offset_ns = ns;
+}
+
+/* Adds the offset to t_ns (u64 at byte 12) of one record, in place. */
+static void
+shift_time(uint8_t *rec)
+{
+	wire_put64(rec + 12, wire_get64(rec + 12) + (uint64_t)clock_offset_ns);
+}
+
+/*
+ * Every record of a batch must decode: the coordinator will trust them.
+ * With a test clock offset, each record's time is shifted once it has
+ * decoded.
+ */
 static int
-check_records(const uint8_t *p, size_t len, const char **why)
+check_records(uint8_t *p, size_t len, const char **why)
 {
 	struct record r;
 	size_t off;
 
-	for (off = 0; off < len; off += r.len)
+	for (off = 0; off < len; off += r.len) {
 		if (record_decode(p + off, len - off, &r, why) == -1)
 			return -1;
+		if (clock_offset_ns != 0)
+			shift_time(p + off);
+	}
 	return 0;
 }
 

@@ -1,11 +1,18 @@
 /*
  * pmon-agentd: the per-host agent.
  *
- *	pmon-agentd [-v] [-D] [-c ADDR:PORT]
+ *	pmon-agentd [-v] [-D] [-O NS] [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
  * dump mode: no coordinator, every frame is printed on stdout.
+ *
+ * -O NS, or PMON_TEST_CLOCK_OFFSET_NS=NS in the environment (which is how
+ * it reaches agents spawned by the coordinator: they get their pvmd's
+ * environment), is for tests only: NS (signed, in nanoseconds) is added
+ * to the time of every record this agent ships, as if this host's clock
+ * were off by that much.  -O wins over the environment.
  */
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +28,36 @@ static struct agent agent;
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-c ADDR:PORT]\n");
+	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-c ADDR:PORT]\n"
+	    "  -O NS  test only: add NS nanoseconds to every record's time\n"
+	    "         (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n");
 	exit(2);
+}
+
+/*
+ * The test-only clock offset, from -O (opt) or else the environment.  A
+ * value that does not parse is fatal: a test that asked for an offset
+ * must not run without it.
+ */
+static void
+clock_offset_init(const char *opt)
+{
+	const char *s = opt, *name = "-O", *why;
+	int64_t ns;
+
+	if (s == NULL) {
+		s = getenv("PMON_TEST_CLOCK_OFFSET_NS");
+		name = "PMON_TEST_CLOCK_OFFSET_NS";
+	}
+	if (s == NULL)
+		return;
+	if (agent_parse_clock_offset(s, &ns, &why) == -1)
+		fatalx("%s \"%s\": %s", name, s, why);
+	agent_set_clock_offset(ns);
+	/* Loud on purpose: every time this agent ships is now false. */
+	if (ns != 0)
+		log_warnx("test only: %+" PRId64 " ns added to the time of "
+		    "every record", ns);
 }
 
 static void
@@ -46,10 +81,10 @@ int
 main(int argc, char *argv[])
 {
 	struct event_base *base;
-	const char *coord = NULL;
+	const char *coord = NULL, *offset = NULL;
 	int ch, verbose = 0, dump = 0;
 
-	while ((ch = getopt(argc, argv, "vDc:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:c:")) != -1) {
 		switch (ch) {
 		case 'v':
 			verbose++;
@@ -60,6 +95,9 @@ main(int argc, char *argv[])
 		case 'c':
 			coord = optarg;
 			break;
+		case 'O':
+			offset = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -67,6 +105,7 @@ main(int argc, char *argv[])
 	if (optind != argc || (coord == NULL) == !dump)
 		usage();
 	log_init("pmon-agentd", verbose);
+	clock_offset_init(offset);
 	signal(SIGPIPE, SIG_IGN);
 	if ((base = event_base_new()) == NULL || agent_init(&agent, base) == -1)
 		fatalx("cannot initialise libevent");

@@ -269,14 +269,14 @@ WRAPX(joingroup, (char *group), (group), call_group(&c, group),
     c.r.inst = rc)
 WRAP(lvgroup, (char *group), (group), call_group(&c, group))
 WRAP(barrier, (char *group, int count), (group, count),
-    call_group(&c, group))
+    (call_group(&c, group), c.r.inst = count))
 WRAPX(getinst, (char *group, int tid), (group, tid),
     (call_group(&c, group), c.r.peer = tid), c.r.inst = rc)
 WRAPX(gettid, (char *group, int inst), (group, inst),
     (call_group(&c, group), c.r.inst = inst), c.r.peer = rc)
 WRAP(gsize, (char *group), (group), call_group(&c, group))
 WRAP(freezegroup, (char *group, int size), (group, size),
-    call_group(&c, group))
+    (call_group(&c, group), c.r.inst = size))
 WRAP(grphostinfo, (char *group, int hosttid, int *coord, int *nmem,
     int *nhosts), (group, hosttid, coord, nmem, nhosts),
     (call_group(&c, group), c.r.peer = hosttid))
@@ -420,6 +420,7 @@ pvm_notify(int what, int tag, int count, int *vals)
 		n = (unsigned)count;
 	if (call_enter(&c, PMON_CALL_notify)) {
 		c.r.tag = tag;
+		c.r.inst = what;
 		if (n > 0)
 			c.r.peer = vals[0];
 	}

@@ -26,20 +26,38 @@
 static int	cmd_start(const struct cmd_args *);
 
 static const struct option start_longopts[] = {
+	{ "clock", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_start_entry = {
-	"start", "[-v]",
+	"start", "[-v] [-C clock]",
 	"start the coordinator and its agents for this virtual machine",
+	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
+	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
 	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT);\n"
 	"                 twice: also run pmon-coordd with -v\n"
 	"\nA pvmd must run for $PVM_TMP.  pmon-coordd is taken from\n"
 	"$PMON_COORDD or the directory of the pmon binary.\n",
-	"+hv", start_longopts, 0, 0, cmd_start
+	"+C:hv", start_longopts, 0, 0, cmd_start
 };
+
+/* The names of coordinator/clock.h's algorithms. */
+static int
+clock_name_ok(const char *name)
+{
+	static const char *const names[] = {
+		"clc", "tc", "kz", "lamport", "raw"
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
 
 static const char *
 pvm_tmp(void)
@@ -109,10 +127,10 @@ coordd_path(char *buf, size_t size)
 
 /* In the child: runs the coordinator with the pipe's write end as -r. */
 static void __attribute__((noreturn))
-coordd_exec(const char *path, int wfd, int verbose)
+coordd_exec(const char *path, int wfd, int verbose, const char *clock)
 {
 	char fdarg[16];
-	const char *argv[6];
+	const char *argv[8];
 	int i = 0, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
@@ -126,6 +144,10 @@ coordd_exec(const char *path, int wfd, int verbose)
 	argv[i++] = "pmon-coordd";
 	if (verbose)
 		argv[i++] = "-v";
+	if (clock != NULL) {
+		argv[i++] = "-C";
+		argv[i++] = clock;
+	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
 	argv[i] = NULL;
@@ -209,6 +231,9 @@ cmd_start(const struct cmd_args *a)
 	int fds[2], got, status;
 	pid_t pid;
 
+	if (a->arg['C'] != NULL && !clock_name_ok(a->arg['C']))
+		return tool_usage_error("unknown clock correction: %s "
+		    "(clc, tc, kz, lamport or raw)", a->arg['C']);
 	if (pvmd_check() != 0 || coordd_path(path, sizeof(path)) != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())
@@ -219,7 +244,7 @@ cmd_start(const struct cmd_args *a)
 	if ((pid = fork()) == -1)
 		return tool_error("fork: %s", strerror(errno));
 	if (pid == 0)
-		coordd_exec(path, fds[1], a->seen['v'] > 1);
+		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C']);
 	close(fds[1]);
 	got = read_ready_line(fds[0], line, sizeof(line));
 	close(fds[0]);

@@ -150,6 +150,9 @@ json_base(const struct pmon_event *ev)
 	json_set(o, "program", json_string(ev->task->program));
 	json_set(o, "seq", json_integer((json_int_t)ev->seq));
 	json_set(o, "t", json_integer((json_int_t)ev->t_ns));
+	json_set(o, "tc", json_integer((json_int_t)ev->t_corr));
+	if (ev->flags & PMON_EV_INCONSISTENT)
+		json_set(o, "inconsistent", json_true());
 	return o;
 }
 

@@ -26,7 +26,7 @@ static struct {
 static void
 release(const struct order_event *ev, void *arg)
 {
-	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	static uint8_t buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE];
 	unsigned i = (uint32_t)ev->tid % NLAST;
 	struct frame_hdr h;
 	const char *why;
@@ -67,7 +67,7 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_TASK_NEW:
 		if (coord_parse_task_new(p, len, &tn, &why) == 0)
-			order_task_new(o, tn.tid, tn.parent_tid, tn.spawn_seq,
+			order_task_new(o, tn.tid, 0, tn.parent_tid, tn.spawn_seq,
 			    &why);
 		break;
 	case MSG_TASK_RECORDS:

@@ -6,6 +6,10 @@
 #				are not permitted.
 #	on_host I CMD...	runs CMD on host I (its namespace, hostname
 #				and PVM_TMP)
+#	netns_host_env I NAME VALUE
+#				NAME=VALUE in the environment of host I's
+#				pvmd, hence of every task it spawns (pmon's
+#				agent among them); before netns_start_pvmd
 #	netns_start_pvmd	the master pvmd on host 1, which adds the
 #				others through $NS_RSH; sets PVMD_PID
 #
@@ -107,6 +111,8 @@ case $host in
 *) echo "rsh: not a host of this run: $host" >&2; exit 1 ;;
 esac
 export PVM_TMP=@RUN@/${host#@PREFIX@}
+# The host's own environment (netns_host_env), if the test gave it one.
+[ -f "$PVM_TMP.env" ] && . "$PVM_TMP.env"
 exec ip netns exec "$host" unshare --uts \
     sh -c 'hostname "$0" && exec sh -c "$1"' "$host" "$1"
 EOF
@@ -134,13 +140,29 @@ EOF
 	chmod 755 "$RUN/on$i"
 }
 
+# netns_host_env I NAME VALUE: pvmd passes its environment to the tasks
+# it spawns, so this is how a variable reaches one host's tasks and
+# agent.  The slave pvmds are started by $NS_RSH and the master by
+# netns_start_pvmd; both read $(host_tmp I).env.
+netns_host_env() {
+	local i=$1 name=$2 value=$3
+	case $name in
+	'' | [0-9]* | *[!A-Za-z0-9_]*) fail "netns_host_env: bad name $name" ;;
+	esac
+	case $value in
+	*"'"*) fail "netns_host_env: a quote in the value of $name" ;;
+	esac
+	echo "export $name='$value'" >>"$(host_tmp "$i").env"
+}
+
 netns_start_pvmd() {
 	local uid hf=$RUN/hostfile
 	uid=$(id -u)
 	export PVM_TMP
 	PVM_TMP=$(host_tmp 1)
 	PVM_RSH=$NS_RSH setsid ip netns exec "$(ns_name 1)" unshare --uts \
-	    sh -c 'hostname "$0" && exec pvmd "$1"' "$(ns_name 1)" "$hf" \
+	    sh -c '[ -f "$2" ] && . "$2"; hostname "$0" && exec pvmd "$1"' \
+	    "$(ns_name 1)" "$hf" "$PVM_TMP.env" \
 	    </dev/null >"$RUN/pvmd.out" 2>&1 &
 	PVMD_PID=$!
 	PM_PVMD_PIDS="$PM_PVMD_PIDS $PVMD_PID"

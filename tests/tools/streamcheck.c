@@ -3,10 +3,18 @@
  * ordered, complete event stream, and prints what it holds in text forms
  * a shell test can compare with a program's own counts.
  *
- *	streamcheck [-alu] [-c | -t | -e] FILE
+ *	streamcheck [-aglTu] [-B N] [-i N] [-c | -t | -e] FILE
  *
  *	-a	every send to a task of the stream must be matched by one of
  *		that task's receives (for programs that receive everything)
+ *	-g	group state consistency (below)
+ *	-i N	with -g: up to N events may be flagged "inconsistent" (pmon
+ *		could not place them in a state they were possible in);
+ *		their own group checks are skipped, their changes applied
+ *	-T	corrected times ("tc", below)
+ *	-B N	at least N messages go backwards in raw time "t": their
+ *		receive's t is before their send's (to prove that a clock
+ *		offset took effect); prints how many did on stderr
  *	-l	allow "lost" markers (default: a violation)
  *	-u	allow receives released as unmatched (default: a violation)
  *	-c	print "program call phase count" lines, sorted
@@ -33,6 +41,30 @@
  *	  pvm_mcast begin; pvm_bcast end) naming this task as a destination
  *	  with the same tag, and the receive's src is the sender; no
  *	  (send, receiver) pair is matched twice.
+ *
+ * With -g, the stream must be state-consistent (VISTOP, paper 003 section
+ * 3.3): replaying it in stream order, group membership changes at the end
+ * of pvm_joingroup and pvm_lvgroup with rc >= 0, and
+ *	- at each pvm_bcast end, the "dst" list is exactly the group's
+ *	  members other than the sender (empty when the bcast failed);
+ *	- each pvm_gsize end with rc >= 0 returns the group's size, one with
+ *	  rc PvmNoGroup finds it empty;
+ *	- a barrier (count c in "inst"; -1 or no "inst" means the group's
+ *	  size when it begins) never ends before its episode has begun:
+ *	  over the barriers on group g with count c, the i-th end (0-based,
+ *	  in stream order, over all tasks) comes after at least
+ *	  c * (floor(i / c) + 1) begins;
+ *	- a join by a member, a leave by a non-member, a group call without
+ *	  "group" and an event flagged "inconsistent" are violations.
+ * A task that begins pvm_exit while a member stays one until pvmgs sees
+ * it gone, which the stream cannot show: from then on it may or may not
+ * be among a bcast's receivers (once left out, it is out) and may or may
+ * not count in a gsize.  A line {"type":"task_end","tid":N} ends a task's
+ * memberships at once.
+ *
+ * With -T, every event but a lost marker has an integer "tc" (corrected
+ * time); a task's tc never decreases in stream order, and a receive end's
+ * tc is never before the tc of the send it matched.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -44,6 +76,7 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <pvm3.h>
 
 #include "record.h"
 
@@ -62,6 +95,9 @@ struct task {
 	int		 open_call;	/* call of an unfinished begin, or 0 */
 	int		 lost;		/* a lost marker was seen */
 	unsigned	 nevents;
+	int		 bar_count;	/* count of the open barrier (-g) */
+	int64_t		 last_tc;	/* -T */
+	int		 has_tc;
 };
 
 /* A send event, kept so that receives can be checked against it. */
@@ -74,6 +110,8 @@ struct send {
 	unsigned	 ndests;
 	int32_t		*matched;	/* receivers that matched it */
 	unsigned	 nmatched;
+	int64_t		 t, tc;		/* raw and corrected times */
+	int		 has_t, has_tc;
 	struct send	*next;		/* hash chain */
 };
 
@@ -99,7 +137,11 @@ static struct send	*sends[NBUCKETS];
 static struct seen	*seen[NBUCKETS];
 static struct count	*counts;
 static size_t		 ncounts;
-static int		 opt_all, opt_lost, opt_unmatched;
+static int		 opt_all, opt_lost, opt_unmatched, opt_groups,
+			 opt_times;
+static long		 opt_backwards = -1;	/* -B N, or -1 */
+static unsigned long	 nmessages, nbackwards;	/* matched; of those, raw t
+						   going backwards */
 static const char	*path;
 static unsigned long	 lineno;
 static int		 violations;
@@ -107,11 +149,22 @@ static int		 violations;
 static void
 violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * -i N: up to N events may be flagged inconsistent (pmon could not place
+ * them in a state they were possible in); their own group checks are
+ * not held against the stream, the state they change is still applied.
+ */
+static long	 opt_inconsistent;
+static long	 ninconsistent;
+static int	 excused;	/* checking a flagged event */
+
 static void
 violation(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (excused)
+		return;
 	fprintf(stderr, "streamcheck: %s:%lu: ", path, lineno);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -409,6 +462,8 @@ send_add(json_t *o, int32_t tid, uint64_t seq, int call)
 	if (int_or(o, "src", -1) != tid)
 		violation("%x:%" PRIu64 ": send with src %d", tid, seq,
 		    (int)int_or(o, "src", -1));
+	s->has_t = get_int(o, "t", &s->t) == 0;
+	s->has_tc = get_int(o, "tc", &s->tc) == 0;
 	s->next = sends[b];
 	sends[b] = s;
 }
@@ -433,6 +488,22 @@ has_tid(const int32_t *v, unsigned n, int32_t tid)
 		if (v[i] == tid)
 			return 1;
 	return 0;
+}
+
+/* A message's times: raw t may go backwards (clocks differ), tc not. */
+static void
+message_times(json_t *o, int32_t tid, uint64_t seq, const struct send *s)
+{
+	int64_t t, tc;
+
+	nmessages++;
+	if (s->has_t && get_int(o, "t", &t) == 0 && t < s->t)
+		nbackwards++;
+	if (opt_times && s->has_tc && get_int(o, "tc", &tc) == 0 &&
+	    tc < s->tc)
+		violation("%x:%" PRIu64 ": tc %" PRId64 " is before the tc %"
+		    PRId64 " of its send %x:%" PRIu64, tid, seq, tc, s->tc,
+		    s->tid, s->seq);
 }
 
 static void
@@ -485,6 +556,312 @@ recv_check(json_t *o, int32_t tid, uint64_t seq)
 	s->matched = xreallocarray(s->matched, s->nmatched + 1,
 	    sizeof(int32_t));
 	s->matched[s->nmatched++] = tid;
+	message_times(o, tid, seq, s);
+}
+
+/* --- groups (-g) ---------------------------------------------------------- */
+
+struct member {
+	int32_t		 tid;
+	int		 leaving;	/* began pvm_exit: pvmgs may drop it */
+};
+
+/* Barriers on one group with one count. */
+struct episodes {
+	int		 count;
+	unsigned long	 nbegin;
+	unsigned long	 nend;
+};
+
+struct group {
+	char		 name[256];
+	struct member	*members;
+	unsigned	 nmembers;
+	struct episodes	*eps;
+	unsigned	 neps;
+};
+
+static struct group	*groups;
+static size_t		 ngroups;
+
+static struct group *
+group_get(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ngroups; i++)
+		if (strcmp(groups[i].name, name) == 0)
+			return &groups[i];
+	groups = xreallocarray(groups, ngroups + 1, sizeof(*groups));
+	memset(&groups[ngroups], 0, sizeof(*groups));
+	snprintf(groups[ngroups].name, sizeof(groups[ngroups].name), "%s",
+	    name);
+	return &groups[ngroups++];
+}
+
+static int
+member_find(const struct group *g, int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < g->nmembers; i++)
+		if (g->members[i].tid == tid)
+			return (int)i;
+	return -1;
+}
+
+static void
+member_add(struct group *g, int32_t tid)
+{
+	g->members = xreallocarray(g->members, g->nmembers + 1,
+	    sizeof(*g->members));
+	g->members[g->nmembers].tid = tid;
+	g->members[g->nmembers++].leaving = 0;
+}
+
+static void
+member_del(struct group *g, unsigned i)
+{
+	g->members[i] = g->members[--g->nmembers];
+}
+
+/* Members that are surely in the group (not leaving with their task). */
+static unsigned
+group_sure(const struct group *g)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < g->nmembers; i++)
+		n += !g->members[i].leaving;
+	return n;
+}
+
+/* The task began pvm_exit (leaving = 1) or is gone (0: out at once). */
+static void
+groups_task_exit(int32_t tid, int leaving)
+{
+	size_t i;
+	int m;
+
+	for (i = 0; i < ngroups; i++) {
+		if ((m = member_find(&groups[i], tid)) == -1)
+			continue;
+		if (leaving)
+			groups[i].members[m].leaving = 1;
+		else
+			member_del(&groups[i], (unsigned)m);
+	}
+}
+
+static struct episodes *
+episodes_get(struct group *g, int count)
+{
+	unsigned i;
+
+	for (i = 0; i < g->neps; i++)
+		if (g->eps[i].count == count)
+			return &g->eps[i];
+	g->eps = xreallocarray(g->eps, g->neps + 1, sizeof(*g->eps));
+	memset(&g->eps[g->neps], 0, sizeof(*g->eps));
+	g->eps[g->neps].count = count;
+	return &g->eps[g->neps++];
+}
+
+static void
+join_check(struct task *t, uint64_t seq, struct group *g, int64_t rc)
+{
+	if (rc < 0)
+		return;
+	if (member_find(g, t->tid) != -1)
+		violation("%x:%" PRIu64 ": joins %s, of which it is a member",
+		    t->tid, seq, g->name);
+	else
+		member_add(g, t->tid);
+}
+
+static void
+leave_check(struct task *t, uint64_t seq, struct group *g, int64_t rc)
+{
+	int m;
+
+	if (rc < 0)
+		return;
+	if ((m = member_find(g, t->tid)) == -1)
+		violation("%x:%" PRIu64 ": leaves %s, of which it is not a "
+		    "member", t->tid, seq, g->name);
+	else
+		member_del(g, (unsigned)m);
+}
+
+/*
+ * The receivers of a bcast end are the members but the sender.  A member
+ * whose task is exiting may be missing: pvmgs had dropped it, so it is
+ * out from now on.
+ */
+static void
+bcast_check(json_t *o, struct task *t, uint64_t seq, struct group *g)
+{
+	json_t *dst = json_object_get(o, "dst"), *v;
+	size_t i, j;
+	int in;
+
+	if (!json_is_array(dst)) {
+		violation("%x:%" PRIu64 ": bcast end without a dst list",
+		    t->tid, seq);
+		return;
+	}
+	json_array_foreach(dst, i, v) {
+		if (!json_is_integer(v))
+			continue;
+		if (json_integer_value(v) == t->tid)
+			violation("%x:%" PRIu64 ": bcast to its own sender",
+			    t->tid, seq);
+		else if (member_find(g, (int32_t)json_integer_value(v)) == -1)
+			violation("%x:%" PRIu64 ": bcast to %x, not a member "
+			    "of %s", t->tid, seq,
+			    (int32_t)json_integer_value(v), g->name);
+	}
+	for (i = g->nmembers; i-- > 0; ) {
+		if (g->members[i].tid == t->tid)
+			continue;
+		in = 0;
+		json_array_foreach(dst, j, v)
+			if (json_is_integer(v) &&
+			    json_integer_value(v) == g->members[i].tid)
+				in = 1;
+		if (in)
+			continue;
+		if (g->members[i].leaving)
+			member_del(g, (unsigned)i);
+		else
+			violation("%x:%" PRIu64 ": bcast missed %x, a member "
+			    "of %s", t->tid, seq, g->members[i].tid, g->name);
+	}
+}
+
+static void
+gsize_check(struct task *t, uint64_t seq, struct group *g, int64_t rc)
+{
+	unsigned sure = group_sure(g);
+
+	if (rc == PvmNoGroup && sure > 0)
+		violation("%x:%" PRIu64 ": gsize %s found no group, the group "
+		    "has %u members", t->tid, seq, g->name, sure);
+	else if (rc >= 0 && (rc < sure || rc > g->nmembers))
+		violation("%x:%" PRIu64 ": gsize %s returned %" PRId64 ", the "
+		    "group has %u members%s", t->tid, seq, g->name, rc,
+		    g->nmembers, sure < g->nmembers ? " (some leaving)" : "");
+}
+
+/*
+ * Barriers with count c on a group: the i-th end needs the entries of
+ * its whole episode, so at least c * (floor(i / c) + 1) begins.  A count
+ * of -1 is the group's size when the barrier begins.
+ */
+static void
+barrier_begin(json_t *o, struct task *t, uint64_t seq, struct group *g)
+{
+	int64_t c;
+
+	(void)seq;
+	t->bar_count = 0;
+	if (get_int(o, "inst", &c) == -1 || c == -1)
+		c = g->nmembers;
+	if (c <= 0 || c > INT32_MAX)
+		return;
+	t->bar_count = (int)c;
+	episodes_get(g, (int)c)->nbegin++;
+}
+
+static void
+barrier_end(struct task *t, uint64_t seq, struct group *g, int64_t rc)
+{
+	struct episodes *e;
+	unsigned long need;
+
+	if (t->bar_count <= 0 || rc < 0)
+		return;
+	e = episodes_get(g, t->bar_count);
+	need = (unsigned long)e->count * (e->nend / e->count + 1);
+	if (e->nbegin < need)
+		violation("%x:%" PRIu64 ": barrier %s (count %d) ends after "
+		    "%lu entries, its episode has %lu", t->tid, seq, g->name,
+		    e->count, e->nbegin, need);
+	e->nend++;
+}
+
+static int
+is_group_call(int call)
+{
+	return call == PMON_CALL_joingroup || call == PMON_CALL_lvgroup ||
+	    call == PMON_CALL_bcast || call == PMON_CALL_gsize ||
+	    call == PMON_CALL_barrier;
+}
+
+static void	group_event_check(json_t *, struct task *, uint64_t, int,
+		    int);
+
+static void
+group_event(json_t *o, struct task *t, uint64_t seq, int call, int phase)
+{
+	if (json_is_true(json_object_get(o, "inconsistent"))) {
+		if (++ninconsistent > opt_inconsistent)
+			violation("%x:%" PRIu64 ": released inconsistent",
+			    t->tid, seq);
+		else
+			excused = 1;
+	}
+	group_event_check(o, t, seq, call, phase);
+	excused = 0;
+}
+
+static void
+group_event_check(json_t *o, struct task *t, uint64_t seq, int call,
+    int phase)
+{
+	const char *name = str_or(o, "group", NULL);
+	int64_t rc = int_or(o, "rc", -1);
+	struct group *g;
+
+	if (call == PMON_CALL_exit && phase == PMON_BEGIN)
+		groups_task_exit(t->tid, 1);
+	if (!is_group_call(call))
+		return;
+	if (name == NULL || *name == '\0') {
+		violation("%x:%" PRIu64 ": %s without a group", t->tid, seq,
+		    record_call_name(call));
+		return;
+	}
+	g = group_get(name);
+	if (call == PMON_CALL_barrier && phase == PMON_BEGIN)
+		barrier_begin(o, t, seq, g);
+	if (phase != PMON_END)
+		return;
+	switch (call) {
+	case PMON_CALL_joingroup: join_check(t, seq, g, rc); break;
+	case PMON_CALL_lvgroup: leave_check(t, seq, g, rc); break;
+	case PMON_CALL_bcast: bcast_check(o, t, seq, g); break;
+	case PMON_CALL_gsize: gsize_check(t, seq, g, rc); break;
+	case PMON_CALL_barrier: barrier_end(t, seq, g, rc); break;
+	}
+}
+
+/* --- corrected times (-T) ------------------------------------------------- */
+
+static void
+time_check(json_t *o, struct task *t, uint64_t seq)
+{
+	int64_t tc;
+
+	if (get_int(o, "tc", &tc) == -1) {
+		violation("%x:%" PRIu64 ": no tc", t->tid, seq);
+		return;
+	}
+	if (t->has_tc && tc < t->last_tc)
+		violation("%x:%" PRIu64 ": tc %" PRId64 " is before the task's "
+		    "previous tc %" PRId64, t->tid, seq, tc, t->last_tc);
+	t->last_tc = tc;
+	t->has_tc = 1;
 }
 
 /* --- events ------------------------------------------------------------- */
@@ -633,6 +1010,10 @@ event(json_t *o)
 	t->nevents++;
 	spawn_check(t, (uint64_t)seq);
 	pairing_check(t, (uint64_t)seq, call, phase);
+	if (opt_times)
+		time_check(o, t, (uint64_t)seq);
+	if (opt_groups)
+		group_event(o, t, (uint64_t)seq, call, phase);
 	if (is_send(call, phase))
 		send_add(o, t->tid, (uint64_t)seq, call);
 	if (is_recv(call) && phase == PMON_END &&
@@ -660,6 +1041,11 @@ object(json_t *o)
 			violation("task without integer tid");
 		else
 			task_learn(task_get((int32_t)tid), o);
+	} else if (strcmp(type, "task_end") == 0) {
+		if (get_int(o, "tid", &tid) == -1)
+			violation("task_end without integer tid");
+		else
+			groups_task_exit((int32_t)tid, 0);
 	}
 }
 
@@ -688,6 +1074,13 @@ final_checks(void)
 		    tasks[i].open_call != PMON_CALL_exit)
 			violation("%x: %s began and never ended", tasks[i].tid,
 			    record_call_name(tasks[i].open_call));
+	if (opt_backwards >= 0) {
+		fprintf(stderr, "streamcheck: %s: %lu of %lu messages go "
+		    "backwards in t\n", path, nbackwards, nmessages);
+		if (nbackwards < (unsigned long)opt_backwards)
+			violation("only %lu messages go backwards in t, "
+			    "expected at least %ld", nbackwards, opt_backwards);
+	}
 	if (!opt_all)
 		return;
 	for (b = 0; b < NBUCKETS; b++)
@@ -769,7 +1162,8 @@ read_stream(FILE *f)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: streamcheck [-alu] [-c | -t | -e] FILE\n");
+	fprintf(stderr, "usage: streamcheck [-aglTu] [-B N] [-i N] "
+	    "[-c | -t | -e] FILE\n");
 	exit(2);
 }
 
@@ -783,13 +1177,28 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch, mode = 0;
+	char *end;
 	FILE *f;
 
-	while ((ch = getopt_long(argc, argv, "acetlu", longopts, NULL)) != -1)
+	while ((ch = getopt_long(argc, argv, "aB:cegi:tTlu", longopts, NULL)) !=
+	    -1)
 		switch (ch) {
+		case 'i':
+			opt_inconsistent = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' ||
+			    opt_inconsistent < 0)
+				usage();
+			break;
 		case 'a': opt_all = 1; break;
+		case 'g': opt_groups = 1; break;
+		case 'T': opt_times = 1; break;
 		case 'l': opt_lost = 1; break;
 		case 'u': opt_unmatched = 1; break;
+		case 'B':
+			opt_backwards = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || opt_backwards < 0)
+				usage();
+			break;
 		case 'c': case 't': case 'e': mode = ch; break;
 		default: usage();
 		}
@@ -809,6 +1218,9 @@ main(int argc, char **argv)
 	final_checks();
 	if (lineno == 0)
 		violation("empty stream");
+	if (ninconsistent > 0)
+		fprintf(stderr, "streamcheck: %s: %ld events flagged "
+		    "inconsistent\n", path, ninconsistent);
 	if (violations > 0) {
 		fprintf(stderr, "streamcheck: %s: %d violations\n", path,
 		    violations);

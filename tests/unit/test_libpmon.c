@@ -118,6 +118,9 @@ teardown(void)
 
 /* --- frame builders ---------------------------------------------------- */
 
+/* Events carry a corrected time this far from their raw one. */
+#define T_CORR_SHIFT	1234567ULL
+
 struct frame {
 	uint8_t		 buf[2048];
 	size_t		 len;
@@ -169,7 +172,8 @@ mk_event(struct frame *f, int32_t tid, uint8_t flags, int32_t mtid,
 	q[4] = flags;
 	wire_put32(q + 5, (uint32_t)mtid);
 	wire_put64(q + 9, mseq);
-	q += 17;
+	wire_put64(q + 17, r->t_ns + T_CORR_SHIFT);
+	q += EVENT_HDR_SIZE;
 	q += record_encode(q, r, peers);
 	frame_finish(f, MSG_EVENT, q);
 }
@@ -261,6 +265,7 @@ test_send_event(void)
 	CU_ASSERT(seen.ev.tid == T_MASTER);
 	CU_ASSERT(seen.ev.seq == 3);
 	CU_ASSERT(seen.ev.t_ns == 1700000000123456789ULL);
+	CU_ASSERT(seen.ev.t_corr == 1700000000123456789ULL + T_CORR_SHIFT);
 	CU_ASSERT(seen.ev.call == PMON_CALL_send);
 	CU_ASSERT_STRING_EQUAL(seen.ev.call_name, "pvm_send");
 	CU_ASSERT(seen.ev.phase == PMON_PHASE_BEGIN);
@@ -422,7 +427,7 @@ test_max_record(void)
 {
 	static int32_t peers[RECORD_PEERS_MAX];
 	static char group[RECORD_GROUP_MAX + 1];
-	static uint8_t buf[FRAME_HDR_SIZE + 17 + RECORD_MAX_SIZE];
+	static uint8_t buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE];
 	struct record r;
 	size_t len;
 	int i;
@@ -437,8 +442,8 @@ test_max_record(void)
 	r.glen = RECORD_GROUP_MAX;
 	r.group = group;
 	wire_put32(buf + FRAME_HDR_SIZE, T_MASTER);
-	memset(buf + FRAME_HDR_SIZE + 4, 0, 13);
-	len = 17 + record_encode(buf + FRAME_HDR_SIZE + 17, &r, peers);
+	memset(buf + FRAME_HDR_SIZE + 4, 0, EVENT_HDR_SIZE - 4);
+	len = EVENT_HDR_SIZE + record_encode(buf + FRAME_HDR_SIZE + EVENT_HDR_SIZE, &r, peers);
 	frame_hdr_encode(buf, MSG_EVENT, (uint32_t)len);
 	CU_ASSERT_FATAL(pmon_feed(p, buf, FRAME_HDR_SIZE + len) == 0);
 	CU_ASSERT(seen.nevents == 1);
@@ -618,7 +623,7 @@ test_bad_record(void)
 
 	put_master();
 	mk_send(&f);
-	f.buf[FRAME_HDR_SIZE + 17 + 2] = 0;	/* call "none" */
+	f.buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + 2] = 0;	/* call "none" */
 	put(&f);
 	expect_error("unknown call");
 }
@@ -631,7 +636,7 @@ test_record_short(void)
 	put_master();
 	mk_send(&f);
 	/* Claim one byte more than the frame holds. */
-	wire_put16(f.buf + FRAME_HDR_SIZE + 17, RECORD_HDR_SIZE + 1);
+	wire_put16(f.buf + FRAME_HDR_SIZE + EVENT_HDR_SIZE, RECORD_HDR_SIZE + 1);
 	put(&f);
 	expect_error("EVENT");
 }

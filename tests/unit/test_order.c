@@ -70,7 +70,7 @@ task(struct order *o, int32_t tid, int32_t parent, uint64_t spawn_seq)
 {
 	const char *why = NULL;
 
-	CU_ASSERT_EQUAL(order_task_new(o, tid, parent, spawn_seq, &why), 0);
+	CU_ASSERT_EQUAL(order_task_new(o, tid, 0, parent, spawn_seq, &why), 0);
 }
 
 /* Encodes and decodes a record as the agent path does, then adds it. */
@@ -439,7 +439,7 @@ test_rejects(void)
 	const char *why = NULL;
 
 	task(o, A, 0, 0);
-	CU_ASSERT_EQUAL(order_task_new(o, A, 0, 0, &why), -1);
+	CU_ASSERT_EQUAL(order_task_new(o, A, 0, 0, 0, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(why);
 	add(o, A, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
 	CU_ASSERT_EQUAL(add_full(o, A, 1, PMON_CALL_mytid, PMON_END, -1, -1,
@@ -814,7 +814,7 @@ deliver_step(struct order *o)
 		t = &rt[rnd(nrt)];
 	while (t->ended);
 	if (!t->registered) {
-		CU_ASSERT_EQUAL(order_task_new(o, t->tid, t->parent,
+		CU_ASSERT_EQUAL(order_task_new(o, t->tid, 0, t->parent,
 		    t->spawn_seq, &why), 0);
 		t->registered = 1;
 	} else if (t->cursor < t->n) {

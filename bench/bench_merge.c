@@ -1,0 +1,702 @@
+/*
+ * bench_merge: the ordering core's throughput on one core.
+ *
+ * The simulator (tests/sim) generates a long execution of 64 tasks on 8
+ * hosts and delivers it as the agents would; the coordinator's actions
+ * are recorded once, and every record is encoded in memory ahead of
+ * time.  The timed runs then replay the actions: record_decode and
+ * order_add for every record, task registrations and ends, flush rounds,
+ * with a CLOCK_CLC clock, as pmon-coordd does.  Generation is not timed.
+ *
+ * Beside it, on the same per-host streams, a plain timestamp merge (each
+ * batch sorted by raw time, the smallest head of all hosts released while
+ * every live host has something) shows how many messages a merge by raw
+ * host clocks draws backwards.
+ *
+ *	bench_merge [-Gq] [-r runs] [-s scale] [-S seed] [-T budget_s]
+ *
+ * The recording run (untimed) has a budget (-T, 120 s by default): a
+ * core that cannot order the input in that time stops the bench, which
+ * reports what it did so far (and exits 1).
+ * -G replaces the group application by an 11-task ring, to tell the
+ * group model's cost from the rest.
+ *
+ * Last line: merge events_per_s=N window_mean=X window_max=Y
+ *	      backward_pmon=N backward_tsmerge_pct=P
+ */
+#include <sched.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "order.h"
+#include "proto.h"
+#include "record.h"
+#include "sim.h"
+
+#define NHOSTS		8
+#define SAMPLE_EVERY	4096
+
+/* One coordinator action, with its record already encoded. */
+struct bop {
+	uint8_t		type;
+	uint32_t	task;
+	size_t		off, len;	/* ADD: the record in the buffer */
+};
+
+struct input {
+	const struct sim *s;
+	struct bop	*ops;
+	size_t		 nops;
+	uint8_t		*buf;
+	size_t		 buflen;
+	int32_t		*tids;
+	uint32_t	*hosts;
+	uint64_t	*dropped;
+	int32_t		*parents;
+	uint64_t	*spawn_seqs;
+	size_t		 ntasks;
+	size_t		 nrecords;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void	fatalx(const char *) __attribute__((noreturn));
+
+static void
+fatalx(const char *what)
+{
+	fprintf(stderr, "bench_merge: %s\n", what);
+	exit(1);
+}
+
+static void
+count_cb(const struct order_event *ev, void *arg)
+{
+	(void)ev;
+	(*(uint64_t *)arg)++;
+}
+
+/* Turns the recorded script into pre-encoded operations. */
+static void
+prepare(struct input *in, const struct sim *s, const struct sim_script *sc)
+{
+	const struct sim_task *t;
+	size_t i, cap = 0;
+
+	memset(in, 0, sizeof(*in));
+	in->s = s;
+	in->ntasks = sim_ntasks(s);
+	in->tids = calloc(in->ntasks, sizeof(*in->tids));
+	in->hosts = calloc(in->ntasks, sizeof(*in->hosts));
+	in->dropped = calloc(in->ntasks, sizeof(*in->dropped));
+	in->parents = calloc(in->ntasks, sizeof(*in->parents));
+	in->spawn_seqs = calloc(in->ntasks, sizeof(*in->spawn_seqs));
+	in->ops = calloc(sc->n, sizeof(*in->ops));
+	if (!in->tids || !in->hosts || !in->dropped || !in->parents ||
+	    !in->spawn_seqs || !in->ops)
+		fatalx("out of memory");
+	for (i = 0; i < in->ntasks; i++) {
+		t = sim_task(s, i);
+		in->tids[i] = t->tid;
+		in->hosts[i] = sim_host_number(t->host);
+		in->dropped[i] = t->ndropped;
+		in->parents[i] = t->parent_tid;
+		in->spawn_seqs[i] = t->spawn_seq;
+	}
+	for (i = 0; i < sc->n; i++) {
+		struct bop *op = &in->ops[in->nops++];
+
+		op->type = sc->acts[i].type;
+		op->task = sc->acts[i].task;
+		if (op->type != SIM_ACT_ADD)
+			continue;
+		if (in->buflen + RECORD_MAX_SIZE > cap) {
+			cap = cap ? 2 * cap : 64 * 1024 * 1024;
+			if ((in->buf = realloc(in->buf, cap)) == NULL)
+				fatalx("out of memory");
+		}
+		op->off = in->buflen;
+		op->len = sim_encode(s, sc->acts[i].task, sc->acts[i].rec,
+		    in->buf + in->buflen);
+		in->buflen += op->len;
+		in->nrecords++;
+	}
+}
+
+/* What the coordinator does with each action. */
+static void
+play(const struct input *in, struct order *o, void (*sample)(struct order *,
+    void *), void *arg)
+{
+	const struct bop *op;
+	struct record r;
+	const char *why = NULL;
+	uint64_t mark = 0;
+	size_t i;
+	int rv = 0;
+
+	for (i = 0; i < in->nops; i++) {
+		op = &in->ops[i];
+		switch (op->type) {
+		case SIM_ACT_NEW:
+			rv = order_task_new(o, in->tids[op->task],
+			    in->hosts[op->task], in->parents[op->task],
+			    in->spawn_seqs[op->task], &why);
+			break;
+		case SIM_ACT_ADD:
+			rv = record_decode(in->buf + op->off, op->len, &r, &why);
+			if (rv == 0)
+				rv = order_add(o, in->tids[op->task], &r, &why);
+			break;
+		case SIM_ACT_END:
+			rv = order_task_end(o, in->tids[op->task],
+			    in->dropped[op->task], &why);
+			break;
+		case SIM_ACT_MARK:
+			mark = order_mark(o);
+			break;
+		case SIM_ACT_SYNCED:
+			order_synced(o, mark);
+			break;
+		case SIM_ACT_RELEASE_ALL:
+			order_release_all(o);
+			break;
+		}
+		if (rv == -1) {
+			fprintf(stderr, "bench_merge: action %zu: %s\n", i, why);
+			exit(1);
+		}
+		if (sample != NULL && (i % SAMPLE_EVERY) == 0)
+			sample(o, arg);
+	}
+}
+
+static struct order *
+order_clc(order_release_cb cb, void *arg, struct clock **clkp,
+    uint64_t lmin)
+{
+	struct clock_params cp;
+	struct order *o;
+
+	clock_params_default(&cp);
+	cp.algo = CLOCK_CLC;
+	cp.lmin_ns = lmin;
+	if ((*clkp = clock_new(&cp)) == NULL ||
+	    (o = order_new(cb, arg)) == NULL)
+		fatalx("out of memory");
+	order_set_clock(o, *clkp);
+	return o;
+}
+
+/* --- the window, and pmon's backward messages (untimed) ---------------- */
+
+struct wcheck {
+	const struct input *in;
+	uint64_t	*released;	/* last seq released per task */
+	uint64_t	 backward, messages, events;
+	double		 held_sum;
+	uint64_t	 samples;
+	size_t		 task_max;
+	size_t		 max_task;	/* the task that held the most */
+	uint64_t	 max_next;	/* its first held record then */
+};
+
+static void
+check_cb(const struct order_event *ev, void *arg)
+{
+	struct wcheck *w = arg;
+	const struct sim *s = w->in->s;
+	long ti = sim_task_index(s, ev->tid);
+	const struct sim_rec *r;
+	const struct sim_msg *m;
+
+	w->events++;
+	if (ti < 0)
+		return;
+	w->released[ti] = ev->rec->seq;
+	if (ev->flags & EVENT_LOST)
+		return;
+	r = &sim_task(s, (size_t)ti)->recs[ev->rec->seq - 1];
+	if (r->msg == 0 || r->call == PMON_CALL_probe)
+		return;
+	m = sim_msg(s, r->msg - 1);
+	if (m->src == UINT32_MAX)
+		return;
+	w->messages++;
+	if (w->released[m->src] < (uint64_t)m->send_rec + 1)
+		w->backward++;
+}
+
+static void
+sample_cb(struct order *o, void *arg)
+{
+	struct wcheck *w = arg;
+	struct order_stats st;
+	size_t i;
+
+	memset(&st, 0, sizeof(st));
+	order_stats(o, &st);
+	if (st.tasks > 0) {
+		w->held_sum += (double)st.held / (double)st.tasks;
+		w->samples++;
+	}
+	for (i = 0; i < w->in->ntasks; i++) {
+		memset(&st, 0, sizeof(st));
+		if (order_task_stats(o, w->in->tids[i], &st) == 0 &&
+		    st.held > w->task_max) {
+			w->task_max = st.held;
+			w->max_task = i;
+			w->max_next = w->released[i] + 1;
+		}
+	}
+}
+
+/* --- the plain timestamp merge ------------------------------------------ */
+
+struct tsrec {
+	uint64_t	t_ns;
+	uint32_t	task;
+	uint32_t	rec;
+};
+
+struct hq {
+	struct tsrec	*q;
+	size_t		 head, n, cap;
+	int		 live;		/* tasks registered and not ended */
+};
+
+struct tsmerge {
+	const struct sim *s;
+	struct hq	 hq[NHOSTS];
+	uint64_t	*released;
+	uint64_t	 backward, messages;
+};
+
+static int
+tsrec_cmp(const void *a, const void *b)
+{
+	const struct tsrec *x = a, *y = b;
+
+	if (x->t_ns != y->t_ns)
+		return x->t_ns < y->t_ns ? -1 : 1;
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+static void
+ts_emit(struct tsmerge *m, const struct tsrec *r)
+{
+	const struct sim_rec *g = &sim_task(m->s, r->task)->recs[r->rec];
+	const struct sim_msg *msg;
+
+	m->released[r->task] = r->rec + 1;
+	if (g->msg == 0 || g->call == PMON_CALL_probe)
+		return;
+	msg = sim_msg(m->s, g->msg - 1);
+	if (msg->src == UINT32_MAX)
+		return;
+	m->messages++;
+	if (m->released[msg->src] < (uint64_t)msg->send_rec + 1)
+		m->backward++;
+}
+
+/* Releases the smallest head while every live host has one (or all). */
+static void
+ts_drain(struct tsmerge *m, int all)
+{
+	struct hq *h, *best;
+	int i;
+
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < NHOSTS; i++) {
+			h = &m->hq[i];
+			if (h->n == 0) {
+				if (h->live > 0 && !all)
+					return;
+				continue;
+			}
+			if (best == NULL ||
+			    h->q[h->head].t_ns < best->q[best->head].t_ns)
+				best = h;
+		}
+		if (best == NULL)
+			return;
+		ts_emit(m, &best->q[best->head]);
+		best->head++;
+		if (--best->n == 0)
+			best->head = 0;
+	}
+}
+
+static void
+hq_push(struct hq *h, const struct tsrec *r)
+{
+	if (h->head + h->n == h->cap) {
+		if (h->head > 0) {
+			memmove(h->q, h->q + h->head, h->n * sizeof(*h->q));
+			h->head = 0;
+		}
+		if (h->n == h->cap) {
+			h->cap = h->cap ? 2 * h->cap : 4096;
+			if ((h->q = realloc(h->q, h->cap * sizeof(*h->q))) ==
+			    NULL)
+				fatalx("out of memory");
+		}
+	}
+	h->q[h->head + h->n++] = *r;
+}
+
+/*
+ * The per-host streams as the coordinator receives them: a batch is the
+ * run of records of one host shipped at one moment; it is sorted by raw
+ * time (one host, one clock) before it joins its host's queue.  With
+ * true_time, the merge uses perfect clocks instead: what is left is the
+ * delivery's doing.
+ */
+static void
+tsmerge_run(const struct sim *s, const struct sim_script *sc, int true_time,
+    uint64_t *backward, uint64_t *messages)
+{
+	struct tsmerge m;
+	struct tsrec *batch = NULL;
+	size_t nb = 0, bcap = 0, i, j, bh = 0;
+	const struct sim_act *a;
+	const struct sim_task *t;
+	uint64_t bt = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.s = s;
+	if ((m.released = calloc(sim_ntasks(s), sizeof(*m.released))) ==
+	    NULL)
+		fatalx("out of memory");
+	for (i = 0; i <= sc->n; i++) {
+		a = i < sc->n ? &sc->acts[i] : NULL;
+		t = a != NULL ? sim_task(s, a->task) : NULL;
+		if (nb > 0 && (a == NULL || a->type != SIM_ACT_ADD ||
+		    t->host != bh || a->t != bt)) {
+			qsort(batch, nb, sizeof(*batch), tsrec_cmp);
+			for (j = 0; j < nb; j++)
+				hq_push(&m.hq[bh], &batch[j]);
+			nb = 0;
+			ts_drain(&m, 0);
+		}
+		if (a == NULL)
+			break;
+		switch (a->type) {
+		case SIM_ACT_NEW:
+			m.hq[t->host].live++;
+			break;
+		case SIM_ACT_END:
+			m.hq[t->host].live--;
+			ts_drain(&m, 0);
+			break;
+		case SIM_ACT_RELEASE_ALL:
+			ts_drain(&m, 1);
+			break;
+		case SIM_ACT_ADD:
+			if (nb == bcap) {
+				bcap = bcap ? 2 * bcap : 4096;
+				if ((batch = realloc(batch, bcap *
+				    sizeof(*batch))) == NULL)
+					fatalx("out of memory");
+			}
+			batch[nb].t_ns = true_time ? t->recs[a->rec].t_true :
+			    sim_raw(s, t, &t->recs[a->rec]);
+			batch[nb].task = a->task;
+			batch[nb].rec = a->rec;
+			nb++;
+			bh = t->host;
+			bt = a->t;
+			break;
+		default:
+			break;
+		}
+	}
+	ts_drain(&m, 1);
+	*backward = m.backward;
+	*messages = m.messages;
+	for (i = 0; i < NHOSTS; i++)
+		free(m.hq[i].q);
+	free(batch);
+	free(m.released);
+}
+
+/* --- main ------------------------------------------------------------------- */
+
+/* What the task with the largest window was waiting for. */
+static void
+explain_max(const struct sim *s, const struct wcheck *w)
+{
+	const struct sim_task *t = sim_task(s, w->max_task);
+	const struct sim_rec *r;
+	const struct sim_msg *m;
+
+	if (w->task_max == 0 || w->max_next > t->nrecs)
+		return;
+	r = &t->recs[w->max_next - 1];
+	printf("largest window: t%x held %zu, waiting at seq %" PRIu64
+	    " (%s %s, %.3f ms)", (unsigned)t->tid, w->task_max, w->max_next,
+	    record_call_name(r->call), r->phase ? "end" : "begin",
+	    r->t_true / 1e6);
+	if (r->msg != 0) {
+		m = sim_msg(s, r->msg - 1);
+		if (m->src != UINT32_MAX)
+			printf(" for t%x seq %u (sent %.3f ms, host %u)",
+			    (unsigned)m->src_tid, m->send_rec + 1,
+			    m->t_depart / 1e6, sim_host_number(sim_task(s,
+			    m->src)->host));
+	}
+	printf("\n");
+}
+
+/* The true time of the last record. */
+static uint64_t
+sim_duration(const struct sim *s)
+{
+	const struct sim_task *t;
+	uint64_t end = 0;
+	size_t i;
+
+	for (i = 0; i < sim_ntasks(s); i++) {
+		t = sim_task(s, i);
+		if (t->nrecs > 0 && t->recs[t->nrecs - 1].t_true > end)
+			end = t->recs[t->nrecs - 1].t_true;
+	}
+	return end;
+}
+
+static size_t
+group_records(const struct sim *s)
+{
+	const struct sim_task *t;
+	size_t i, k, n = 0;
+
+	for (i = 0; i < sim_ntasks(s); i++) {
+		t = sim_task(s, i);
+		for (k = 0; k < t->nrecs; k++)
+			n += t->recs[k].group != 0;
+	}
+	return n;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+pin_one_core(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The recording run: samples the window, keeps to the time budget. */
+struct recorder {
+	struct order	*o;
+	struct wcheck	*w;
+	uint64_t	 t0, budget_ns;
+	size_t		 nacts;
+	int		 stopped;
+};
+
+static int
+record_cb(const struct sim_act *a, void *arg)
+{
+	struct recorder *rc = arg;
+
+	(void)a;
+	if ((rc->nacts++ % SAMPLE_EVERY) != 0)
+		return 0;
+	sample_cb(rc->o, rc->w);
+	if (now_ns() - rc->t0 > rc->budget_ns) {
+		rc->stopped = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: bench_merge [-Gq] [-r runs] [-s scale] "
+	    "[-S seed] [-T budget_s]\n");
+	exit(2);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct sim_params sp;
+	struct sim_script script = { NULL, 0, 0 };
+	struct recorder rec;
+	struct input in;
+	struct wcheck w;
+	struct clock *clk;
+	struct order *o;
+	struct sim *s;
+	const char *why = NULL;
+	double rates[32], rate, elapsed;
+	uint64_t t0, t1, spent = 0, ts_back = 0, ts_msgs = 0, seed = 1;
+	int ch, runs = 5, quiet = 0, no_groups = 0, done = 0, i;
+	unsigned scale = 2000, budget = 120;
+
+	while ((ch = getopt(argc, argv, "Gqr:s:S:T:")) != -1) {
+		switch (ch) {
+		case 'G':
+			no_groups = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 's':
+			scale = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'T':
+			budget = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || runs < 1 || runs > 32)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	pin_one_core();
+	sim_params_default(&sp);
+	sp.seed = seed;
+	sp.scenario = SIM_BENCH;
+	sp.nhosts = NHOSTS;
+	sp.scale = scale;
+	sp.kills = 0;
+	sp.no_groups = no_groups;
+	t0 = now_ns();
+	if ((s = sim_new(&sp)) == NULL || sim_generate(s) == -1)
+		fatalx("out of memory generating");
+	t1 = now_ns();
+	if (!quiet)
+		printf("generated %zu tasks on %d hosts, %zu records (%zu of "
+		    "group calls), %zu messages, %.1f ms of simulated time, "
+		    "in %.1f s\n", sim_ntasks(s), NHOSTS,
+		    sim_total_records(s), group_records(s), sim_nmsgs(s),
+		    sim_duration(s) / 1e6, (t1 - t0) / 1e9);
+
+	/*
+	 * Record what the coordinator does (flush rounds ask the core),
+	 * sampling the window and checking pmon's order on the way.  A
+	 * core too slow for the budget ends the bench here, with what it
+	 * did so far.
+	 */
+	memset(&w, 0, sizeof(w));
+	memset(&in, 0, sizeof(in));
+	w.in = &in;
+	in.s = s;
+	in.ntasks = sim_ntasks(s);
+	if ((in.tids = calloc(in.ntasks, sizeof(*in.tids))) == NULL ||
+	    (w.released = calloc(in.ntasks, sizeof(*w.released))) == NULL)
+		fatalx("out of memory");
+	for (i = 0; i < (int)in.ntasks; i++)
+		in.tids[i] = sim_task(s, (size_t)i)->tid;
+	o = order_clc(check_cb, &w, &clk, sp.lmin_ns);
+	memset(&rec, 0, sizeof(rec));
+	rec.o = o;
+	rec.w = &w;
+	rec.budget_ns = (uint64_t)budget * 1000000000ULL;
+	rec.t0 = now_ns();
+	if (sim_deliver(s, o, &script, record_cb, &rec, &why) == -1 &&
+	    !rec.stopped)
+		fatalx(why);
+	elapsed = (now_ns() - rec.t0) / 1e9;
+	order_free(o);
+	clock_free(clk);
+	free(in.tids);
+	in.tids = NULL;
+
+	if (rec.stopped) {
+		rate = (double)w.events / elapsed;
+		printf("bench_merge: stopped after the %u s budget: the core "
+		    "released %" PRIu64 " of %zu events (%.0f events/s "
+		    "recording, untimed rate)\n", budget, w.events,
+		    sim_total_records(s), rate);
+	} else {
+		prepare(&in, s, &script);
+		if (!quiet)
+			printf("script: %zu actions, %zu records (%.1f MB "
+			    "encoded), %" PRIu64 " events released\n",
+			    in.nops, in.nrecords, in.buflen / 1e6, w.events);
+		for (i = 0; i < runs && (i == 0 || spent <
+		    (uint64_t)budget * 1000000000ULL); i++) {
+			uint64_t n = 0;
+
+			o = order_clc(count_cb, &n, &clk, sp.lmin_ns);
+			t0 = now_ns();
+			play(&in, o, NULL, NULL);
+			t1 = now_ns();
+			order_free(o);
+			clock_free(clk);
+			spent += t1 - t0;
+			rates[done++] = (double)n / ((double)(t1 - t0) / 1e9);
+			if (!quiet)
+				printf("run %d: %" PRIu64 " events in %.3f s: "
+				    "%.0f events/s\n", i + 1, n,
+				    (t1 - t0) / 1e9, rates[i]);
+		}
+		qsort(rates, (size_t)done, sizeof(*rates), cmp_double);
+		rate = rates[done / 2];
+	}
+
+	tsmerge_run(s, &script, 0, &ts_back, &ts_msgs);
+	if (!quiet) {
+		uint64_t b, m;
+
+		tsmerge_run(s, &script, 1, &b, &m);
+		printf("timestamp merge with perfect clocks: %" PRIu64
+		    " of %" PRIu64 " messages backwards (%.2f%%)\n", b, m,
+		    m ? 100.0 * (double)b / (double)m : 0.0);
+		printf("pmon: %" PRIu64 " messages received, %" PRIu64
+		    " drawn backwards\n", w.messages, w.backward);
+		printf("timestamp merge: %" PRIu64 " messages received, %"
+		    PRIu64 " drawn backwards\n", ts_msgs, ts_back);
+		explain_max(s, &w);
+	}
+	printf("merge events_per_s=%.0f window_mean=%.2f window_max=%zu "
+	    "backward_pmon=%" PRIu64 " backward_tsmerge_pct=%.2f\n", rate,
+	    w.samples ? w.held_sum / (double)w.samples : 0.0, w.task_max,
+	    w.backward, ts_msgs ? 100.0 * (double)ts_back /
+	    (double)ts_msgs : 0.0);
+	free(in.ops);
+	free(in.buf);
+	free(in.tids);
+	free(in.hosts);
+	free(in.dropped);
+	free(in.parents);
+	free(in.spawn_seqs);
+	free(w.released);
+	sim_script_free(&script);
+	sim_free(s);
+	return w.backward == 0 && !rec.stopped ? 0 : 1;
+}
