@@ -71,6 +71,10 @@ struct order_group;
 struct order_node {
 	struct order_node	*next;
 	struct order_node	*gnext;		/* group's pending list */
+	struct order_node	**gprevp;
+	/* Group calls: begin and end on the reference timeline, and a bound
+	   on their error (INT64_MAX: not known yet). */
+	int64_t			 ref_begin, ref_end, ref_err;
 	struct order_task	*task;
 	struct order_group	*group;		/* kinds other than PLAIN */
 	struct record		 rec;		/* points into bytes */
@@ -604,13 +608,12 @@ group_leave(struct order *o, struct order_group *g, int32_t tid)
 static void
 group_pending_del(struct order_group *g, struct order_node *n)
 {
-	struct order_node **pp;
-
-	for (pp = &g->pending; *pp != NULL; pp = &(*pp)->gnext)
-		if (*pp == n) {
-			*pp = n->gnext;
-			return;
-		}
+	(void)g;
+	if (n->gprevp == NULL)
+		return;
+	if ((*n->gprevp = n->gnext) != NULL)
+		n->gnext->gprevp = n->gprevp;
+	n->gprevp = NULL;
 }
 
 /* The group size a held gsize returned, or a freezegroup waited for. */
@@ -818,38 +821,50 @@ static int	patient(const struct order *, const struct order_node *, uint64_t);
  * Did a end before b began, on the reference timeline, whatever the
  * error of the hosts' clock estimates?
  */
+/*
+ * Puts a group call on the reference timeline, once the clock can bound
+ * its host's error (the estimates of that moment are kept).
+ */
 static int
-ended_before(const struct order *o, const struct order_node *a,
-    const struct order_node *b)
+ref_times(const struct order *o, struct order_node *n)
 {
-	uint32_t ha = a->task->host, hb = b->task->host;
-	int64_t ea, eb;
+	uint32_t h = n->task->host;
 
-	if (ha == hb)
-		return a->rec.t_ns < b->prev_t;
-	if (o->clock == NULL ||
-	    (ea = clock_error(o->clock, ha)) == INT64_MAX ||
-	    (eb = clock_error(o->clock, hb)) == INT64_MAX)
+	if (n->ref_err != INT64_MAX)
 		return 0;
-	return (int64_t)a->rec.t_ns + clock_offset(o->clock, ha, a->rec.t_ns) +
-	    ea + eb < (int64_t)b->prev_t + clock_offset(o->clock, hb,
-	    b->prev_t);
+	if (o->clock == NULL ||
+	    (n->ref_err = clock_error(o->clock, h)) == INT64_MAX)
+		return -1;
+	n->ref_begin = (int64_t)n->prev_t + clock_offset(o->clock, h,
+	    n->prev_t);
+	n->ref_end = (int64_t)n->rec.t_ns + clock_offset(o->clock, h,
+	    n->rec.t_ns);
+	return 0;
+}
+
+static int
+ended_before(const struct order *o, struct order_node *a,
+    struct order_node *b)
+{
+	if (a->task->host == b->task->host)
+		return a->rec.t_ns < b->prev_t;
+	if (ref_times(o, a) == -1 || ref_times(o, b) == -1)
+		return 0;
+	return a->ref_end + a->ref_err + b->ref_err < b->ref_begin;
 }
 
 /* Did a call begin at raw time t on host h surely after x ended? */
 static int
 began_after(const struct order *o, uint32_t h, uint64_t t,
-    const struct order_node *x)
+    struct order_node *x)
 {
-	uint32_t hx = x->task->host;
-	int64_t eh, ex;
+	int64_t eh;
 
-	if (o->clock == NULL ||
-	    (eh = clock_error(o->clock, h)) == INT64_MAX ||
-	    (ex = clock_error(o->clock, hx)) == INT64_MAX)
+	if (ref_times(o, x) == -1 ||
+	    (eh = clock_error(o->clock, h)) == INT64_MAX)
 		return 0;
-	return (int64_t)x->rec.t_ns + clock_offset(o->clock, hx, x->rec.t_ns) +
-	    eh + ex < (int64_t)t + clock_offset(o->clock, h, t);
+	return x->ref_end + x->ref_err + eh <
+	    (int64_t)t + clock_offset(o->clock, h, t);
 }
 
 /*
@@ -858,8 +873,8 @@ began_after(const struct order *o, uint32_t h, uint64_t t,
  * they overlap or the clocks cannot tell.
  */
 static int
-call_order(const struct order *o, const struct order_node *a,
-    const struct order_node *b)
+call_order(const struct order *o, struct order_node *a,
+    struct order_node *b)
 {
 	if (ended_before(o, a, b))
 		return -1;
@@ -874,13 +889,17 @@ call_order(const struct order *o, const struct order_node *a,
  * repairs, and that does not itself wait for x's task.
  */
 static struct order_node *
-conflict_of(struct order *o, const struct order_node *x)
+conflict_of(struct order *o, struct order_node *x)
 {
 	struct order_node *e;
+	int same;
 
 	for (e = x->group->pending; e != NULL; e = e->gnext) {
 		if (e->task == x->task)
 			continue;
+		/* Two joins that got the same instance: one came after. */
+		same = x->kind == NODE_JOIN && e->kind == NODE_JOIN &&
+		    e->rec.rc == x->rec.rc;
 		/*
 		 * pvmgs served each call between its begin and its end: when
 		 * the two calls do not overlap in time, that is their order.
@@ -889,20 +908,15 @@ conflict_of(struct order *o, const struct order_node *x)
 		case -1:
 			continue;	/* x came first */
 		case 1:
-			if (moves_away(x, e) || (x->kind == NODE_JOIN &&
-			    e->kind == NODE_JOIN && e->rec.rc == x->rec.rc))
+			if (same || moves_away(x, e))
 				return e;
 			continue;
 		default:
 			break;
 		}
-		/*
-		 * Two joins that got the same instance: the earlier one
-		 * held it first (the other came after it left).
-		 */
-		if (x->kind == NODE_JOIN && e->kind == NODE_JOIN &&
-		    e->rec.rc == x->rec.rc && !ended_before(o, x, e)) {
-			if (!depends_on(o, e->task, x))
+		/* Of two joins, unless x surely came first, e held it first. */
+		if (same) {
+			if (!ended_before(o, x, e) && !depends_on(o, e->task, x))
 				return e;
 			continue;
 		}
@@ -1591,7 +1605,7 @@ step_notify(struct order *o, struct order_task *t, int force)
  * ended it?  Its end may report a state before x.
  */
 static int
-open_call_before(const struct order *o, const struct order_node *x)
+open_call_before(const struct order *o, struct order_node *x)
 {
 	const struct order_task *u, *t = x->task;
 	size_t i;
@@ -1971,6 +1985,7 @@ node_new(const struct record *r, uint8_t flags, uint64_t last)
 	if ((n = malloc(sizeof(*n) + len)) == NULL)
 		return NULL;
 	memset(n, 0, sizeof(*n));
+	n->ref_err = INT64_MAX;
 	n->len = record_encode(n->bytes, r, NULL);
 	n->rec = *r;
 	n->rec.len = (uint16_t)n->len;
@@ -2075,8 +2090,10 @@ node_classify(struct order *o, struct order_task *t, struct order_node *n)
 	if (kind == NODE_JOIN)
 		n->group->held_joins++;
 	if (kind == NODE_JOIN || kind == NODE_BCAST || kind == NODE_GSIZE) {
-		n->gnext = n->group->pending;
+		if ((n->gnext = n->group->pending) != NULL)
+			n->gnext->gprevp = &n->gnext;
 		n->group->pending = n;
+		n->gprevp = &n->group->pending;
 		/* A join or leave waiting on this group may now conflict. */
 		wake_list(o, &n->group->waiters);
 	}

@@ -156,6 +156,7 @@ violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 static long	 opt_inconsistent;
 static long	 ninconsistent;
+static long	 ngroup_events;	/* events with a group */
 static int	 excused;	/* checking a flagged event */
 
 static void
@@ -804,6 +805,8 @@ static void	group_event_check(json_t *, struct task *, uint64_t, int,
 static void
 group_event(json_t *o, struct task *t, uint64_t seq, int call, int phase)
 {
+	if (json_object_get(o, "group") != NULL)
+		ngroup_events++;
 	if (json_is_true(json_object_get(o, "inconsistent"))) {
 		if (++ninconsistent > opt_inconsistent)
 			violation("%x:%" PRIu64 ": released inconsistent",
@@ -1219,8 +1222,9 @@ main(int argc, char **argv)
 	if (lineno == 0)
 		violation("empty stream");
 	if (ninconsistent > 0)
-		fprintf(stderr, "streamcheck: %s: %ld events flagged "
-		    "inconsistent\n", path, ninconsistent);
+		fprintf(stderr, "streamcheck: %s: %ld of %ld group events "
+		    "flagged inconsistent\n", path, ninconsistent,
+		    ngroup_events);
 	if (violations > 0) {
 		fprintf(stderr, "streamcheck: %s: %d violations\n", path,
 		    violations);
