@@ -653,18 +653,16 @@ departed(const struct order_group *g, int32_t tid)
 }
 
 /*
- * Is the held broadcast or gsize n possible in the modelled state?  A
- * broadcast reaches every member but its sender; a receiver that has
- * already ended (pvmgs learns of exits late) is not held against it.
+ * Is the held broadcast, gsize or join n possible in the modelled state?
+ * A broadcast reaches every member but its sender; a receiver that ended
+ * as a member (pvmgs learns of exits late) is not held against it.
  */
 static int
-state_allows(const struct order *o, const struct order_node *n)
+state_allows(const struct order_node *n)
 {
 	const struct order_group *g = n->group;
 	int32_t self = n->task->tid, p;
 	size_t i;
-
-	(void)o;
 	if (n->kind == NODE_JOIN)
 		return group_lowest_free(g) == n->rec.rc;
 	if (n->kind == NODE_GSIZE)
@@ -923,7 +921,7 @@ conflict_of(struct order *o, struct order_node *x)
 		if (!moves_away(x, e))
 			continue;
 		/* Favour the event that is possible now. */
-		if (e == e->task->head && state_allows(o, e))
+		if (e == e->task->head && state_allows(e))
 			return e;
 		/* A join taken back takes the lowest free instance again. */
 		if ((e->kind != NODE_JOIN && undone_later(o, x)) ||
@@ -1654,7 +1652,7 @@ step_constrained(struct order *o, struct order_task *t, int force)
 {
 	struct order_node *n = t->head;
 
-	if (state_allows(o, n))
+	if (state_allows(n))
 		return release_plain(o, t, 0);
 	if (force)
 		return release_plain(o, t, EVENT_INCONSISTENT);

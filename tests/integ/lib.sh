@@ -439,3 +439,26 @@ grouprace_check() {
 inconsistent_bound() {
 	echo $(( $(count_lines '"group"' "$1") / 2 ))
 }
+
+# gexample_want FILE: the calls gexample makes with 2 tasks, from
+# gexample.c: instance 0 spawns and mcasts, the other receives; both
+# join, freeze, reduce twice, barrier, leave.
+gexample_want() {
+	cat >"$1" <<EOF
+pvm_mytid 2
+pvm_siblings 2
+pvm_joingroup 2
+pvm_parent 1
+pvm_spawn 1
+pvm_initsend 1
+pvm_pkint 2
+pvm_mcast 1
+pvm_recv 1
+pvm_upkint 2
+pvm_freezegroup 2
+pvm_reduce 4
+pvm_barrier 2
+pvm_lvgroup 2
+pvm_exit 2
+EOF
+}

@@ -193,3 +193,13 @@ netns_cleanup() {
 	rmdir /etc/netns 2>/dev/null	# only if no other run uses it
 	return 0
 }
+
+# netns_wait_agents N: an agent socket appears in each host's PVM_TMP.
+netns_wait_agents() {
+	_i=1
+	while [ "$_i" -le "$1" ]; do
+		wait_for 10 test -S "$(host_tmp "$_i")/pmon-agent.$(id -u)" ||
+		    fail "no agent socket on host $_i"
+		_i=$((_i + 1))
+	done
+}

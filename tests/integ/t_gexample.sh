@@ -21,25 +21,7 @@ grep -q 'The 1-Norm is 6 ' "$out" || fail "wrong 1-norm: $(cat "$out")"
 "$STREAMCHECK" -e "$RUN/trace.json" >"$RUN/events"
 "$STREAMCHECK" -t "$RUN/trace.json" >"$RUN/tasks"
 
-# From gexample.c: instance 0 spawns and mcasts, the other receives;
-# both join, freeze, reduce twice, barrier, leave.
-cat >"$RUN/want" <<EOF
-pvm_mytid 2
-pvm_siblings 2
-pvm_joingroup 2
-pvm_parent 1
-pvm_spawn 1
-pvm_initsend 1
-pvm_pkint 2
-pvm_mcast 1
-pvm_recv 1
-pvm_upkint 2
-pvm_freezegroup 2
-pvm_reduce 4
-pvm_barrier 2
-pvm_lvgroup 2
-pvm_exit 2
-EOF
+gexample_want "$RUN/want"
 expect_counts gexample "$RUN/want" "$RUN/got"
 
 for c in joingroup freezegroup reduce barrier lvgroup; do

@@ -45,24 +45,7 @@ cat "$RUN/counts"/*.counts >"$RUN/want"
 expect_counts grouprace "$RUN/want" "$RUN/got"
 grouprace_check "$RUN/counts" "$k" "$RUN/events"
 
-# From gexample.c (see t_gexample.sh).
-cat >"$RUN/gwant" <<EOG
-pvm_mytid 2
-pvm_siblings 2
-pvm_joingroup 2
-pvm_parent 1
-pvm_spawn 1
-pvm_initsend 1
-pvm_pkint 2
-pvm_mcast 1
-pvm_recv 1
-pvm_upkint 2
-pvm_freezegroup 2
-pvm_reduce 4
-pvm_barrier 2
-pvm_lvgroup 2
-pvm_exit 2
-EOG
+gexample_want "$RUN/gwant"
 expect_counts gexample "$RUN/gwant" "$RUN/got"
 
 expect_eq "grouprace tasks" $((k + 1)) \

@@ -13,10 +13,7 @@ PM_ON="$RUN/on1"
 
 pmon_start
 # One agent per host: each host's agent socket appears in its PVM_TMP.
-for i in 1 2; do
-	wait_for 10 test -S "$(host_tmp "$i")/pmon-agent.$(id -u)" ||
-	    fail "no agent socket on host $i"
-done
+netns_wait_agents 2
 pmon_trace "$RUN/trace.json"
 pmon_exec master1
 rc=$?

@@ -22,10 +22,7 @@ netns_wait_hosts 2
 PM_ON="$RUN/on1"
 
 pmon_start
-for i in 1 2; do
-	wait_for 10 test -S "$(host_tmp "$i")/pmon-agent.$(id -u)" ||
-	    fail "no agent socket on host $i"
-done
+netns_wait_agents 2
 # The offset must reach host 2's agent only (through its pvmd).
 agent_env() {
 	local pid

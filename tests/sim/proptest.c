@@ -374,19 +374,13 @@ chan_tainted(const struct check *c, int32_t src, int32_t dst, int32_t tag,
 	    NULL;
 }
 
+/* A record carrying a message's destinations: record_is_send's rule. */
 static int
 is_sender(const struct sim_rec *r)
 {
-	switch (r->call) {
-	case PMON_CALL_send:
-	case PMON_CALL_psend:
-	case PMON_CALL_mcast:
-		return r->phase == PMON_BEGIN;
-	case PMON_CALL_bcast:
-		return r->phase == PMON_END;
-	default:
-		return 0;
-	}
+	struct record rec = { .call = r->call, .phase = r->phase };
+
+	return record_is_send(&rec);
 }
 
 /*
