@@ -13,13 +13,19 @@
  * every live host has something) shows how many messages a merge by raw
  * host clocks draws backwards.
  *
- *	bench_merge [-Gq] [-r runs] [-s scale] [-S seed] [-T budget_s]
+ *	bench_merge [-GPq] [-r runs] [-s scale] [-S seed] [-T budget_s]
  *
  * The recording run (untimed) has a budget (-T, 120 s by default): a
  * core that cannot order the input in that time stops the bench, which
  * reports what it did so far (and exits 1).
  * -G replaces the group application by an 11-task ring, to tell the
  * group model's cost from the rest.
+ *
+ * The group application's requests go to an instrumented group server,
+ * pvmgs, whose records give the order the group calls took effect in.
+ * The same execution is then measured again without it (the order
+ * guesses from the calls' times, as with an uninstrumented pvmgs), on a
+ * line of its own; -P measures only that.
  *
  * Last line: merge events_per_s=N window_mean=X window_max=Y
  *	      backward_pmon=N backward_tsmerge_pct=P
@@ -61,6 +67,7 @@ struct input {
 	uint64_t	*spawn_seqs;
 	size_t		 ntasks;
 	size_t		 nrecords;
+	long		 server;	/* pvmgs's task index, or -1 */
 };
 
 static uint64_t
@@ -88,6 +95,19 @@ count_cb(const struct order_event *ev, void *arg)
 	(*(uint64_t *)arg)++;
 }
 
+static void
+input_free(struct input *in)
+{
+	free(in->ops);
+	free(in->buf);
+	free(in->tids);
+	free(in->hosts);
+	free(in->dropped);
+	free(in->parents);
+	free(in->spawn_seqs);
+	memset(in, 0, sizeof(*in));
+}
+
 /* Turns the recorded script into pre-encoded operations. */
 static void
 prepare(struct input *in, const struct sim *s, const struct sim_script *sc)
@@ -103,6 +123,7 @@ prepare(struct input *in, const struct sim *s, const struct sim_script *sc)
 	in->dropped = calloc(in->ntasks, sizeof(*in->dropped));
 	in->parents = calloc(in->ntasks, sizeof(*in->parents));
 	in->spawn_seqs = calloc(in->ntasks, sizeof(*in->spawn_seqs));
+	in->server = sim_group_server(s);
 	in->ops = calloc(sc->n, sizeof(*in->ops));
 	if (!in->tids || !in->hosts || !in->dropped || !in->parents ||
 	    !in->spawn_seqs || !in->ops)
@@ -154,6 +175,9 @@ play(const struct input *in, struct order *o, void (*sample)(struct order *,
 			rv = order_task_new(o, in->tids[op->task],
 			    in->hosts[op->task], in->parents[op->task],
 			    in->spawn_seqs[op->task], &why);
+			if (rv == 0 && (long)op->task == in->server)
+				rv = order_group_server(o, in->tids[op->task],
+				    &why);
 			break;
 		case SIM_ACT_ADD:
 			rv = record_decode(in->buf + op->off, op->len, &r, &why);
@@ -534,10 +558,179 @@ record_cb(const struct sim_act *a, void *arg)
 	return 0;
 }
 
+struct opts {
+	int		 runs, quiet;
+	unsigned	 budget;	/* seconds */
+	uint64_t	 lmin;
+};
+
+/* What one execution measured. */
+struct result {
+	double		 rate;		/* released events/s, the median */
+	int		 stopped;	/* the recording ran out of budget */
+};
+
+static struct sim *
+generate(const struct sim_params *sp, int quiet)
+{
+	struct sim *s;
+	uint64_t t0, t1;
+	long gs;
+
+	t0 = now_ns();
+	if ((s = sim_new(sp)) == NULL || sim_generate(s) == -1)
+		fatalx("out of memory generating");
+	t1 = now_ns();
+	gs = sim_group_server(s);
+	if (!quiet)
+		printf("generated %zu tasks on %d hosts, %zu records (%zu of "
+		    "group calls, %zu of pvmgs), %zu messages, %.1f ms of "
+		    "simulated time, in %.1f s\n", sim_ntasks(s), NHOSTS,
+		    sim_total_records(s), group_records(s),
+		    gs < 0 ? 0 : sim_task(s, (size_t)gs)->nrecs, sim_nmsgs(s),
+		    sim_duration(s) / 1e6, (t1 - t0) / 1e9);
+	return s;
+}
+
+/*
+ * Records what the coordinator does (flush rounds ask the core),
+ * sampling the window into w and checking pmon's order on the way.
+ * Returns -1 when the core was too slow for the budget, with what it did
+ * so far in w and the untimed rate in *rate.
+ */
+static int
+record_script(struct sim *s, struct sim_script *script, const struct opts *op,
+    struct wcheck *w, double *rate)
+{
+	struct recorder rec;
+	struct input in;
+	struct clock *clk;
+	struct order *o;
+	const char *why = NULL;
+	double elapsed;
+	size_t i;
+
+	memset(w, 0, sizeof(*w));
+	memset(&in, 0, sizeof(in));
+	w->in = &in;
+	in.s = s;
+	in.ntasks = sim_ntasks(s);
+	if ((in.tids = calloc(in.ntasks, sizeof(*in.tids))) == NULL ||
+	    (w->released = calloc(in.ntasks, sizeof(*w->released))) == NULL)
+		fatalx("out of memory");
+	for (i = 0; i < in.ntasks; i++)
+		in.tids[i] = sim_task(s, i)->tid;
+	o = order_clc(check_cb, w, &clk, op->lmin);
+	memset(&rec, 0, sizeof(rec));
+	rec.o = o;
+	rec.w = w;
+	rec.budget_ns = (uint64_t)op->budget * 1000000000ULL;
+	rec.t0 = now_ns();
+	if (sim_deliver(s, o, script, record_cb, &rec, &why) == -1 &&
+	    !rec.stopped)
+		fatalx(why);
+	elapsed = (now_ns() - rec.t0) / 1e9;
+	order_free(o);
+	clock_free(clk);
+	free(in.tids);
+	w->in = NULL;
+	*rate = (double)w->events / elapsed;
+	return rec.stopped ? -1 : 0;
+}
+
+/* Times runs of the recorded actions; the median rate. */
+static double
+timed_runs(const struct sim *s, const struct sim_script *script,
+    const struct opts *op, uint64_t released)
+{
+	struct input in;
+	struct clock *clk;
+	struct order *o;
+	double rates[32];
+	uint64_t t0, t1, spent = 0;
+	int i, done = 0;
+
+	prepare(&in, s, script);
+	if (!op->quiet)
+		printf("script: %zu actions, %zu records (%.1f MB encoded), %"
+		    PRIu64 " events released\n", in.nops, in.nrecords,
+		    in.buflen / 1e6, released);
+	for (i = 0; i < op->runs && (i == 0 || spent <
+	    (uint64_t)op->budget * 1000000000ULL); i++) {
+		uint64_t n = 0;
+
+		o = order_clc(count_cb, &n, &clk, op->lmin);
+		t0 = now_ns();
+		play(&in, o, NULL, NULL);
+		t1 = now_ns();
+		order_free(o);
+		clock_free(clk);
+		spent += t1 - t0;
+		rates[done++] = (double)n / ((double)(t1 - t0) / 1e9);
+		if (!op->quiet)
+			printf("run %d: %" PRIu64 " events in %.3f s: "
+			    "%.0f events/s\n", i + 1, n, (t1 - t0) / 1e9,
+			    rates[i]);
+	}
+	input_free(&in);
+	qsort(rates, (size_t)done, sizeof(*rates), cmp_double);
+	return rates[done / 2];
+}
+
+/* Records, then times, one execution. */
+static void
+measure(struct sim *s, struct sim_script *script, const struct opts *op,
+    struct wcheck *w, struct result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (record_script(s, script, op, w, &res->rate) == -1) {
+		res->stopped = 1;
+		printf("bench_merge: stopped after the %u s budget: the core "
+		    "released %" PRIu64 " of %zu events (%.0f events/s "
+		    "recording, untimed rate)\n", op->budget, w->events,
+		    sim_total_records(s), res->rate);
+		return;
+	}
+	res->rate = timed_runs(s, script, op, w->events);
+}
+
+static double
+window_mean(const struct wcheck *w)
+{
+	return w->samples ? w->held_sum / (double)w->samples : 0.0;
+}
+
+/*
+ * The same execution with an uninstrumented pvmgs: the application
+ * runs as it did (the server draws its own random numbers).
+ */
+static int
+measure_without_server(const struct sim_params *with, const struct opts *op)
+{
+	struct sim_script script = { NULL, 0, 0 };
+	struct sim_params sp = *with;
+	struct result res;
+	struct wcheck w;
+	struct sim *s;
+
+	sp.gs_server = 0;
+	if (!op->quiet)
+		printf("the same without pvmgs's records (-P):\n");
+	s = generate(&sp, op->quiet);
+	measure(s, &script, op, &w, &res);
+	printf("without pvmgs: events_per_s=%.0f window_mean=%.2f "
+	    "window_max=%zu backward_pmon=%" PRIu64 "\n", res.rate,
+	    window_mean(&w), w.task_max, w.backward);
+	free(w.released);
+	sim_script_free(&script);
+	sim_free(s);
+	return w.backward == 0 && !res.stopped ? 0 : -1;
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: bench_merge [-Gq] [-r runs] [-s scale] "
+	fprintf(stderr, "usage: bench_merge [-GPq] [-r runs] [-s scale] "
 	    "[-S seed] [-T budget_s]\n");
 	exit(2);
 }
@@ -547,28 +740,30 @@ main(int argc, char *argv[])
 {
 	struct sim_params sp;
 	struct sim_script script = { NULL, 0, 0 };
-	struct recorder rec;
-	struct input in;
+	struct result res;
+	struct opts op;
 	struct wcheck w;
-	struct clock *clk;
-	struct order *o;
 	struct sim *s;
-	const char *why = NULL;
-	double rates[32], rate, elapsed;
-	uint64_t t0, t1, spent = 0, ts_back = 0, ts_msgs = 0, seed = 1;
-	int ch, runs = 5, quiet = 0, no_groups = 0, done = 0, i;
-	unsigned scale = 2000, budget = 120;
+	uint64_t ts_back = 0, ts_msgs = 0, seed = 1;
+	int ch, no_groups = 0, no_server = 0, bad = 0;
+	unsigned scale = 2000;
 
-	while ((ch = getopt(argc, argv, "Gqr:s:S:T:")) != -1) {
+	memset(&op, 0, sizeof(op));
+	op.runs = 5;
+	op.budget = 120;
+	while ((ch = getopt(argc, argv, "GPqr:s:S:T:")) != -1) {
 		switch (ch) {
 		case 'G':
 			no_groups = 1;
 			break;
+		case 'P':
+			no_server = 1;
+			break;
 		case 'q':
-			quiet = 1;
+			op.quiet = 1;
 			break;
 		case 'r':
-			runs = atoi(optarg);
+			op.runs = atoi(optarg);
 			break;
 		case 's':
 			scale = (unsigned)strtoul(optarg, NULL, 0);
@@ -577,13 +772,13 @@ main(int argc, char *argv[])
 			seed = strtoull(optarg, NULL, 0);
 			break;
 		case 'T':
-			budget = (unsigned)strtoul(optarg, NULL, 0);
+			op.budget = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		default:
 			usage();
 		}
 	}
-	if (optind != argc || runs < 1 || runs > 32)
+	if (optind != argc || op.runs < 1 || op.runs > 32)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pin_one_core();
@@ -594,83 +789,12 @@ main(int argc, char *argv[])
 	sp.scale = scale;
 	sp.kills = 0;
 	sp.no_groups = no_groups;
-	t0 = now_ns();
-	if ((s = sim_new(&sp)) == NULL || sim_generate(s) == -1)
-		fatalx("out of memory generating");
-	t1 = now_ns();
-	if (!quiet)
-		printf("generated %zu tasks on %d hosts, %zu records (%zu of "
-		    "group calls), %zu messages, %.1f ms of simulated time, "
-		    "in %.1f s\n", sim_ntasks(s), NHOSTS,
-		    sim_total_records(s), group_records(s), sim_nmsgs(s),
-		    sim_duration(s) / 1e6, (t1 - t0) / 1e9);
-
-	/*
-	 * Record what the coordinator does (flush rounds ask the core),
-	 * sampling the window and checking pmon's order on the way.  A
-	 * core too slow for the budget ends the bench here, with what it
-	 * did so far.
-	 */
-	memset(&w, 0, sizeof(w));
-	memset(&in, 0, sizeof(in));
-	w.in = &in;
-	in.s = s;
-	in.ntasks = sim_ntasks(s);
-	if ((in.tids = calloc(in.ntasks, sizeof(*in.tids))) == NULL ||
-	    (w.released = calloc(in.ntasks, sizeof(*w.released))) == NULL)
-		fatalx("out of memory");
-	for (i = 0; i < (int)in.ntasks; i++)
-		in.tids[i] = sim_task(s, (size_t)i)->tid;
-	o = order_clc(check_cb, &w, &clk, sp.lmin_ns);
-	memset(&rec, 0, sizeof(rec));
-	rec.o = o;
-	rec.w = &w;
-	rec.budget_ns = (uint64_t)budget * 1000000000ULL;
-	rec.t0 = now_ns();
-	if (sim_deliver(s, o, &script, record_cb, &rec, &why) == -1 &&
-	    !rec.stopped)
-		fatalx(why);
-	elapsed = (now_ns() - rec.t0) / 1e9;
-	order_free(o);
-	clock_free(clk);
-	free(in.tids);
-	in.tids = NULL;
-
-	if (rec.stopped) {
-		rate = (double)w.events / elapsed;
-		printf("bench_merge: stopped after the %u s budget: the core "
-		    "released %" PRIu64 " of %zu events (%.0f events/s "
-		    "recording, untimed rate)\n", budget, w.events,
-		    sim_total_records(s), rate);
-	} else {
-		prepare(&in, s, &script);
-		if (!quiet)
-			printf("script: %zu actions, %zu records (%.1f MB "
-			    "encoded), %" PRIu64 " events released\n",
-			    in.nops, in.nrecords, in.buflen / 1e6, w.events);
-		for (i = 0; i < runs && (i == 0 || spent <
-		    (uint64_t)budget * 1000000000ULL); i++) {
-			uint64_t n = 0;
-
-			o = order_clc(count_cb, &n, &clk, sp.lmin_ns);
-			t0 = now_ns();
-			play(&in, o, NULL, NULL);
-			t1 = now_ns();
-			order_free(o);
-			clock_free(clk);
-			spent += t1 - t0;
-			rates[done++] = (double)n / ((double)(t1 - t0) / 1e9);
-			if (!quiet)
-				printf("run %d: %" PRIu64 " events in %.3f s: "
-				    "%.0f events/s\n", i + 1, n,
-				    (t1 - t0) / 1e9, rates[i]);
-		}
-		qsort(rates, (size_t)done, sizeof(*rates), cmp_double);
-		rate = rates[done / 2];
-	}
-
+	sp.gs_server = !no_server;
+	op.lmin = sp.lmin_ns;
+	s = generate(&sp, op.quiet);
+	measure(s, &script, &op, &w, &res);
 	tsmerge_run(s, &script, 0, &ts_back, &ts_msgs);
-	if (!quiet) {
+	if (!op.quiet) {
 		uint64_t b, m;
 
 		tsmerge_run(s, &script, 1, &b, &m);
@@ -683,20 +807,19 @@ main(int argc, char *argv[])
 		    PRIu64 " drawn backwards\n", ts_msgs, ts_back);
 		explain_max(s, &w);
 	}
+	bad = w.backward != 0 || res.stopped;
+	if (sim_group_server(s) >= 0 && !res.stopped) {
+		sim_script_free(&script);
+		sim_free(s);
+		s = NULL;
+		bad |= measure_without_server(&sp, &op) == -1;
+	}
 	printf("merge events_per_s=%.0f window_mean=%.2f window_max=%zu "
-	    "backward_pmon=%" PRIu64 " backward_tsmerge_pct=%.2f\n", rate,
-	    w.samples ? w.held_sum / (double)w.samples : 0.0, w.task_max,
-	    w.backward, ts_msgs ? 100.0 * (double)ts_back /
-	    (double)ts_msgs : 0.0);
-	free(in.ops);
-	free(in.buf);
-	free(in.tids);
-	free(in.hosts);
-	free(in.dropped);
-	free(in.parents);
-	free(in.spawn_seqs);
+	    "backward_pmon=%" PRIu64 " backward_tsmerge_pct=%.2f\n",
+	    res.rate, window_mean(&w), w.task_max, w.backward,
+	    ts_msgs ? 100.0 * (double)ts_back / (double)ts_msgs : 0.0);
 	free(w.released);
 	sim_script_free(&script);
 	sim_free(s);
-	return w.backward == 0 && !rec.stopped ? 0 : 1;
+	return bad ? 1 : 0;
 }

@@ -45,6 +45,29 @@
 
 /* Record flags. */
 #define RECORD_MSG	0x1	/* the end of a receive that got a message */
+/*
+ * On the end of a group call: the call sent one request to the group
+ * server, pvmgs.  On pvmgs's own records (receive ends, the only ones it
+ * writes): the request it took, from peer, tag = the request code.
+ */
+#define RECORD_GS	0x2
+
+/*
+ * pvmgs's request codes (the message tags of libgpvm3's pvmgsd.h) and
+ * the context its requests travel in (SYSCTX_DG of lpvm.h).
+ */
+#define PMON_GS_JOIN		1
+#define PMON_GS_LEAVE		2
+#define PMON_GS_BARRIER		3
+#define PMON_GS_BCAST		4
+#define PMON_GS_GETINST		5
+#define PMON_GS_GETTID		6
+#define PMON_GS_GSIZE		7
+#define PMON_GS_DEADTID		11	/* pvmd: a task pvmgs knew exited;
+					   peer = that task */
+#define PMON_GS_TIDLIST		12
+#define PMON_GS_STATICGROUP	13
+#define PMON_GS_CTX		0x7fffc
 
 /*
  * Every public entry point of libpvm3 and libgpvm3, in one list.  Append

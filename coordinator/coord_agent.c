@@ -130,6 +130,12 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn.tid, why);
 		return -1;
 	}
+	/* The group server's records order the groups' changes. */
+	if (strcmp(tn.program, "pvmgs") == 0 &&
+	    order_group_server(c->order, tn.tid, &why) == -1) {
+		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn.tid, why);
+		return -1;
+	}
 	if (t == NULL)
 		t = coord_task_add(c, tn.tid);
 	free(t->host);

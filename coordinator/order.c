@@ -20,7 +20,8 @@
  * Groups add VISTOP's state conditions (paper 003, 3.3): a broadcast or a
  * gsize end is released only in a modelled state it could have happened
  * in, and a join or leave that would take the model away from a held one
- * waits for it.  Those waits are rare, so their wake-ups are simple: any
+ * waits for it.  With the group server's records, those calls go in the
+ * order it took their requests instead (the chain, struct order_gsreq).  Those waits are rare, so their wake-ups are simple: any
  * change to a group wakes every task waiting on it.
  */
 #include <errno.h>
@@ -51,6 +52,21 @@ enum node_kind {
 	NODE_COLL_OUT		/* their end */
 };
 
+/*
+ * The group server requests whose calls change or report membership, in
+ * one chain: those calls' ends are released in the order the server took
+ * the requests.  Each such call sends exactly one request, of its kind,
+ * and the server answers it at once.  (A freezegroup is answered when the
+ * group reaches its size, as a barrier is when its count is reached: the
+ * server's order does not place those.)
+ */
+enum gs_chain {
+	GS_JOIN, GS_LEAVE, GS_BCAST, GS_GSIZE,
+	GS_DEAD,		/* pvmd told the server a task exited; the
+				   server dropped it from its groups */
+	GS_CHAINS
+};
+
 /* What the head of a task waits for. */
 enum task_wait {
 	WAIT_NONE,
@@ -61,6 +77,7 @@ enum task_wait {
 	WAIT_CONFLICT,		/* a held broadcast it would make impossible */
 	WAIT_SYNC,		/* a flush round */
 	WAIT_OPEN,		/* another task's group call to end */
+	WAIT_SERVER,		/* its turn in the group server's order */
 	WAIT_NOTIFY		/* watched tasks to end */
 };
 
@@ -83,8 +100,13 @@ struct order_node {
 	uint64_t		 prev_t;	/* raw time of the record before:
 						   the begin of an end */
 	uint64_t		 last;		/* last seq this event accounts for */
+	uint64_t		 gs_k;		/* the k-th request of its kind the
+						   task sent pvmgs; 0: none */
+	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
 	uint8_t			 flags;		/* EVENT_LOST for a marker */
 	uint8_t			 kind;		/* enum node_kind */
+	uint8_t			 gs_fallback;	/* its request will not be seen:
+						   order it by the heuristics */
 	size_t			 len;
 	uint8_t			 bytes[];
 };
@@ -146,6 +168,18 @@ struct order_task {
 	struct order_group	*coll_group;	/* the collective it is in */
 	uint64_t		 coll_k;
 	int			 coll_root;
+	/*
+	 * Requests to the group server, counted per kind: the k-th join
+	 * the server took from a task is the end of the task's k-th
+	 * joingroup flagged RECORD_GS.
+	 */
+	int			 server;	/* this task is pvmgs */
+	int			 exiting;	/* its pvm_exit began */
+	uint64_t		 gs_sent[GS_CHAINS];	/* flagged ends added */
+	uint64_t		 gs_released[GS_CHAINS]; /* the last released */
+	uint64_t		 gs_served[GS_CHAINS];	/* server records */
+	uint64_t		 gs_passed[GS_CHAINS];	/* the last the server's
+							   order went past */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
@@ -191,6 +225,19 @@ struct order_counted {
 	int32_t			 count;
 	uint64_t		 entries;
 	uint64_t		 corr[EPISODES_KEPT];	/* latest entry of a batch */
+};
+
+/*
+ * A request the group server took.  Those that change or read membership
+ * (joins, leaves, broadcasts and gsize) make a chain: their
+ * calls' ends are released in the order the server took them.
+ */
+struct order_gsreq {
+	struct order_task	*client;
+	uint64_t		 k;		/* the client's k-th of its kind */
+	uint64_t		 round;		/* rounds completed at arrival */
+	uint8_t			 chain;		/* enum gs_chain */
+	uint8_t			 skipped;	/* given up waiting for its call */
 };
 
 /* A group as the modelled state knows it. */
@@ -239,6 +286,12 @@ struct order {
 	struct order_task	*work, **worktail;
 	struct order_tasks	 syncw;		/* WAIT_SYNC */
 	struct order_tasks	 notifyw;	/* WAIT_NOTIFY */
+	struct order_task	*server;	/* pvmgs, when it is seen */
+	int			 gs_absent;	/* requests went unseen with no
+						   server: do not wait for it */
+	struct order_gsreq	*gs;		/* requests not yet passed */
+	size_t			 gs_front, ngs, gscap;
+	size_t			 nserverw;	/* tasks in WAIT_SERVER */
 	size_t			 registered;
 	size_t			 held;
 	size_t			 retained;
@@ -262,6 +315,7 @@ struct order {
 
 static void	order_run(struct order *);
 static void	order_task_done(struct order *, struct order_task *);
+static void	server_gone(struct order *);
 
 /* --- small lists ------------------------------------------------------ */
 
@@ -272,6 +326,10 @@ set_wait(struct order *o, struct order_task *t, uint8_t what)
 		o->nconflicts--;
 	if (what == WAIT_CONFLICT)
 		o->nconflicts++;
+	if (t->wait == WAIT_SERVER)
+		o->nserverw--;
+	if (what == WAIT_SERVER)
+		o->nserverw++;
 	t->wait = what;
 }
 
@@ -932,6 +990,240 @@ conflict_of(struct order *o, struct order_node *x)
 	return NULL;
 }
 
+/* --- the group server's order ----------------------------------------- */
+
+/* The chain of a server request, or -1. */
+static int
+gs_chain_of_tag(int32_t tag)
+{
+	switch (tag) {
+	case PMON_GS_JOIN:		return GS_JOIN;
+	case PMON_GS_LEAVE:		return GS_LEAVE;
+	case PMON_GS_BCAST:		return GS_BCAST;
+	case PMON_GS_GSIZE:		return GS_GSIZE;
+	case PMON_GS_DEADTID:		return GS_DEAD;
+	default:			return -1;
+	}
+}
+
+/* The chain of a group call's request, or -1. */
+static int
+gs_chain_of_call(uint8_t call)
+{
+	switch (call) {
+	case PMON_CALL_joingroup:	return GS_JOIN;
+	case PMON_CALL_lvgroup:		return GS_LEAVE;
+	case PMON_CALL_bcast:		return GS_BCAST;
+	case PMON_CALL_gsize:		return GS_GSIZE;
+	default:			return -1;
+	}
+}
+
+/*
+ * Does the chain have nothing more to wait for from q?  A call's request
+ * waits for the call's end; a task's death for its pvm_exit, or its end.
+ */
+static int
+gs_done(const struct order_gsreq *q)
+{
+	const struct order_task *c = q->client;
+
+	if (q->skipped)
+		return 1;
+	if (q->chain == GS_DEAD)
+		return c->exiting || c->done;
+	return c->gs_released[q->chain] >= q->k ||
+	    (c->done && c->gs_sent[q->chain] < q->k);
+}
+
+/* Has what q waits for not even arrived (an unmonitored task)? */
+static int
+gs_missing(const struct order_gsreq *q)
+{
+	if (q->chain == GS_DEAD)
+		return !q->client->registered;
+	return q->client->gs_sent[q->chain] < q->k;
+}
+
+static void	groups_depart(struct order *, struct order_task *);
+
+static void
+gs_wake(struct order *o, struct order_task *t)
+{
+	if (t->wait == WAIT_SERVER)
+		work_push(o, t);
+}
+
+/* Moves the front of the chain past what is done; wakes the next call. */
+static void
+gs_advance(struct order *o)
+{
+	struct order_gsreq *q;
+
+	while (o->gs_front < o->ngs) {
+		q = &o->gs[o->gs_front];
+		if (!gs_done(q))
+			break;
+		if (q->chain == GS_DEAD)
+			groups_depart(o, q->client);
+		else if (q->client->gs_passed[q->chain] < q->k) {
+			q->client->gs_passed[q->chain] = q->k;
+			gs_wake(o, q->client);
+		}
+		o->gs_front++;
+	}
+	if (o->gs_front == o->ngs)
+		o->gs_front = o->ngs = 0;
+	else
+		gs_wake(o, o->gs[o->gs_front].client);
+}
+
+/* A record of the group server: the request it took. */
+static int
+gs_add(struct order *o, const struct record *r)
+{
+	struct order_gsreq *q, *nv;
+	struct order_task *c;
+	size_t ncap;
+	int chain;
+
+	if (!(r->flags & RECORD_GS) || r->phase != PMON_END || r->peer <= 0 ||
+	    (chain = gs_chain_of_tag(r->tag)) == -1)
+		return 0;
+	if ((c = task_get(o, r->peer)) == NULL)
+		return -1;
+	if (o->gs_front > 0 && o->ngs == o->gscap) {
+		memmove(o->gs, o->gs + o->gs_front,
+		    (o->ngs - o->gs_front) * sizeof(*o->gs));
+		o->ngs -= o->gs_front;
+		o->gs_front = 0;
+	}
+	if (o->ngs == o->gscap) {
+		ncap = o->gscap ? o->gscap * 2 : 64;
+		if ((nv = reallocarray(o->gs, ncap, sizeof(*nv))) == NULL)
+			return -1;
+		o->gs = nv;
+		o->gscap = ncap;
+	}
+	q = &o->gs[o->ngs++];
+	q->client = c;
+	q->chain = (uint8_t)chain;
+	q->k = ++c->gs_served[chain];
+	q->round = o->rounds;
+	q->skipped = 0;
+	gs_wake(o, c);
+	gs_advance(o);
+	return 0;
+}
+
+/*
+ * Is the join, leave, broadcast or gsize n ordered by the server's
+ * records?  It is when its request was seen, or may still be.
+ */
+static int
+gs_expected(const struct order *o, struct order_node *n)
+{
+	const struct order_task *t = n->task;
+
+	if (n->gs_k == 0 || n->gs_fallback)
+		return 0;
+	if (t->gs_served[n->gs_chain] >= n->gs_k ||
+	    t->gs_passed[n->gs_chain] >= n->gs_k)
+		return 1;
+	if (o->gs_absent || o->draining ||
+	    (o->server != NULL && o->server->ended)) {
+		n->gs_fallback = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Has member tid of g begun to exit?  pvmgs drops it once pvmd tells it
+ * (a DEADTID notify), at a moment no record shows: until an event pins
+ * it, it may be in the group or not.
+ */
+static int
+exiting(const struct order *o, int32_t tid)
+{
+	const struct order_task *t = task_find(o, tid);
+
+	return t != NULL && t->exiting;
+}
+
+/* The server dropped an exiting member: the model follows. */
+static void
+drop_exiting(struct order *o, struct order_group *g, int32_t tid)
+{
+	int32_t *nd;
+
+	if ((nd = reallocarray(g->departed, g->ndeparted + 1,
+	    sizeof(*nd))) != NULL) {
+		g->departed = nd;
+		g->departed[g->ndeparted++] = tid;
+	}
+	group_leave(o, g, tid);
+}
+
+/*
+ * Does the release of n in the server's order fit the model, given that
+ * exiting members may be gone?  Those n shows gone are dropped.
+ */
+static int
+served_fits(struct order *o, struct order_node *n)
+{
+	struct order_group *g = n->group;
+	int32_t self = n->task->tid, drop[64];
+	size_t i, ndrop = 0, alive = 0, target;
+	int32_t k, m;
+
+	switch (n->kind) {
+	case NODE_LEAVE:
+		return group_has(g, self);
+	case NODE_GSIZE:
+		for (i = 0; i < g->nmembers; i++)
+			alive += !exiting(o, g->members[i]);
+		target = size_target(n);
+		if (target < alive || target > g->nmembers)
+			return 0;
+		for (i = 0; target == alive && i < g->nmembers; i++)
+			if (exiting(o, g->members[i]) && ndrop < 64)
+				drop[ndrop++] = g->members[i];
+		break;
+	case NODE_JOIN:
+		/* Every lower instance taken, its own free or going. */
+		for (k = 0; k < n->rec.rc; k++)
+			if (group_member_of(g, k) == 0)
+				return 0;
+		if ((m = group_member_of(g, n->rec.rc)) != 0) {
+			if (!exiting(o, m))
+				return 0;
+			drop[ndrop++] = m;
+		}
+		break;
+	case NODE_BCAST:
+		for (i = 0; i < g->nmembers; i++) {
+			m = g->members[i];
+			if (m == self || bcast_lists(n, m))
+				continue;
+			if (!exiting(o, m) || ndrop == 64)
+				return 0;
+			drop[ndrop++] = m;
+		}
+		for (i = 0; i < n->rec.npeers; i++) {
+			m = record_peer(&n->rec, (unsigned)i);
+			if (m != self && !group_has(g, m) && !departed(g, m))
+				return 0;
+		}
+		break;
+	default:
+		return state_allows(n);
+	}
+	for (i = 0; i < ndrop; i++)
+		drop_exiting(o, g, drop[i]);
+	return 1;
+}
+
 /* --- worklist --------------------------------------------------------- */
 
 static void
@@ -1327,6 +1619,32 @@ forget_departed(struct order_group *g, const struct order_node *n)
 			i++;
 }
 
+/*
+ * t exits (or ended): pvmgs drops it from its groups once pvmd tells it,
+ * so a broadcast may still list it for a while (departed).
+ */
+static void
+groups_depart(struct order *o, struct order_task *t)
+{
+	struct order_group *g;
+	int32_t *nd;
+
+	for (g = o->groups; g != NULL; g = g->next) {
+		if (group_has(g, t->tid)) {
+			nd = reallocarray(g->departed, g->ndeparted + 1,
+			    sizeof(*nd));
+			if (nd != NULL) {
+				g->departed = nd;
+				g->departed[g->ndeparted++] = t->tid;
+			}
+		}
+		group_leave(o, g, t->tid);
+		/* A receiver that ended may now be excused. */
+		if (g->pending != NULL)
+			wake_list(o, &g->waiters);
+	}
+}
+
 /* What a released event changes in the model. */
 static void
 model_apply(struct order *o, struct order_task *t, struct order_node *n,
@@ -1367,6 +1685,8 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 		spawn_note(t, &n->rec, corr);
 	else if (n->rec.call == PMON_CALL_notify)
 		notify_note(t, &n->rec);
+	else if (n->rec.call == PMON_CALL_exit)
+		t->exiting = 1;
 }
 
 /* Releases the head of t with the given flags, match and predecessor. */
@@ -1404,6 +1724,10 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			rv = push_sends(o, t, &n->rec, ev.t_corr);
 		retract_sends(o, t, &n->rec);
 		model_apply(o, t, n, ev.t_corr);
+		if (n->gs_k != 0) {
+			t->gs_released[n->gs_chain] = n->gs_k;
+			gs_advance(o);
+		}
 	}
 	free(n);
 	wake_children(o, t, 0);
@@ -1646,6 +1970,41 @@ step_change(struct order *o, struct order_task *t, int force)
 	return release_plain(o, t, 0);
 }
 
+/*
+ * A join, leave, broadcast or gsize whose request the group server took:
+ * its turn comes once every call the server took before it is released,
+ * and the model is then what the server saw.  A request the server's
+ * order went past without it (given up on) goes at once.
+ */
+static int
+step_served(struct order *o, struct order_task *t, int force)
+{
+	struct order_node *n = t->head;
+	const struct order_gsreq *front;
+	int fits;
+
+	if (!force && t->gs_passed[n->gs_chain] < n->gs_k) {
+		if (t->gs_served[n->gs_chain] < n->gs_k) {
+			set_wait(o, t, WAIT_SERVER);
+			return 0;
+		}
+		front = &o->gs[o->gs_front];
+		if (front->client != t || front->chain != n->gs_chain ||
+		    front->k != n->gs_k) {
+			set_wait(o, t, WAIT_SERVER);
+			return 0;
+		}
+	}
+	/*
+	 * The model may lag behind the server where only an exit can move
+	 * it: a member that exits without leaving is dropped when pvmd
+	 * tells the server.  Wait for it (release_hopeless judges).
+	 */
+	if (!(fits = served_fits(o, n)) && !force)
+		return wait_on(o, t, &n->group->waiters, WAIT_STATE, n->group);
+	return release_plain(o, t, fits ? 0 : EVENT_INCONSISTENT);
+}
+
 /* A broadcast or gsize end: when the model is in a state that allows it. */
 static int
 step_constrained(struct order *o, struct order_task *t, int force)
@@ -1686,9 +2045,13 @@ task_step(struct order *o, struct order_task *t, int force)
 	switch (t->head->kind) {
 	case NODE_JOIN:
 	case NODE_LEAVE:
+		if (gs_expected(o, t->head))
+			return step_served(o, t, force);
 		return step_change(o, t, force);
 	case NODE_BCAST:
 	case NODE_GSIZE:
+		if (gs_expected(o, t->head))
+			return step_served(o, t, force);
 		return step_constrained(o, t, force);
 	case NODE_BARRIER_OUT:
 		return step_barrier_out(o, t, force);
@@ -1776,7 +2139,6 @@ static void
 order_task_done(struct order *o, struct order_task *t)
 {
 	struct order_chan *c, *next;
-	struct order_group *g;
 	size_t i;
 
 	t->done = 1;
@@ -1791,22 +2153,19 @@ order_task_done(struct order *o, struct order_task *t)
 			    c->waiter == NULL))
 				chan_del(o, c);
 		}
-	for (g = o->groups; g != NULL; g = g->next) {
-		if (group_has(g, t->tid)) {
-			int32_t *nd = reallocarray(g->departed,
-			    g->ndeparted + 1, sizeof(*nd));
-
-			if (nd != NULL) {
-				g->departed = nd;
-				g->departed[g->ndeparted++] = t->tid;
-			}
-		}
-		group_leave(o, g, t->tid);
-		/* A receiver that ended may now be excused. */
-		if (g->pending != NULL)
-			wake_list(o, &g->waiters);
-	}
+	/*
+	 * The server drops a task from its groups when pvmd tells it of the
+	 * exit (GS_DEAD); until then, or without a server, it goes now.
+	 */
+	if (o->server != NULL && !o->server->ended)
+		t->exiting = 1;
+	else
+		groups_depart(o, t);
 	wake_list(o, &o->notifyw);
+	/* Requests it made and never saw the end of are not waited for. */
+	gs_advance(o);
+	if (t == o->server)
+		server_gone(o);
 }
 
 /* --- the API ---------------------------------------------------------- */
@@ -1899,6 +2258,7 @@ order_free(struct order *o)
 	}
 	free(o->syncw.v);
 	free(o->notifyw.v);
+	free(o->gs);
 	free(o->tasks);
 	free(o->chans);
 	free(o);
@@ -1920,6 +2280,27 @@ task_unwait(struct order *o, struct order_task *t)
 	t->waiting = 0;
 }
 
+/* Forgets the requests of an ended incarnation of a reused tid. */
+static void
+gs_forget(struct order *o, struct order_task *t)
+{
+	size_t i;
+
+	for (i = o->gs_front; i < o->ngs; i++)
+		if (o->gs[i].client == t)
+			o->gs[i].skipped = 1;
+	memset(t->gs_sent, 0, sizeof(t->gs_sent));
+	memset(t->gs_released, 0, sizeof(t->gs_released));
+	memset(t->gs_served, 0, sizeof(t->gs_served));
+	memset(t->gs_passed, 0, sizeof(t->gs_passed));
+	if (t == o->server) {
+		t->server = 0;
+		o->server = NULL;
+		o->gs_absent = 1;
+	}
+	gs_advance(o);
+}
+
 /* Forgets an ended incarnation of a reused tid, releasing what it held. */
 static void
 task_reset(struct order *o, struct order_task *t)
@@ -1939,8 +2320,10 @@ task_reset(struct order *o, struct order_task *t)
 	t->bar_group = NULL;
 	t->coll_group = NULL;
 	t->ntcoll = 0;
+	t->exiting = 0;
 	memset(&t->clock, 0, sizeof(t->clock));
 	notifies_free(t);
+	gs_forget(o, t);
 }
 
 int
@@ -1966,6 +2349,25 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 	t->host = host;
 	t->parent_tid = parent_tid;
 	t->spawn_seq = spawn_seq;
+	return 0;
+}
+
+int
+order_group_server(struct order *o, int32_t tid, const char **why)
+{
+	struct order_task *t = task_find(o, tid);
+
+	if (t == NULL || !t->registered || t->ended) {
+		*why = "group server is not a registered task";
+		return -1;
+	}
+	if (t->head != NULL || t->next_seq > 1) {
+		*why = "group server declared after its records";
+		return -1;
+	}
+	t->server = 1;
+	o->server = t;
+	o->gs_absent = 0;
 	return 0;
 }
 
@@ -2038,9 +2440,15 @@ node_classify(struct order *o, struct order_task *t, struct order_node *n)
 {
 	const struct record *r = &n->rec;
 	uint8_t kind = NODE_PLAIN;
+	int chain;
 
 	if (r->glen == 0)
 		return 0;
+	if ((r->flags & RECORD_GS) && r->phase == PMON_END &&
+	    (chain = gs_chain_of_call(r->call)) != -1) {
+		n->gs_chain = (uint8_t)chain;
+		n->gs_k = ++t->gs_sent[chain];
+	}
 	if (track_open(o, t, r) == -1)
 		return -1;
 	switch (r->call) {
@@ -2153,6 +2561,13 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		*why = "record sequence number does not go forward";
 		return -1;
 	}
+	if (t->server) {
+		t->next_seq = r->seq + 1;
+		if (gs_add(o, r) == -1)
+			goto nomem;
+		order_run(o);
+		return 0;
+	}
 	if (r->seq > t->next_seq &&
 	    add_lost(o, t, t->next_seq, r->seq - t->next_seq, r->t_ns) == -1)
 		goto nomem;
@@ -2191,7 +2606,7 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 		wake_list(o, &t->open_group->waiters);
 		t->open_group = NULL;
 	}
-	if (dropped > t->lost &&
+	if (!t->server && dropped > t->lost &&
 	    add_lost(o, t, t->next_seq, dropped - t->lost, t->last_raw) == -1) {
 		*why = "out of memory";
 		return -1;
@@ -2293,6 +2708,76 @@ patient(const struct order *o, const struct order_node *n, uint64_t mark)
 	return n->added >= mark || o->rounds - n->round < PATIENCE_ROUNDS;
 }
 
+/* Wakes every task waiting on the group server's order. */
+static void
+gs_wake_all(struct order *o)
+{
+	struct order_task *t;
+	size_t i;
+
+	if (o->nserverw == 0)
+		return;
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext)
+			gs_wake(o, t);
+}
+
+/*
+ * The server is gone: calls wait for its records no more, and the tasks
+ * that ended waiting for it to drop them leave their groups.
+ */
+static void
+server_gone(struct order *o)
+{
+	struct order_task *t;
+	size_t i;
+
+	gs_wake_all(o);
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext)
+			if (t->done)
+				groups_depart(o, t);
+}
+
+/*
+ * Liveness of the server's order.  A call whose request the server's
+ * records do not show after PATIENCE_ROUNDS rounds is ordered by the
+ * heuristics (there is no instrumented server, or its records were
+ * lost).  A request whose call does not come within as many rounds (its
+ * task is not monitored, or died in the call) is given up, and so is the
+ * front of the chain when a round moved nothing at all.
+ */
+static void
+gs_patience(struct order *o, uint64_t mark, uint64_t stuck)
+{
+	struct order_task *t;
+	struct order_gsreq *q;
+	size_t i;
+
+	if (o->nserverw == 0)
+		return;
+	for (i = 0; i < o->ntaskb; i++)
+		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			if (t->wait != WAIT_SERVER || t->gs_served[
+			    t->head->gs_chain] >= t->head->gs_k ||
+			    patient(o, t->head, mark))
+				continue;
+			t->head->gs_fallback = 1;
+			if (o->server == NULL)
+				o->gs_absent = 1;
+			work_push(o, t);
+		}
+	if (o->gs_front < o->ngs) {
+		q = &o->gs[o->gs_front];
+		if (stuck || (gs_missing(q) &&
+		    o->rounds - q->round >= PATIENCE_ROUNDS)) {
+			q->skipped = 1;
+			gs_advance(o);
+		}
+	}
+	order_run(o);
+}
+
 /* Has the group wait of t lasted past what release_hopeless allows? */
 static int
 overdue(const struct order *o, const struct order_task *t, uint64_t mark,
@@ -2388,6 +2873,7 @@ order_synced(struct order *o, uint64_t mark)
 	 * A join a broadcast saw can be recorded after the broadcast (its
 	 * task waits for pvmgs's reply): judge only what two rounds saw.
 	 */
+	gs_patience(o, o->prev_synced, stuck);
 	release_hopeless(o, o->prev_synced, stuck);
 	o->released_at_sync = o->nreleased;
 	o->changes_at_sync = o->changes;
@@ -2399,7 +2885,7 @@ order_wants_sync(const struct order *o)
 	const struct order_group *g;
 	size_t i;
 
-	if (o->syncw.n > 0)
+	if (o->syncw.n > 0 || o->nserverw > 0)
 		return ORDER_SYNC_SOON;
 	if (o->notifyw.n > 0)
 		return ORDER_SYNC_LATER;
@@ -2523,7 +3009,7 @@ order_stats(const struct order *o, struct order_stats *st)
 			if (t->head == NULL)
 				continue;
 			st->blocked++;
-			if (t->wait >= WAIT_STATE && t->wait <= WAIT_OPEN)
+			if (t->wait >= WAIT_STATE && t->wait <= WAIT_SERVER)
 				st->state_waits++;
 		}
 }
@@ -2548,13 +3034,13 @@ order_task_stats(const struct order *o, int32_t tid, struct order_stats *st)
 				st->retained += c->count;
 	st->blocked = t->head != NULL;
 	st->state_waits = t->head != NULL && t->wait >= WAIT_STATE &&
-	    t->wait <= WAIT_OPEN;
+	    t->wait <= WAIT_SERVER;
 	return 0;
 }
 
 static const char *const wait_names[] = {
 	"none", "spawn", "message", "barrier", "state", "conflict", "round",
-	"group call", "notify"
+	"group call", "group server", "notify"
 };
 
 void

@@ -22,7 +22,11 @@
  * 003 section 3.3).  The core models each group's members (joingroup and
  * lvgroup ends, and task ends) and releases a pvm_bcast end only when the
  * members other than the sender are exactly its receivers, a pvm_gsize
- * end only when the group has the size it returned.  A join or leave that
+ * end only when the group has the size it returned.  When the group
+ * server pvmgs is instrumented (order_group_server), its records give the
+ * order in which it took the joins, leaves, broadcasts and gsizes, and
+ * those calls' ends are released in that order; what follows is the
+ * fallback for calls the server's records do not show.  A join or leave that
  * would move the model away from what a held broadcast or gsize saw waits
  * for it, unless a later event of the same task undoes it (look-ahead).
  * Because a broadcast on another host may not have arrived yet, a join or
@@ -107,6 +111,15 @@ void	order_set_clock(struct order *, struct clock *clk);
  */
 int	order_task_new(struct order *, int32_t tid, uint32_t host,
 	    int32_t parent_tid, uint64_t spawn_seq, const char **why);
+
+/*
+ * Declares the registered task tid to be the group server, pvmgs.  Its
+ * records (receive ends flagged RECORD_GS: peer = the client, tag = the
+ * request code) tell the order in which it served group requests; the
+ * order consumes them and never releases them.  Group calls whose end is
+ * flagged RECORD_GS then change the modelled groups in that order.
+ */
+int	order_group_server(struct order *, int32_t tid, const char **why);
 
 /*
  * Adds the next record of a registered task; releases whatever it makes

@@ -12,8 +12,11 @@
  *   through the PLT, and those inner calls are not the application's.
  * - The record path makes no system call but clock_gettime and does not
  *   allocate: records are encoded on the stack straight into the ring.
- * - The library is inert in the group server, in pmon's own programs and
- *   in any process that never calls pvm_*.
+ * - The library is inert in pmon's own programs and in any process that
+ *   never calls pvm_*.
+ * - In the group server, pvmgs, it records nothing but the requests the
+ *   server takes (one receive end each, flagged RECORD_GS): their order
+ *   is the order of every group's membership changes.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -45,6 +48,8 @@
 static __thread int depth __attribute__((tls_model("initial-exec")));
 static __thread struct bcast_capture *capture
     __attribute__((tls_model("initial-exec")));
+/* The call being recorded at depth 0, for what its inner calls tell. */
+static __thread struct pcall *outer __attribute__((tls_model("initial-exec")));
 
 /* Real functions, found on first use. */
 static _Atomic(void *) reals[PMON_CALL_MAX];
@@ -53,6 +58,7 @@ static _Atomic(void *) reals[PMON_CALL_MAX];
 static struct {
 	atomic_flag	 lock;		/* orders seq with ring writes */
 	int		 inert;
+	int		 server;	/* this is pvmgs */
 	int		 ring_failed;
 	atomic_int	 ring_ok;	/* the ring exists: no lock needed */
 	uint32_t	 ring_size;
@@ -199,12 +205,9 @@ emit(struct pcall *c, uint8_t phase, const int32_t *peers, unsigned npeers)
 	unlock();
 }
 
-int
-call_enter(struct pcall *c, unsigned call)
+static void
+record_blank(struct pcall *c, unsigned call)
 {
-	c->active = 0;
-	if (depth++ > 0 || st.inert || ring_ready() == -1)
-		return 0;
 	memset(&c->r, 0, sizeof(c->r));
 	c->r.call = (uint8_t)call;
 	c->r.peer = -1;
@@ -213,7 +216,50 @@ call_enter(struct pcall *c, unsigned call)
 	c->r.bytes = -1;
 	c->r.inst = -1;
 	c->active = 1;
+}
+
+static void	try_register(uint64_t now);
+
+int
+call_enter(struct pcall *c, unsigned call)
+{
+	c->active = 0;
+	if (depth++ > 0 || st.inert || st.server || ring_ready() == -1)
+		return 0;
+	record_blank(c, call);
+	outer = c;
 	return 1;
+}
+
+/* The call being recorded, when a call below depth 0 runs; or NULL. */
+struct pcall *
+call_outer(void)
+{
+	return outer;
+}
+
+/*
+ * In the group server, at depth 0 (after the wrapper left its call):
+ * prepares the record of a request the server took.
+ */
+int
+server_enter(struct pcall *c)
+{
+	c->active = 0;
+	if (!st.server || depth > 0 || ring_ready() == -1)
+		return 0;
+	record_blank(c, PMON_CALL_recv);
+	return 1;
+}
+
+void
+server_emit(struct pcall *c, int rc)
+{
+	c->r.rc = rc;
+	c->r.flags |= RECORD_GS;
+	emit(c, PMON_END, NULL, 0);
+	if (!st.registered)
+		try_register(c->r.t_ns);
 }
 
 void
@@ -235,14 +281,13 @@ call_group(struct pcall *c, const char *group)
 	c->r.glen = (uint8_t)strnlen(group, RECORD_GROUP_MAX);
 }
 
-static void	try_register(uint64_t now);
-
 void
 call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
 {
 	if (c->active) {
 		c->r.rc = rc;
 		emit(c, PMON_END, peers, npeers);
+		outer = NULL;
 	}
 	if (--depth == 0 && c->active && !st.registered)
 		try_register(c->r.t_ns);
@@ -530,8 +575,8 @@ preload_init(void)
 	int saved = errno;
 
 	read_program();
-	st.inert = strcmp(st.program, "pvmgs") == 0 ||
-	    strcmp(st.program, "pmon") == 0 ||
+	st.server = strcmp(st.program, "pvmgs") == 0;
+	st.inert = strcmp(st.program, "pmon") == 0 ||
 	    strncmp(st.program, "pmon-", 5) == 0;
 	read_spawn_env();
 	read_ring_size();

@@ -46,6 +46,9 @@ void	 call_begin(struct pcall *, const int32_t *peers, unsigned npeers);
 void	 call_end(struct pcall *, int rc, const int32_t *peers,
 	    unsigned npeers);
 void	 call_group(struct pcall *, const char *group);
+struct pcall *call_outer(void);
+int	 server_enter(struct pcall *);
+void	 server_emit(struct pcall *, int rc);
 int	 preload_mytid(void);
 
 /* The destinations of the pvm_mcast inside a pvm_bcast. */

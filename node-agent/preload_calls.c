@@ -162,7 +162,6 @@ PACK(upkcplx, float, 2 * sizeof(float))
 PACK(upkdcplx, double, 2 * sizeof(double))
 PACK(upkdouble, double, sizeof(double))
 PACK(upkfloat, float, sizeof(float))
-PACK(upkint, int, sizeof(int))
 PACK(upklong, long, sizeof(long))
 PACK(upkshort, short, sizeof(short))
 PACK(upkuint, unsigned int, sizeof(unsigned int))
@@ -248,7 +247,39 @@ WRAP(lookup, (char *name, int req, int *datap), (name, req, datap), )
 WRAP(delete, (char *name, int req), (name, req), )
 
 /* Point-to-point sends. */
-WRAP(send, (int tid, int tag), (tid, tag), fill_send(&c, tid, tag))
+
+/*
+ * A send inside a group call, in the group server's context, is the
+ * call's request to pvmgs: the end record says so (RECORD_GS).
+ */
+static void
+note_gs_request(void)
+{
+	struct pcall *o = call_outer();
+
+	if (o != NULL && o->r.glen > 0 && cur_ctx() == PMON_GS_CTX)
+		o->r.flags |= RECORD_GS;
+}
+
+PRELOAD_EXPORT int
+pvm_send(int tid, int tag)
+{
+	__typeof__(&pvm_send) real = REAL(send);
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_send))
+		fill_send(&c, tid, tag);
+	else
+		note_gs_request();
+	call_begin(&c, NULL, 0);
+	rc = real(tid, tag);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
 WRAP(psend, (int tid, int tag, void *buf, int len, int dt),
     (tid, tag, buf, len, dt),
     (fill_send(&c, tid, tag), c.r.bytes = dtbytes(len, dt)))
@@ -258,7 +289,90 @@ WRAP(psend, (int tid, int tag, void *buf, int len, int dt),
 	WRAPX(n, params, args, fill_recv_begin(&c, tid, tag),		\
 	    fill_recv_end(&c, rc))
 
-RECV(recv, (int tid, int tag), (tid, tag), tid, tag)
+/*
+ * In the group server: a DEADTID notify received, whose tid the server
+ * unpacks next (pvmgs is single-threaded).
+ */
+static int	gs_dead_pending;
+
+/* In the group server, a request taken is a group state change. */
+static int
+gs_request(int32_t tag)
+{
+	switch (tag) {
+	case PMON_GS_JOIN:
+	case PMON_GS_LEAVE:
+	case PMON_GS_BARRIER:
+	case PMON_GS_BCAST:
+	case PMON_GS_GETINST:
+	case PMON_GS_GETTID:
+	case PMON_GS_GSIZE:
+	case PMON_GS_TIDLIST:
+	case PMON_GS_STATICGROUP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+PRELOAD_EXPORT int
+pvm_recv(int tid, int tag)
+{
+	__typeof__(&pvm_recv) real = REAL(recv);
+	struct pcall c, s;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_recv))
+		fill_recv_begin(&c, tid, tag);
+	call_begin(&c, NULL, 0);
+	rc = real(tid, tag);
+	fill_recv_end(&c, rc);
+	call_end(&c, rc, NULL, 0);
+	if (server_enter(&s)) {
+		fill_recv_end(&s, rc);
+		gs_dead_pending = (s.r.flags & RECORD_MSG) &&
+		    s.r.tag == PMON_GS_DEADTID;
+		if ((s.r.flags & RECORD_MSG) && s.r.ctx == PMON_GS_CTX &&
+		    gs_request(s.r.tag))
+			server_emit(&s, rc);
+	}
+	return rc;
+}
+
+/*
+ * In the group server, the first int unpacked from a DEADTID notify is
+ * the task that exited: the server drops it from its groups.
+ */
+PRELOAD_EXPORT int
+pvm_upkint(int *p, int nitem, int stride)
+{
+	__typeof__(&pvm_upkint) real = REAL(upkint);
+	struct pcall c, s;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_upkint))
+		c.r.bytes = nbytes(nitem, sizeof(int));
+	call_begin(&c, NULL, 0);
+	rc = real(p, nitem, stride);
+	call_end(&c, rc, NULL, 0);
+	if (gs_dead_pending && server_enter(&s)) {
+		gs_dead_pending = 0;
+		if (rc >= 0 && p != NULL && nitem > 0) {
+			s.r.flags = RECORD_MSG;
+			s.r.peer = p[0];
+			s.r.tag = PMON_GS_DEADTID;
+			s.r.ctx = PMON_GS_CTX;
+			s.r.bytes = 4;
+			server_emit(&s, rc);
+		}
+	}
+	return rc;
+}
+
 RECV(nrecv, (int tid, int tag), (tid, tag), tid, tag)
 RECV(trecv, (int tid, int tag, struct timeval *tmout), (tid, tag, tmout),
     tid, tag)

@@ -428,18 +428,6 @@ grouprace_check() {
 	done
 }
 
-# inconsistent_bound TRACE: how many events of a stream `streamcheck -g -i`
-# lets pmon flag inconsistent.  pmon cannot see the group server: when
-# group calls of several tasks overlap in time (or within the clock error
-# across hosts) it guesses their order and flags what it then cannot
-# place (doc/ordering.md); grouprace provokes that on purpose, so the
-# share it flags is a measure, printed by streamcheck, not a pass mark.
-# An inconsistency pmon does not flag always fails; so does a stream
-# where half the group events are flagged.
-inconsistent_bound() {
-	echo $(( $(count_lines '"group"' "$1") / 2 ))
-}
-
 # gexample_want FILE: the calls gexample makes with 2 tasks, from
 # gexample.c: instance 0 spawns and mcasts, the other receives; both
 # join, freeze, reduce twice, barrier, leave.

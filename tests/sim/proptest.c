@@ -14,14 +14,21 @@
  *  - consistent with the group state replayed from the stream itself
  *    (VISTOP): a broadcast reaches exactly the other members, gsize says
  *    the size; nothing flagged inconsistent when nothing was lost;
+ *  - with an instrumented group server (pvmgs, in 3 runs of 4 with
+ *    groups) none of its records released, and, when nothing was lost
+ *    and no task killed, the state exact: no inconsistency, nothing
+ *    flagged (without the server pmon guesses, and those are warnings);
  *  - in corrected time, no message backwards (receive >= send + lmin),
  *    no task going back, the same order whatever the clock algorithm.
  *
  * It also measures each clock algorithm's distortion of local intervals
  * and fails if the controlled logical clock does not beat Lamport's.
  *
- *	proptest [-aNqv] [-n runs] [-s seed] [-S scenario] [-d|-D] [-k]
- *	    [-x prop,...]
+ *	proptest [-aNqv] [-g 0|1] [-n runs] [-s seed] [-S scenario] [-d|-D]
+ *	    [-k] [-x prop,...]
+ *
+ * -g 0 runs every execution without the group server, -g 1 with it
+ * (where there are groups); by default the seed decides.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -55,6 +62,8 @@ enum prop {
 	P_FLAGS,	/* no stray MATCHED/UNMATCHED/LOST flags */
 	P_STATE,	/* group state consistency */
 	P_INCONS,	/* EVENT_INCONSISTENT without losses */
+	P_GS_STATE,	/* the same as state and inconsistent, */
+	P_GS_INCONS,	/* with pvmgs, no loss, no kill: hard */
 	P_STATS,	/* order_stats agrees with the stream */
 	P_CLOCK_MSG,	/* receive >= send + lmin in corrected time */
 	P_CLOCK_PROBE,	/* the same for a probe that saw a message */
@@ -74,6 +83,12 @@ enum prop {
 #define SOFT_PROPS	(1u << P_DRAIN | 1u << P_SAMEORDER | 1u << P_INCONS)
 
 /*
+ * With an instrumented group server pmon knows the order group calls
+ * took effect in: when nothing was lost and no task killed, "state" and
+ * "inconsistent" become gs-state and gs-inconsistent, and fail the run.
+ */
+
+/*
  * pmon guesses the order of group calls that overlap within the clock
  * error across hosts; rarely a wrong guess leaves an unflagged broadcast
  * in a state it was not possible in.  "state" fails when that happens in
@@ -83,7 +98,8 @@ enum prop {
 
 static const char *const prop_names[P_NPROPS] = {
 	"sim", "api", "once", "bytes", "lost", "seq", "recv", "spawn", "barrier",
-	"notify", "match", "flags", "state", "inconsistent", "stats",
+	"notify", "match", "flags", "state", "inconsistent", "gs-state",
+	"gs-inconsistent", "stats",
 	"clock-msg", "clock-probe", "clock-mono", "clock-pred", "same-order",
 	"drain"
 };
@@ -107,6 +123,7 @@ struct run {
 	struct out	*outs;
 	size_t		 n, cap;
 	int		 bad_task;	/* an event of an unknown task */
+	size_t		 nserver;	/* events of the group server */
 };
 
 /* Per-run window statistics. */
@@ -128,8 +145,18 @@ struct failure {
 	char		 what[240];
 };
 
+/* Runs of group scenarios by what pvmgs did, and the state they saw. */
+enum gs_kind { GS_EXACT, GS_LOSSY, GS_NONE, GS_NKINDS };
+
+struct gs_count {
+	uint64_t	 runs;
+	uint64_t	 flagged, flagged_runs;		/* EVENT_INCONSISTENT */
+	uint64_t	 incons, incons_runs;		/* unflagged, "state" */
+};
+
 static struct {
 	int		 verbose, quiet, primary_only, notify, kills;
+	int		 gs_server;	/* -g, or -1 */
 	uint32_t	 ignore;	/* properties not counted */
 	struct failure	 fail[SIM_NSCENARIOS][P_NPROPS];
 	double		 dist_sum[NALGOS];
@@ -142,6 +169,7 @@ static struct {
 	uint64_t	 w_runs;
 	uint64_t	 events, lost_markers, runs, drop_runs, failed_runs;
 	uint64_t	 scen_runs[SIM_NSCENARIOS], scen_failed[SIM_NSCENARIOS];
+	struct gs_count	 gs[GS_NKINDS];
 } g;
 
 /* The run being checked. */
@@ -163,6 +191,10 @@ struct check {
 	enum clock_algo	 algo;		/* of the run being checked */
 	int64_t		 drain_pos;	/* outputs before order_release_all */
 	int		 asked_drops;	/* the run was asked to drop (-d) */
+	long		 server;	/* the group server's index, or -1 */
+	int		 exact;		/* pvmgs, nothing lost, none killed */
+	uint64_t	 nflagged;	/* events flagged inconsistent */
+	uint64_t	 nincons;	/* unflagged state inconsistencies */
 };
 
 struct chkey {
@@ -175,7 +207,7 @@ static void	fail(struct check *, enum prop, const char *, ...)
 static void
 fail(struct check *c, enum prop p, const char *fmt, ...)
 {
-	struct failure *f = &g.fail[c->sc][p];
+	struct failure *f;
 	char buf[240];
 	va_list ap;
 	size_t recs = sim_total_records(c->s), n = 0;
@@ -183,6 +215,14 @@ fail(struct check *c, enum prop p, const char *fmt, ...)
 	/* pmon said it could not place this one: only unflagged count. */
 	if (p == P_STATE && c->flagged)
 		return;
+	if (p == P_STATE)
+		c->nincons++;
+	/* With the server's order pmon has no excuse. */
+	if (c->exact && p == P_STATE)
+		p = P_GS_STATE;
+	if (c->exact && p == P_INCONS)
+		p = P_GS_INCONS;
+	f = &g.fail[c->sc][p];
 	if (p >= P_CLOCK_MSG && p <= P_CLOCK_PRED) {
 		if (c->algo == CLOCK_RAW)
 			return;		/* raw times promise nothing */
@@ -228,6 +268,15 @@ collect_cb(const struct order_event *ev, void *arg)
 
 	if (ti < 0) {
 		r->bad_task = 1;
+		return;
+	}
+	if (sim_task(co->s, (size_t)ti)->group_server) {
+		/* The order consumes pvmgs's records. */
+		if (r->nserver++ == 0 && co->c != NULL)
+			fail(co->c, P_ONCE, "the group server t%x's %s "
+			    "(seq %" PRIu64 ") released", (unsigned)ev->tid,
+			    ev->flags & EVENT_LOST ? "lost marker" :
+			    record_call_name(ev->rec->call), ev->rec->seq);
 		return;
 	}
 	if (r->n == r->cap) {
@@ -485,7 +534,7 @@ check_once(struct check *c, const struct run *r)
 	}
 	for (i = 0; i < sim_ntasks(s); i++) {
 		t = sim_task(s, i);
-		for (k = 0; k < t->nrecs; k++)
+		for (k = 0; k < t->nrecs && !t->group_server; k++)
 			if (pos_of(c, i, k) < 0) {
 				fail(c, t->recs[k].dropped ? P_LOST : P_ONCE,
 				    "t%x seq %zu (%s %s) never released",
@@ -638,6 +687,8 @@ check_flags(struct check *c, const struct run *r, size_t ti, size_t k)
 	const struct out *o = &r->outs[pos_of(c, ti, k)];
 	uint8_t bad = EVENT_LOST;
 
+	if (o->flags & EVENT_INCONSISTENT)
+		c->nflagged++;
 	if (!c->drops && (o->flags & EVENT_INCONSISTENT))
 		fail(c, P_INCONS, "t%x seq %zu (%s %s) flagged inconsistent "
 		    "with nothing lost", (unsigned)t->tid, k + 1,
@@ -811,9 +862,31 @@ replay_gsize(struct check *c, struct replay *rp, size_t ti,
 }
 
 /*
+ * A task that began pvm_exit is gone for pvmgs once pvmd tells it: from
+ * then on it may be member or not.
+ */
+static void
+exit_gone(struct check *c, size_t ti)
+{
+	const struct sim_task *t = sim_task(c->s, ti);
+	int64_t p;
+	size_t k;
+
+	for (k = 0; k < t->nrecs; k++) {
+		if (t->recs[k].call != PMON_CALL_exit ||
+		    t->recs[k].phase != PMON_BEGIN)
+			continue;
+		p = c->pos[c->base[ti] + k];
+		if (p >= 0 && p + 1 < c->endpos[ti])
+			c->endpos[ti] = p + 1;
+		return;
+	}
+}
+
+/*
  * Replays the stream's own group events.  A task that ended leaves its
- * groups at some point after its last event and after order_task_end
- * was called (the stream does not say where): until a broadcast or a
+ * groups at some point after its pvm_exit began, or after its last event
+ * and after order_task_end was called (the stream does not say where): until a broadcast or a
  * gsize pins it, it may be either member or not.
  */
 static void
@@ -839,6 +912,7 @@ check_state(struct check *c, const struct run *r)
 		rp.by_gone[i] = i;
 		if (c->last[i] + 1 > c->endpos[i])
 			c->endpos[i] = c->last[i] + 1;
+		exit_gone(c, i);
 	}
 	sort_ctx = c;
 	qsort(rp.by_gone, nt, sizeof(*rp.by_gone), gone_cmp);
@@ -898,9 +972,9 @@ check_stats(struct check *c, struct order *o, const struct run *r)
 	if (st.held != 0 || st.retained != 0 || st.blocked != 0)
 		fail(c, P_STATS, "after release_all: held %zu retained %zu "
 		    "blocked %zu", st.held, st.retained, st.blocked);
-	if (st.released != r->n)
+	if (st.released != r->n + r->nserver)
 		fail(c, P_STATS, "released %" PRIu64 " events, stats say %"
-		    PRIu64, (uint64_t)r->n, st.released);
+		    PRIu64, (uint64_t)(r->n + r->nserver), st.released);
 }
 
 /* Corrected times of a task never go back. */
@@ -1048,9 +1122,10 @@ dump_execution(const struct sim *s)
 		    sim_host(s, i)->drift * 1e6);
 	for (i = 0; i < sim_ntasks(s); i++) {
 		t = sim_task(s, i);
-		printf("task t%x host %u parent t%x spawn_seq %" PRIu64
+		printf("task t%x%s host %u parent t%x spawn_seq %" PRIu64
 		    " records %zu dropped %" PRIu64 " end %s%.3f ms\n",
-		    (unsigned)t->tid, sim_host_number(t->host),
+		    (unsigned)t->tid, t->group_server ? " (pvmgs)" : "",
+		    sim_host_number(t->host),
 		    (unsigned)t->parent_tid, t->spawn_seq, t->nrecs,
 		    t->ndropped, t->killed ? "killed " : "",
 		    t->t_end == UINT64_MAX ? -1.0 : t->t_end / 1e6);
@@ -1068,6 +1143,8 @@ dump_execution(const struct sim *s)
 				    r->group));
 			if (r->flags & RECORD_MSG)
 				printf(" MSG");
+			if (r->flags & RECORD_GS)
+				printf(" GS");
 			for (p = 0; p < r->npeers; p++)
 				printf("%s%x", p ? "," : " peers ",
 				    (unsigned)peers[r->peers + p]);
@@ -1111,7 +1188,67 @@ dump_stream(const struct sim *s, const struct run *r)
 	}
 }
 
+/*
+ * The simulator's group server: its records in true time order, and one
+ * request served for each group call whose end says it sent one, and
+ * perhaps for the call a task died in or still blocks in at the end.
+ */
+static void
+check_server(struct check *c)
+{
+	const struct sim *s = c->s;
+	const struct sim_task *gs, *t;
+	const struct sim_rec *r;
+	size_t nt = sim_ntasks(s), i, k;
+	uint64_t *n;
+	long ti;
+
+	if (c->server < 0)
+		return;
+	if ((n = calloc(nt + 1, sizeof(*n))) == NULL)
+		abort();
+	gs = sim_task(s, (size_t)c->server);
+	for (k = 0; k < gs->nrecs; k++) {
+		r = &gs->recs[k];
+		if (k > 0 && r->t_true < gs->recs[k - 1].t_true)
+			fail(c, P_SIM, "pvmgs seq %zu served before seq %zu",
+			    k + 1, k);
+		if ((ti = sim_task_index(s, r->peer)) < 0)
+			continue;
+		if (r->tag != PMON_GS_DEADTID)
+			n[ti]++;
+		else if (sim_task(s, (size_t)ti)->t_end > r->t_true)
+			fail(c, P_SIM, "pvmgs told of t%x's end before it",
+			    (unsigned)r->peer);
+	}
+	for (i = 0; i < nt; i++) {
+		t = sim_task(s, i);
+		for (k = 0; k < t->nrecs && !t->group_server; k++)
+			n[i] -= (t->recs[k].flags & RECORD_GS) != 0;
+		if (n[i] != 0 && !(n[i] == 1 && t->nrecs > 0 &&
+		    t->recs[t->nrecs - 1].phase == PMON_BEGIN))
+			fail(c, P_SIM, "pvmgs served t%x %+" PRId64 " requests "
+			    "more than its calls sent", (unsigned)t->tid,
+			    (int64_t)n[i]);
+	}
+	free(n);
+}
+
 /* --- running one seed ---------------------------------------------------- */
+
+/* Counts a run with groups by what pvmgs did. */
+static void
+gs_tally(const struct check *c)
+{
+	struct gs_count *k = &g.gs[c->server < 0 ? GS_NONE : c->exact ?
+	    GS_EXACT : GS_LOSSY];
+
+	k->runs++;
+	k->flagged += c->nflagged;
+	k->flagged_runs += c->nflagged > 0;
+	k->incons += c->nincons;
+	k->incons_runs += c->nincons > 0;
+}
 
 static struct order *
 order_with(struct collect *co, struct clock **clkp, enum clock_algo algo,
@@ -1145,7 +1282,7 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	struct wstats w;
 	const char *why = NULL;
 	size_t nt, total = 0, i;
-	int a, f;
+	int a, f, killed = 0;
 
 	sim_params_default(&sp);
 	sp.seed = seed;
@@ -1153,6 +1290,7 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	sp.drops = drops;
 	sp.notify = g.notify;
 	sp.kills = g.kills;
+	sp.gs_server = g.gs_server;
 	if ((s = sim_new(&sp)) == NULL || sim_generate(s) == -1) {
 		fprintf(stderr, "proptest: seed %" PRIu64 ": out of memory\n",
 		    seed);
@@ -1170,7 +1308,8 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		    sim_stalled(s));
 	/* Without deaths every program runs to its pvm_exit. */
 	for (i = 0; sc < SIM_DEATH && g.kills != 1 && i < sim_ntasks(s); i++)
-		if (sim_task(s, i)->t_end == UINT64_MAX) {
+		if (sim_task(s, i)->t_end == UINT64_MAX &&
+		    !sim_task(s, i)->group_server) {
 			fail(&c, P_SIM, "t%x never ended: the programs "
 			    "deadlocked", (unsigned)sim_task(s, i)->tid);
 			break;
@@ -1179,8 +1318,13 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	for (i = 0; i < nt; i++)
 		total += sim_task(s, i)->nrecs;
 	/* Loss is tolerated where records were lost, not where asked. */
-	for (i = 0; i < sim_ntasks(s); i++)
+	for (i = 0; i < sim_ntasks(s); i++) {
 		c.drops |= sim_task(s, i)->ndropped > 0;
+		killed |= sim_task(s, i)->killed;
+	}
+	c.server = sim_group_server(s);
+	c.exact = c.server >= 0 && !c.drops && !killed;
+	check_server(&c);
 	c.drain_pos = INT64_MAX;
 	c.lmin = sp.lmin_ns;
 	c.base = calloc(nt + 1, sizeof(*c.base));
@@ -1232,6 +1376,8 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		clock_free(clk);
 	}
 	g.events += runs[0].n;
+	if (*sim_group_name(s, 1) != '\0')
+		gs_tally(&c);
 	if (w.samples > 0) {
 		g.w_mean_sum += w.held_sum / (double)w.samples;
 		g.w_runs++;
@@ -1270,8 +1416,8 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: proptest [-aNqv] [-n runs] [-s seed] "
-	    "[-S scenario] [-d | -D] [-k] [-x prop,...]\n");
+	fprintf(stderr, "usage: proptest [-aNqv] [-g 0|1] [-n runs] "
+	    "[-s seed] [-S scenario] [-d | -D] [-k] [-x prop,...]\n");
 	exit(2);
 }
 
@@ -1294,6 +1440,28 @@ parse_props(char *list)
 	return m;
 }
 
+static void
+report_gs(void)
+{
+	static const char *const what[GS_NKINDS] = {
+		"pvmgs, nothing lost or killed", "pvmgs, losses or kills",
+		"no pvmgs"
+	};
+	const struct gs_count *k;
+	int i;
+
+	printf("group server: %" PRIu64 " runs with groups, events flagged "
+	    "inconsistent and unflagged inconsistencies:\n",
+	    g.gs[GS_EXACT].runs + g.gs[GS_LOSSY].runs + g.gs[GS_NONE].runs);
+	for (i = 0; i < GS_NKINDS; i++) {
+		k = &g.gs[i];
+		printf("  %s: %" PRIu64 " runs, %" PRIu64 " flagged (%" PRIu64
+		    " runs), %" PRIu64 " inconsistent (%" PRIu64 " runs)\n",
+		    what[i], k->runs, k->flagged, k->flagged_runs, k->incons,
+		    k->incons_runs);
+	}
+}
+
 static int
 report(double secs)
 {
@@ -1303,6 +1471,10 @@ report(double secs)
 	struct failure *f;
 	int sc, p, a, bad = 0, soft;
 	double d[NALGOS];
+	char gsopt[16] = "";
+
+	if (g.gs_server >= 0)
+		snprintf(gsopt, sizeof(gsopt), " -g %d", g.gs_server);
 
 	for (sc = 0; sc < SIM_NSCENARIOS; sc++)
 		for (p = 0; p < P_NPROPS; p++) {
@@ -1315,13 +1487,15 @@ report(double secs)
 				bad = 1;
 			printf("%s %s/%s: %" PRIu64 " of %" PRIu64 " runs; "
 			    "smallest: seed %" PRIu64 " (%zu records): %s\n"
-			    "  replay: proptest -s %" PRIu64 " -S %s%s%s -v\n",
+			    "  replay: proptest -s %" PRIu64 " -S %s%s%s%s "
+			    "-v\n",
 			    soft ? "WARN" : "FAIL",
 			    sim_scenario_name((enum sim_scenario)sc),
 			    prop_names[p], f->runs, g.scen_runs[sc], f->seed,
 			    f->records, f->what, f->seed,
 			    sim_scenario_name((enum sim_scenario)sc),
-			    f->drops ? " -d" : " -D", g.notify ? "" : " -N");
+			    f->drops ? " -d" : " -D", g.notify ? "" : " -N",
+			    gsopt);
 		}
 	for (a = 0; a < NALGOS; a++)
 		d[a] = g.dist_n[a] ? g.dist_sum[a] / (double)g.dist_n[a] : 0;
@@ -1333,6 +1507,7 @@ report(double secs)
 	    g.w.marks, g.w_runs ? g.w_mean_sum / (double)g.w_runs : 0,
 	    g.w.held_max, g.w.task_held_max, g.w.retained_max,
 	    g.w.state_waits_max, secs);
+	report_gs();
 	if (!g.primary_only) {
 		printf("distortion (mean |corrected - true| of local "
 		    "intervals, us):");
@@ -1366,10 +1541,17 @@ main(int argc, char *argv[])
 
 	g.notify = 1;
 	g.kills = -1;
-	while ((ch = getopt(argc, argv, "adDkn:Nqs:S:vx:")) != -1) {
+	g.gs_server = -1;
+	while ((ch = getopt(argc, argv, "adDg:kn:Nqs:S:vx:")) != -1) {
 		switch (ch) {
 		case 'a':
 			g.primary_only = 1;
+			break;
+		case 'g':
+			if (strcmp(optarg, "0") != 0 &&
+			    strcmp(optarg, "1") != 0)
+				usage();
+			g.gs_server = optarg[0] - '0';
 			break;
 		case 'd':
 			drops = 1;

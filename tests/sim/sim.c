@@ -15,6 +15,9 @@
  *    effect at one instant inside the call (the group server serializes
  *    them); a task that exits or dies leaves its groups at that moment;
  *  - a barrier releases its members once count of them entered;
+ *  - the group server, pvmgs, serves each of those calls and each barrier
+ *    entry at that instant: the call's end says it sent a request
+ *    (RECORD_GS), and an instrumented pvmgs writes a record then;
  *  - a notified task ending makes its pvmd send a message to the watcher.
  *
  * Records are stamped with the true time and turned into raw host clock
@@ -135,6 +138,7 @@ struct stask {
 	int		 qhead, qn;
 	struct op	 cur;
 	uint32_t	 cur_begin;	/* record index of cur's begin */
+	int		 gs_sent;	/* cur sent pvmgs a request */
 	uint64_t	 cur_end;	/* group calls: when cur ends */
 	int		 kill_pending;
 	int32_t		 ctx;
@@ -263,6 +267,7 @@ struct sim {
 	size_t		 nchans, chancap;
 	size_t		 nrecords;
 	size_t		 nstalled;	/* tasks neither blocked nor gone */
+	uint32_t	 gs;		/* the group server, NONE: none */
 	int		 nomem;
 	/* delivery */
 	struct rng	 drng;
@@ -332,6 +337,7 @@ sim_params_default(struct sim_params *p)
 	p->scale = 1;
 	p->notify = 1;
 	p->kills = -1;
+	p->gs_server = -1;
 	p->lmin_ns = 20 * US;
 }
 
@@ -406,17 +412,16 @@ sim_host_number(size_t h)
 	return (uint32_t)h + 1;
 }
 
+/* A new task on host with the next tid there, zeroed; NONE: no memory. */
 static uint32_t
-task_new(struct sim *s, uint32_t host, uint32_t parent, uint64_t spawn_seq,
-    struct app *app, int role)
+task_slot(struct sim *s, uint32_t host)
 {
 	struct stask *t;
 	uint32_t idx;
 	size_t local;
 
 	if (!GROW(s, s->tasks, s->ntasks, s->taskcap) ||
-	    !GROW(s, s->bytid[host], s->nbytid[host], s->bytidcap[host]) ||
-	    !GROW(s, app->members, (size_t)app->nmembers, app->membercap))
+	    !GROW(s, s->bytid[host], s->nbytid[host], s->bytidcap[host]))
 		return NONE;
 	local = s->nbytid[host]++;
 	idx = (uint32_t)s->ntasks++;
@@ -426,6 +431,20 @@ task_new(struct sim *s, uint32_t host, uint32_t parent, uint64_t spawn_seq,
 	t->self = idx;
 	t->pub.tid = (int32_t)((host + 1) << 18 | (uint32_t)(local + 1));
 	t->pub.host = host;
+	return idx;
+}
+
+static uint32_t
+task_new(struct sim *s, uint32_t host, uint32_t parent, uint64_t spawn_seq,
+    struct app *app, int role)
+{
+	struct stask *t;
+	uint32_t idx;
+
+	if (!GROW(s, app->members, (size_t)app->nmembers, app->membercap) ||
+	    (idx = task_slot(s, host)) == NONE)
+		return NONE;
+	t = &s->tasks[idx];
 	t->pub.parent = parent;
 	t->pub.parent_tid = parent == NONE ? 0 : s->tasks[parent].pub.tid;
 	t->pub.spawn_seq = spawn_seq;
@@ -775,6 +794,75 @@ episode_close(struct sim *s, struct sgroup *g)
 	g->nentries = 0;
 }
 
+/* --- the group server ---------------------------------------------------- */
+
+/*
+ * Starts an instrumented pvmgs on a random host when the execution uses
+ * groups and the parameters (or the seed) want one.  It draws from its
+ * own random numbers: the applications run as they would without it.
+ * It waits for requests until the end, and never ends.
+ */
+static void
+server_new(struct sim *s)
+{
+	struct rng r = { s->p.seed ^ 0x6a09e667f3bcc909ULL };
+	struct stask *t;
+	uint32_t host, idx;
+	int on;
+
+	on = s->p.gs_server == -1 ? rng_below(&r, 4) != 0 : s->p.gs_server;
+	host = (uint32_t)rng_below(&r, s->nhosts);
+	if (!on || s->ngroups == 0 || (idx = task_slot(s, host)) == NONE)
+		return;
+	t = &s->tasks[idx];
+	t->slot = -1;
+	t->pub.parent = NONE;
+	t->pub.t_end = UINT64_MAX;
+	t->pub.group_server = 1;
+	t->state = TS_BLOCKED;
+	s->gs = idx;
+}
+
+/*
+ * The current call of t sent pvmgs a request, which pvmgs serves now:
+ * the server's record of it, when the server is instrumented.
+ */
+static void
+gs_record(struct sim *s, struct stask *t, int32_t code, int32_t bytes)
+{
+	struct sim_rec *r;
+	uint32_t i;
+
+	if (s->gs == NONE ||
+	    (i = rec_new(s, &s->tasks[s->gs], PMON_CALL_recv, PMON_END)) ==
+	    NONE)
+		return;
+	r = &s->tasks[s->gs].pub.recs[i];
+	r->flags = RECORD_MSG | RECORD_GS;
+	r->rc = 1;		/* pvmgs frees each request's buffer */
+	r->peer = t->pub.tid;
+	r->tag = code;
+	r->ctx = PMON_GS_CTX;
+	r->bytes = bytes;
+}
+
+static void
+gs_request(struct sim *s, struct stask *t, int32_t code)
+{
+	t->gs_sent = 1;
+	gs_record(s, t, code, 16);
+}
+
+/*
+ * pvmgs hears from pvmd (a DEADTID notify) that a task it had in a group
+ * is gone, and drops it: its record names the dead task.
+ */
+static void
+gs_dead(struct sim *s, struct stask *t)
+{
+	gs_record(s, t, PMON_GS_DEADTID, 4);
+}
+
 /* --- running calls -------------------------------------------------------- */
 
 static void	task_gone(struct sim *, struct stask *);
@@ -948,6 +1036,7 @@ start_op(struct sim *s, struct stask *t)
 	struct sim_rec *r;
 	uint32_t i;
 
+	t->gs_sent = 0;
 	if (op->kind == OP_COMPUTE) {
 		t->state = TS_IDLE;
 		task_at(s, t, s->now + op->dur, EV_STEP);
@@ -1035,15 +1124,26 @@ start_op(struct sim *s, struct stask *t)
 	}
 }
 
-/* The instant a group call takes effect. */
+/*
+ * The instant a group call takes effect: pvmgs serves its request (a
+ * barrier's: the entry).  Requests are served in the order of these
+ * instants, which is the order of the server's records.
+ */
 static void
 lin_point(struct sim *s, struct stask *t)
 {
+	static const int32_t codes[] = {
+		[OP_JOIN] = PMON_GS_JOIN, [OP_LEAVE] = PMON_GS_LEAVE,
+		[OP_BCAST] = PMON_GS_BCAST, [OP_GSIZE] = PMON_GS_GSIZE,
+		[OP_BARRIER] = PMON_GS_BARRIER
+	};
 	struct sgroup *g = &s->groups[t->cur.gid];
 	struct sim_entry *e;
 	int32_t tids[RECORD_PEERS_MAX];
 	size_t i, n;
 
+	if (t->cur.kind >= OP_JOIN && t->cur.kind <= OP_BARRIER)
+		gs_request(s, t, codes[t->cur.kind]);
 	switch (t->cur.kind) {
 	case OP_JOIN:
 		t->last_rc = group_join(s, g, t->self);
@@ -1137,6 +1237,8 @@ end_op(struct sim *s, struct stask *t, int timeout)
 	t->last_rc = rc;
 	if ((r = rec_end(s, t, rc)) == NULL)
 		return;
+	if (t->gs_sent)
+		r->flags |= RECORD_GS;
 	switch (op->kind) {
 	case OP_RECV:
 	case OP_TRECV:
@@ -1189,12 +1291,15 @@ task_gone(struct sim *s, struct stask *t)
 {
 	struct watch *w;
 	size_t i;
+	int member = 0;
 
 	t->state = TS_GONE;
 	t->token++;
 	t->pub.t_end = s->now;
 	for (i = 0; i < s->ngroups; i++)
-		group_leave(&s->groups[i], t->self);
+		member |= group_leave(&s->groups[i], t->self) == 0;
+	if (member)
+		gs_dead(s, t);
 	for (i = 0; i < t->ninbox; i++)
 		s->mstate[t->inbox[i]] = 3;
 	t->ninbox = 0;
@@ -2140,6 +2245,28 @@ setup(struct sim *s)
 			a->kill_p = 0.3;
 }
 
+/*
+ * pvmgs writes one small record per request, and its ring rarely fills:
+ * one run with drops of twenty loses a few of its records.
+ */
+static void
+mark_server_drops(struct sim *s)
+{
+	struct rng r = { s->p.seed ^ 0x3c6ef372fe94f82bULL };
+	struct sim_task *t;
+	size_t at, len;
+
+	if (s->gs == NONE)
+		return;
+	t = &s->tasks[s->gs].pub;
+	if (t->nrecs == 0 || !rng_chance(&r, 0.05))
+		return;
+	len = 1 + rng_below(&r, 3);
+	for (at = rng_below(&r, t->nrecs); len > 0 && at < t->nrecs;
+	    len--, at++)
+		t->recs[at].dropped = 1;
+}
+
 /* Marks ranges of records as lost to a full ring. */
 static void
 mark_drops(struct sim *s)
@@ -2150,7 +2277,7 @@ mark_drops(struct sim *s)
 
 	for (i = 0; i < s->ntasks; i++) {
 		t = &s->tasks[i].pub;
-		if (t->nrecs == 0 || !rng_chance(&r, 0.4))
+		if (t->group_server || t->nrecs == 0 || !rng_chance(&r, 0.4))
 			continue;
 		n = 1 + rng_below(&r, 3);
 		for (k = 0; k < n; k++) {
@@ -2161,6 +2288,7 @@ mark_drops(struct sim *s)
 				t->recs[at].dropped = 1;
 		}
 	}
+	mark_server_drops(s);
 	for (i = 0; i < s->ntasks; i++) {
 		t = &s->tasks[i].pub;
 		for (k = 0; k < t->nrecs; k++)
@@ -2180,6 +2308,7 @@ sim_new(const struct sim_params *p)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->p = *p;
+	s->gs = NONE;
 	if (s->p.scale == 0)
 		s->p.scale = 1;
 	s->rng.s = p->seed * 0x2545f4914f6cdd1dULL + 0x1234567;
@@ -2284,6 +2413,7 @@ sim_generate(struct sim *s)
 	size_t i;
 
 	setup(s);
+	server_new(s);
 	while (!s->nomem && s->nheap > 0) {
 		e = ev_pop(s);
 		s->now = e.t;
@@ -2310,6 +2440,12 @@ const struct sim_task *
 sim_task(const struct sim *s, size_t i)
 {
 	return &s->tasks[i].pub;
+}
+
+long
+sim_group_server(const struct sim *s)
+{
+	return s->gs == NONE ? -1 : (long)s->gs;
 }
 
 long
@@ -2530,8 +2666,11 @@ act(const struct sim *s, struct order *o, const struct sim_act *a,
 
 	switch (a->type) {
 	case SIM_ACT_NEW:
-		return order_task_new(o, t->tid, sim_host_number(t->host),
-		    t->parent_tid, t->spawn_seq, why);
+		if (order_task_new(o, t->tid, sim_host_number(t->host),
+		    t->parent_tid, t->spawn_seq, why) == -1)
+			return -1;
+		return t->group_server ? order_group_server(o, t->tid, why) :
+		    0;
 	case SIM_ACT_ADD:
 		len = sim_encode(s, a->task, a->rec, buf);
 		if (record_decode(buf, len, &r, why) == -1)

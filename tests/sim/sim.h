@@ -10,6 +10,12 @@
  * each barrier episode, which task each notify reports, the true time of
  * every record.
  *
+ * Executions with groups may have an instrumented group server, pvmgs: an
+ * extra task with no parent that lives until the end and writes one
+ * record per request it serves (record.h, RECORD_GS), at the instant the
+ * simulator applies the request.  The order consumes its records and
+ * never releases them.
+ *
  * sim_deliver then feeds an order as the coordinator would: each host's
  * agent drains its tasks' rings at random times and ships the batches
  * with random delays (records of a task in sequence, hosts interleaved),
@@ -53,6 +59,9 @@ struct sim_params {
 	int		notify;		/* programs use pvm_notify */
 	int		kills;		/* -1: the scenario decides, 0, 1 */
 	int		no_groups;	/* bench: a ring instead of groups */
+	int		gs_server;	/* an instrumented pvmgs, in scenarios
+					   with groups: -1 the seed decides
+					   (3 runs of 4), 0 none, 1 always */
 	uint64_t	lmin_ns;	/* minimal message latency */
 };
 
@@ -80,6 +89,7 @@ struct sim_task {
 	uint64_t	ndropped;
 	uint64_t	t_end;		/* exit or death, UINT64_MAX: never */
 	int		killed;
+	int		group_server;	/* pvmgs: never ends, never released */
 };
 
 struct sim_msg {
@@ -112,7 +122,8 @@ struct sim_host {
 
 /* What the coordinator did, in order. */
 enum sim_act_type {
-	SIM_ACT_NEW,		/* order_task_new */
+	SIM_ACT_NEW,		/* order_task_new, and order_group_server
+				   for the group server */
 	SIM_ACT_ADD,		/* order_add of a record */
 	SIM_ACT_END,		/* order_task_end */
 	SIM_ACT_MARK,		/* order_mark */
@@ -153,6 +164,8 @@ int		 sim_generate(struct sim *);
 
 size_t			 sim_ntasks(const struct sim *);
 const struct sim_task	*sim_task(const struct sim *, size_t);
+/* The index of the group server task, or -1 when there is none. */
+long			 sim_group_server(const struct sim *);
 /* The index of the task with this tid, or -1. */
 long			 sim_task_index(const struct sim *, int32_t tid);
 size_t			 sim_nhosts(const struct sim *);

@@ -70,8 +70,10 @@ struct rspec {
 	uint64_t	t_ns;
 };
 
+/* Adds a record with extra flags (RECORD_GS). */
 static void
-gadd(struct order *o, int32_t tid, uint64_t seq, const struct rspec *s)
+gadd_flags(struct order *o, int32_t tid, uint64_t seq, const struct rspec *s,
+    uint8_t flags)
 {
 	uint8_t buf[RECORD_MAX_SIZE];
 	struct record r;
@@ -92,9 +94,16 @@ gadd(struct order *o, int32_t tid, uint64_t seq, const struct rspec *s)
 	r.npeers = (uint16_t)s->npeers;
 	if (s->call == PMON_CALL_recv && s->phase == PMON_END)
 		r.flags = RECORD_MSG;
+	r.flags |= flags;
 	n = record_encode(buf, &r, s->peers);
 	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
 	CU_ASSERT_EQUAL(order_add(o, tid, &r, &why), 0);
+}
+
+static void
+gadd(struct order *o, int32_t tid, uint64_t seq, const struct rspec *s)
+{
+	gadd_flags(o, tid, seq, s, 0);
 }
 
 /* The begin and end of a call on group "g". */
@@ -378,6 +387,158 @@ test_notify_after_exit(void)
 }
 
 /* With a clock, a receive is never before its send in corrected time. */
+/*
+ * The group server, pvmgs: its records say in which order it took the
+ * requests, and group calls flagged RECORD_GS are released in that order.
+ */
+#define S	0x40009
+
+static struct order *
+srig(void)
+{
+	struct order *o = grig();
+	const char *why;
+
+	CU_ASSERT_EQUAL(order_task_new(o, S, 1, 0, 0, &why), 0);
+	CU_ASSERT_EQUAL(order_group_server(o, S, &why), 0);
+	return o;
+}
+
+/* The server took request code req from client. */
+static void
+served(struct order *o, uint64_t seq, int32_t client, int32_t req)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct record r;
+	const char *why;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_recv;
+	r.phase = PMON_END;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.rc = 1;
+	r.peer = client;
+	r.tag = req;
+	r.ctx = PMON_GS_CTX;
+	r.bytes = 16;
+	r.inst = -1;
+	r.flags = RECORD_MSG | RECORD_GS;
+	n = record_encode(buf, &r, NULL);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
+	CU_ASSERT_EQUAL(order_add(o, S, &r, &why), 0);
+}
+
+/* A group call on "g" that sent its request to the server. */
+static void
+gs_call(struct order *o, int32_t tid, uint64_t seq, int call, int32_t rc,
+    unsigned npeers, const int32_t *peers)
+{
+	struct rspec s = { call, PMON_BEGIN, 0, 0, -1, -1, "g", 0, NULL, 0 };
+
+	if (call == PMON_CALL_bcast)
+		s.tag = 5;
+	gadd(o, tid, seq, &s);
+	s.phase = PMON_END;
+	s.rc = rc;
+	s.npeers = npeers;
+	s.peers = peers;
+	gadd_flags(o, tid, seq + 1, &s, RECORD_GS);
+}
+
+/*
+ * A member leaves and joins again while B broadcasts to it: the state
+ * allows the broadcast before the leave and after the join.  Only the
+ * server knows; both of its orders are followed.
+ */
+static void
+server_rejoin(int bcast_first)
+{
+	static const int32_t to[] = { A };
+	struct order *o = srig();
+
+	gs_call(o, A, 1, PMON_CALL_joingroup, 0, 0, NULL);
+	served(o, 1, A, PMON_GS_JOIN);
+	CU_ASSERT(gpos(A, 2) >= 0);
+	gs_call(o, A, 3, PMON_CALL_lvgroup, 0, 0, NULL);
+	gs_call(o, A, 5, PMON_CALL_joingroup, 0, 0, NULL);
+	gs_call(o, B, 1, PMON_CALL_bcast, 0, 1, to);
+	/* Nothing is known of their order yet. */
+	CU_ASSERT_EQUAL(gpos(A, 4), -1);
+	CU_ASSERT_EQUAL(gpos(B, 2), -1);
+	CU_ASSERT_EQUAL(order_wants_sync(o), ORDER_SYNC_SOON);
+	if (bcast_first)
+		served(o, 2, B, PMON_GS_BCAST);
+	served(o, 3, A, PMON_GS_LEAVE);
+	served(o, 4, A, PMON_GS_JOIN);
+	if (!bcast_first)
+		served(o, 5, B, PMON_GS_BCAST);
+	CU_ASSERT(gpos(A, 4) >= 0 && gpos(A, 6) >= 0 && gpos(B, 2) >= 0);
+	if (bcast_first) {
+		CU_ASSERT(gpos(B, 2) < gpos(A, 4));
+	} else {
+		CU_ASSERT(gpos(A, 6) < gpos(B, 2));
+	}
+	CU_ASSERT_EQUAL(ninconsistent(o), 0);
+	CU_ASSERT_EQUAL(order_wants_sync(o), 0);
+	order_free(o);
+}
+
+static void
+test_server_bcast_first(void)
+{
+	server_rejoin(1);
+}
+
+static void
+test_server_bcast_last(void)
+{
+	server_rejoin(0);
+}
+
+/*
+ * The server took C's join, but C's call never comes (C is not
+ * monitored): once a round moves nothing, it is given up and B's
+ * broadcast, taken after it, goes.
+ */
+static void
+test_server_gives_up(void)
+{
+	struct order *o = srig();
+
+	served(o, 1, C, PMON_GS_JOIN);
+	gs_call(o, B, 1, PMON_CALL_bcast, 0, 0, NULL);
+	served(o, 2, B, PMON_GS_BCAST);
+	round_with(o, NULL);
+	CU_ASSERT_EQUAL(gpos(B, 2), -1);
+	round_with(o, NULL);
+	CU_ASSERT(gpos(B, 2) >= 0);
+	CU_ASSERT_EQUAL(ninconsistent(o), 0);
+	order_free(o);
+}
+
+/*
+ * A join whose request the server's records never show (they were lost):
+ * after PATIENCE_ROUNDS rounds it is ordered by the heuristics.
+ */
+static void
+test_server_record_missing(void)
+{
+	struct order *o = srig();
+	int i;
+
+	gs_call(o, A, 1, PMON_CALL_joingroup, 0, 0, NULL);
+	round_with(o, NULL);
+	CU_ASSERT_EQUAL(gpos(A, 2), -1);
+	CU_ASSERT_EQUAL(order_wants_sync(o), ORDER_SYNC_SOON);
+	for (i = 0; i < 6 && gpos(A, 2) == -1; i++)
+		round_with(o, NULL);
+	CU_ASSERT(gpos(A, 2) >= 0);
+	CU_ASSERT_EQUAL(ninconsistent(o), 0);
+	order_free(o);
+}
+
 static void
 test_corrected_receive(void)
 {
@@ -421,6 +582,10 @@ static CU_TestInfo group_tests[] = {
 	{ "hopeless broadcast", test_hopeless_broadcast },
 	{ "notify after exit", test_notify_after_exit },
 	{ "corrected receive", test_corrected_receive },
+	{ "server order, broadcast first", test_server_bcast_first },
+	{ "server order, broadcast last", test_server_bcast_last },
+	{ "server order, a call gone", test_server_gives_up },
+	{ "server order, a request unseen", test_server_record_missing },
 	CU_TEST_INFO_NULL
 };
 
