@@ -62,6 +62,14 @@ struct pmon {
 	uint32_t	 flush_next;	/* id of the next flush request */
 	uint32_t	 flush_wait;	/* the id pmon_flush waits for */
 	int		 flush_got;
+
+	/* A reply being assembled from REPLY frames: id 0 is the snapshot. */
+	uint32_t	 req_next;
+	uint32_t	 req_wait;	/* the id pmon_request waits for */
+	int		 req_got;
+	uint8_t		 req_status;
+	char		*reply;
+	size_t		 replylen;
 };
 
 static int	pmon_fail(struct pmon *, const char *, ...)
@@ -98,6 +106,7 @@ pmon_new(void)
 		return NULL;
 	p->fd = -1;
 	p->flush_next = 1;
+	p->req_next = 1;
 	return p;
 }
 
@@ -122,6 +131,7 @@ pmon_free(struct pmon *p)
 		ptask_free(p->tasks[i]);
 	free(p->tasks);
 	free(p->in);
+	free(p->reply);
 	free(p);
 }
 
@@ -429,11 +439,69 @@ decode_error(struct pmon *p, const uint8_t *buf, size_t len)
 	return pmon_fail(p, "the coordinator dropped this tool: %s", text);
 }
 
+/* A reply is assembled whole before anyone sees it. */
+#define PMON_REPLY_MAX	(256 * 1024 * 1024)
+
+static int
+decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	uint32_t id = wire_get32(buf);
+	uint8_t status = buf[4], more = buf[5];
+	size_t n = len - REPLY_HDR_SIZE;
+	char *nr;
+
+	if (status > REPLY_ERROR || more > 1)
+		return pmon_bad_payload(p, MSG_REPLY, "bad status");
+	if (id != 0 && id != p->req_wait)
+		return pmon_bad_payload(p, MSG_REPLY, "reply to no request");
+	if (p->replylen + n > PMON_REPLY_MAX)
+		return pmon_fail(p, "reply of more than %d bytes",
+		    PMON_REPLY_MAX);
+	if ((nr = realloc(p->reply, p->replylen + n + 1)) == NULL)
+		return pmon_fail(p, "out of memory");
+	p->reply = nr;
+	memcpy(p->reply + p->replylen, buf + REPLY_HDR_SIZE, n);
+	p->replylen += n;
+	p->reply[p->replylen] = '\0';
+	if (more)
+		return 0;
+	if (id != 0) {
+		p->req_got = 1;
+		p->req_status = status;
+		return 0;
+	}
+	if (p->cb.snapshot != NULL)
+		p->cb.snapshot(p->reply, p->replylen, p->cbarg);
+	free(p->reply);
+	p->reply = NULL;
+	p->replylen = 0;
+	return 0;
+}
+
+static int
+decode_problem(struct pmon *p, const uint8_t *buf, size_t len)
+{
+	char *json;
+
+	if ((json = malloc(len + 1)) == NULL)
+		return pmon_fail(p, "out of memory");
+	memcpy(json, buf, len);
+	json[len] = '\0';
+	if (p->cb.problem != NULL)
+		p->cb.problem(json, len, p->cbarg);
+	free(json);
+	return 0;
+}
+
 /* Decodes one complete frame whose header frame_hdr_decode() accepted. */
 static int
 decode_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
 {
 	switch (type) {
+	case MSG_REPLY:
+		return decode_reply(p, buf, len);
+	case MSG_PROBLEM:
+		return decode_problem(p, buf, len);
 	case MSG_TASK_INFO:
 		return decode_task_info(p, buf, len);
 	case MSG_EVENT:
@@ -695,6 +763,8 @@ pmon_send_hello(struct pmon *p, const char *name, unsigned flags)
 		return pmon_fail(p, "tool name too long");
 	if (flags & PMON_SUBSCRIBE)
 		wflags |= TOOL_SUBSCRIBE;
+	if (flags & PMON_SNAPSHOT)
+		wflags |= TOOL_SNAPSHOT;
 	wire_put32(payload, wflags);
 	wire_putstr(payload + 4, name);
 	return pmon_send_frame(p, MSG_TOOL_HELLO, payload,
@@ -709,8 +779,10 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
 
 	if (p->fd != -1)
 		return pmon_fail(p, "already connected");
-	if (flags & ~(unsigned)PMON_SUBSCRIBE)
+	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT))
 		return pmon_fail(p, "unknown connect flags 0x%x", flags);
+	if ((flags & PMON_SNAPSHOT) && !(flags & PMON_SUBSCRIBE))
+		return pmon_fail(p, "PMON_SNAPSHOT needs PMON_SUBSCRIBE");
 	if (path == NULL) {
 		if (pmon_runtime_path(buf, sizeof(buf), PMON_SOCK_COORD) == -1)
 			return pmon_fail(p, "PVM_TMP is too long for a "
@@ -772,5 +844,53 @@ pmon_flush(struct pmon *p)
 		}
 	}
 	p->flush_wait = 0;
+	return 0;
+}
+
+int
+pmon_request(struct pmon *p, const char *text, unsigned flags, char **reply,
+    size_t *len)
+{
+	uint8_t payload[8 + PMON_STR_MAX];
+	uint32_t id = p->req_next;
+
+	*reply = NULL;
+	*len = 0;
+	if (flags & ~(unsigned)PMON_JSON)
+		return pmon_fail(p, "unknown request flags 0x%x", flags);
+	if (8 + wire_strsize(text) > proto_msg(MSG_REQUEST)->max_len) {
+		snprintf(p->err, sizeof(p->err), "request too long");
+		return -1;
+	}
+	wire_put32(payload, id);
+	wire_put32(payload + 4, flags & PMON_JSON ? REQUEST_JSON : 0);
+	wire_putstr(payload + 8, text);
+	if (pmon_send_frame(p, MSG_REQUEST, payload,
+	    8 + wire_strsize(text)) == -1)
+		return -1;
+	if (++p->req_next == 0)
+		p->req_next = 1;
+	p->req_wait = id;
+	p->req_got = 0;
+	while (!p->req_got)
+		if (pmon_wait(p, -1) == -1 && !p->req_got) {
+			p->req_wait = 0;
+			return -1;
+		}
+	p->req_wait = 0;
+	if (p->req_status == REPLY_ERROR) {
+		snprintf(p->err, sizeof(p->err), "%.1000s",
+		    p->reply != NULL ? p->reply : "");
+		free(p->reply);
+		p->reply = NULL;
+		p->replylen = 0;
+		return -1;
+	}
+	if (p->reply == NULL && (p->reply = strdup("")) == NULL)
+		return pmon_fail(p, "out of memory");
+	*reply = p->reply;
+	*len = p->replylen;
+	p->reply = NULL;
+	p->replylen = 0;
 	return 0;
 }

@@ -25,6 +25,11 @@ struct pmon;
 
 /* pmon_connect flags. */
 #define PMON_SUBSCRIBE	0x1	/* receive the ordered event stream */
+#define PMON_SNAPSHOT	0x2	/* with PMON_SUBSCRIBE: first the state at
+				   the point the stream starts (snapshot) */
+
+/* pmon_request flags. */
+#define PMON_JSON	0x1	/* reply in JSON rather than text */
 
 /* pmon_event.phase */
 #define PMON_PHASE_BEGIN	0
@@ -81,6 +86,14 @@ struct pmon_callbacks {
 	void	(*event)(const struct pmon_event *, void *arg);
 	void	(*flush_done)(uint32_t id, void *arg);
 	void	(*bye)(const char *reason, void *arg);
+	/*
+	 * The state (JSON, as the "snapshot" request returns it) at the
+	 * point the stream starts: the events that follow are exactly
+	 * those after its "position".  Only with PMON_SNAPSHOT.
+	 */
+	void	(*snapshot)(const char *json, size_t len, void *arg);
+	/* A problem the coordinator found (doc/state.md), as JSON. */
+	void	(*problem)(const char *json, size_t len, void *arg);
 };
 
 /* Allocates a handle; NULL only when out of memory. */
@@ -115,6 +128,15 @@ int		 pmon_closed(const struct pmon *);
 int		 pmon_send_flush(struct pmon *, uint32_t *id);
 /* Asks the coordinator to flush, stop the agents and exit. */
 int		 pmon_send_shutdown(struct pmon *);
+
+/*
+ * Sends a request (doc/requests.md: "ps", "snapshot", "queues t40001",
+ * ...) and dispatches until its reply came.  On success *reply is the
+ * reply, NUL-terminated and malloc'ed (free it), *len its length.  A
+ * request the coordinator refuses fails with its reason in pmon_error().
+ */
+int		 pmon_request(struct pmon *, const char *text, unsigned flags,
+		    char **reply, size_t *len);
 
 /*
  * Blocking mode.  pmon_wait waits up to timeout_ms (-1: forever) for

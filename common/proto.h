@@ -39,7 +39,10 @@
 	X(BYE,		10,	2,		1024)			\
 	X(ERROR,	11,	2,		1024)			\
 	X(TASK_HELLO,	12,	22,		1024)			\
-	X(TASK_INFO,	13,	24,		1024)
+	X(TASK_INFO,	13,	24,		1024)				\
+	X(REQUEST,	14,	10,		1024)			\
+	X(REPLY,	15,	6,		PROTO_MAX_PAYLOAD)	\
+	X(PROBLEM,	16,	2,		PROTO_MAX_PAYLOAD)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -55,6 +58,14 @@ struct msg_info {
 
 /* TOOL_HELLO flags. */
 #define TOOL_SUBSCRIBE	0x1	/* send me the ordered event stream */
+#define TOOL_SNAPSHOT	0x2	/* ...after a snapshot of the state at its
+				   start (REPLY with id 0) */
+
+/* REQUEST flags, and REPLY: the fixed part and the status. */
+#define REQUEST_JSON	0x1	/* reply in JSON, not text */
+#define REPLY_HDR_SIZE	6	/* u32 id, u8 status, u8 more */
+#define REPLY_OK	0
+#define REPLY_ERROR	1
 
 /* The fixed part of EVENT: tid, flags, match_tid, match_seq, t_corr. */
 #define EVENT_HDR_SIZE	(4 + 1 + 4 + 8 + 8)

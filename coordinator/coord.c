@@ -30,9 +30,35 @@ coord_release(const struct order_event *ev, void *arg)
 		return;
 	}
 	coord_tools_send(c, buf, n, 1);
+	if (state_event(c->state, ev) == -1)
+		log_warnx("state model: out of memory");
+}
+
+/* A problem the state model found: an event for every subscriber. */
+static void
+coord_problem(const char *json, void *arg)
+{
+	struct coord *c = arg;
+	struct coord_tool *t;
+
+	log_info("problem: %s", json);
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->state == COORD_P_ACTIVE && t->subscribed)
+			coord_frame_body(bufferevent_get_output(t->bev),
+			    MSG_PROBLEM, json, strlen(json));
+}
+
+/* Every event of an ended task is out: the model may end it. */
+static void
+coord_task_done(int32_t tid, void *arg)
+{
+	struct coord *c = arg;
+
+	state_task_gone(c->state, tid);
 }
 
 static void	sync_timer_cb(int, short, void *);
+static void	check_timer_cb(int, short, void *);
 
 int
 coord_init(struct coord *c, struct event_base *base)
@@ -45,11 +71,18 @@ coord_init(struct coord *c, struct event_base *base)
 	TAILQ_INIT(&c->tasks);
 	TAILQ_INIT(&c->flushes);
 	TAILQ_INIT(&c->hosts);
+	struct timeval tv = { 0, COORD_CHECK_MS * 1000 };
+
 	if ((c->order = order_new(coord_release, c)) == NULL ||
+	    (c->state = state_new(coord_problem, c)) == NULL ||
 	    (c->clock = clock_new(&c->clock_params)) == NULL ||
-	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL)
+	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
+	    (c->ev_check = event_new(base, -1, EV_PERSIST, check_timer_cb,
+	    c)) == NULL)
 		return -1;
 	order_set_clock(c->order, c->clock);
+	order_set_done_cb(c->order, coord_task_done, c);
+	evtimer_add(c->ev_check, &tv);
 	return 0;
 }
 
@@ -94,7 +127,10 @@ coord_free(struct coord *c)
 		event_free(c->ev_shutdown);
 	if (c->ev_sync != NULL)
 		event_free(c->ev_sync);
+	if (c->ev_check != NULL)
+		event_free(c->ev_check);
 	order_free(c->order);
+	state_free(c->state);
 	clock_free(c->clock);
 	memset(c, 0, sizeof(*c));
 }
@@ -244,6 +280,8 @@ flush_check(struct coord *c, struct coord_flush *f)
 	TAILQ_REMOVE(&c->flushes, f, entry);
 	/* Every record made before the round began has been ordered. */
 	order_synced(c->order, f->mark);
+	/* The model is now up to date: a task shown blocked is blocked. */
+	state_check(c->state);
 	if (f->sync)
 		c->sync_rounds--;
 	if (f->tool != NULL)
@@ -337,6 +375,22 @@ sync_timer_cb(int fd, short ev, void *arg)
 	flush_check(c, f);
 }
 
+/*
+ * Deadlocks make no events: a round now and then brings the model up to
+ * date and looks for them (flush_check), when no other round runs.
+ */
+static void
+check_timer_cb(int fd, short ev, void *arg)
+{
+	struct coord *c = arg;
+
+	(void)fd;
+	(void)ev;
+	if (c->shutting_down || c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
+		return;
+	flush_check(c, flush_new(c, NULL, 0, 0));
+}
+
 /* Removes a from f's list; returns 1 if it was there. */
 static int
 flush_unwait(struct coord_flush *f, struct coord_agent *a)
@@ -420,6 +474,7 @@ coord_shutdown(struct coord *c, const char *why)
 	if (c->shutting_down)
 		return;
 	c->shutting_down = 1;
+	event_del(c->ev_check);
 	log_info("shutting down: %s", why);
 	if (c->agent_listener != NULL)
 		evconnlistener_disable(c->agent_listener);

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "order.h"
 #include "proto.h"
+#include "state.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -35,6 +36,7 @@ struct evconnlistener;
 #define COORD_MAX_TOOLS		256
 #define COORD_TASK_BUCKETS	4096
 #define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tag */
+#define COORD_CHECK_MS		500	/* a flush round and a deadlock check */
 
 /* --- decoded payloads (coord_parse.c) --- */
 
@@ -58,6 +60,12 @@ struct coord_tool_hello {
 	char		name[COORD_STR_MAX];
 };
 
+struct coord_request {
+	uint32_t	id;
+	uint32_t	flags;		/* REQUEST_* */
+	char		text[COORD_STR_MAX];
+};
+
 struct record;
 
 /* Called for each record of a TASK_RECORDS payload; -1 stops the walk. */
@@ -75,6 +83,8 @@ int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
 int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
 int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);
+int	coord_parse_request(const uint8_t *, size_t, struct coord_request *,
+	    const char **why);
 
 /* --- frames we send (coord_frame.c) --- */
 
@@ -83,6 +93,10 @@ size_t	coord_frame_event(uint8_t *buf, size_t size,
 void	coord_frame_u32(struct evbuffer *, uint8_t type, uint32_t);
 void	coord_frame_empty(struct evbuffer *, uint8_t type);
 void	coord_frame_text(struct evbuffer *, uint8_t type, const char *);
+void	coord_frame_reply(struct evbuffer *, uint32_t id, uint8_t status,
+	    const char *body, size_t len);
+void	coord_frame_body(struct evbuffer *, uint8_t type, const char *body,
+	    size_t len);
 struct coord_task;
 #define COORD_TASK_INFO_MAX	(FRAME_HDR_SIZE + 1024)
 size_t	coord_frame_task_info(uint8_t *buf, const struct coord_task *);
@@ -157,6 +171,8 @@ TAILQ_HEAD(coord_hosts, coord_host);
 struct coord {
 	struct event_base	*base;
 	struct order		*order;
+	struct state		*state;		/* the model of the released stream */
+	struct event		*ev_check;	/* rounds that look for deadlocks */
 	int			 verbose;
 	int			 spawn_agents;	/* not -N */
 	char			 agent_path[4096];
@@ -207,6 +223,9 @@ void	coord_broadcast_task(struct coord *, const struct coord_task *);
 void	coord_check_ready(struct coord *);
 void	coord_start_ready_timer(struct coord *);
 void	coord_flush_start(struct coord *, struct coord_tool *, uint32_t id);
+int	coord_request_run(struct coord *, const struct coord_request *,
+	    char **body, size_t *len);
+void	coord_snapshot_send(struct coord *, struct coord_tool *);
 void	coord_flush_done(struct coord *, struct coord_agent *, uint32_t);
 void	coord_flush_forget(struct coord *, struct coord_agent *);
 void	coord_flush_forget_tool(struct coord *, struct coord_tool *);

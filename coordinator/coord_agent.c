@@ -52,6 +52,8 @@ coord_agent_free(struct coord_agent *a)
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
+	if (a->host != NULL)
+		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
 	agent_end_tasks(a);
 	if (a->bev != NULL)
@@ -97,6 +99,8 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		fatal("%s", __func__);
 	a->host_tid = h.host_tid;
 	a->state = COORD_P_ACTIVE;
+	if (state_host(a->coord->state, h.host_tid, h.host, h.arch, 1) == -1)
+		fatal("%s", __func__);
 	bufferevent_set_timeouts(a->bev, NULL, NULL);
 	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
 	    (unsigned)h.host_tid, h.arch, h.pid);
@@ -150,6 +154,9 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		fatal("%s", __func__);
 	log_debug("task t%x (%s) on %s, parent t%x", (unsigned)t->tid,
 	    t->program, t->host, (unsigned)t->parent_tid);
+	if (state_task(c->state, t->tid, t->parent_tid, t->pid, t->host,
+	    t->program) == -1)
+		fatal("%s", __func__);
 	coord_broadcast_task(c, t);
 	return 0;
 }

@@ -103,3 +103,43 @@ coord_frame_task_info(uint8_t *buf, const struct coord_task *t)
 	frame_hdr_encode(buf, MSG_TASK_INFO, (uint32_t)len);
 	return FRAME_HDR_SIZE + len;
 }
+
+/*
+ * A REPLY: the body in as many frames as it takes, each but the last
+ * with more set.
+ */
+void
+coord_frame_reply(struct evbuffer *out, uint32_t id, uint8_t status,
+    const char *body, size_t len)
+{
+	const size_t room = PROTO_MAX_PAYLOAD - REPLY_HDR_SIZE;
+	uint8_t hdr[FRAME_HDR_SIZE + REPLY_HDR_SIZE];
+	size_t n;
+
+	do {
+		n = len > room ? room : len;
+		frame_hdr_encode(hdr, MSG_REPLY,
+		    (uint32_t)(REPLY_HDR_SIZE + n));
+		wire_put32(hdr + FRAME_HDR_SIZE, id);
+		hdr[FRAME_HDR_SIZE + 4] = status;
+		hdr[FRAME_HDR_SIZE + 5] = len > n;
+		evbuffer_add(out, hdr, sizeof(hdr));
+		evbuffer_add(out, body, n);
+		body += n;
+		len -= n;
+	} while (len > 0);
+}
+
+/* A frame whose payload is one body (PROBLEM), cut to what it allows. */
+void
+coord_frame_body(struct evbuffer *out, uint8_t type, const char *body,
+    size_t len)
+{
+	uint8_t hdr[FRAME_HDR_SIZE];
+
+	if (len > PROTO_MAX_PAYLOAD)
+		len = PROTO_MAX_PAYLOAD;
+	frame_hdr_encode(hdr, type, (uint32_t)len);
+	evbuffer_add(out, hdr, sizeof(hdr));
+	evbuffer_add(out, body, len);
+}

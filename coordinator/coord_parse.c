@@ -163,8 +163,27 @@ coord_parse_tool_hello(const uint8_t *p, size_t len,
 	wire_readstr(&r, h->name, sizeof(h->name));
 	if (reader_done(&r, why) == -1)
 		return -1;
-	if (h->flags & ~(uint32_t)TOOL_SUBSCRIBE) {
+	if (h->flags & ~(uint32_t)(TOOL_SUBSCRIBE | TOOL_SNAPSHOT)) {
 		*why = "tool hello has unknown flags";
+		return -1;
+	}
+	return 0;
+}
+
+int
+coord_parse_request(const uint8_t *p, size_t len, struct coord_request *req,
+    const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	req->id = wire_read32(&r);
+	req->flags = wire_read32(&r);
+	wire_readstr(&r, req->text, sizeof(req->text));
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (req->flags & ~(uint32_t)REQUEST_JSON) {
+		*why = "request has unknown flags";
 		return -1;
 	}
 	return 0;

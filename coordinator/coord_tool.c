@@ -1,8 +1,10 @@
 /*
  * The tools' side of the coordinator: a unix socket in the virtual
  * machine's PVM_TMP, readable by our user only.  A tool says TOOL_HELLO
- * first; a subscriber then gets TASK_INFO for every known task and the
- * ordered EVENT stream.  Tools may ask for FLUSH and SHUTDOWN.
+ * first; a subscriber then gets TASK_INFO for every known task (and a
+ * snapshot of the state, if it asked) and the ordered EVENT stream, with
+ * PROBLEM frames where the state model found one.  Tools may ask for
+ * FLUSH, SHUTDOWN and information (REQUEST).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -139,6 +141,31 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	    t->subscribed ? ", subscribed" : "");
 	if (t->subscribed)
 		coord_tool_send_tasks(t);
+	if (t->subscribed && (h.flags & TOOL_SNAPSHOT))
+		coord_snapshot_send(t->coord, t);
+	return 0;
+}
+
+static int
+tool_request(struct coord_tool *t, const uint8_t *p, size_t len)
+{
+	struct coord_request req;
+	const char *why;
+	char *body;
+	size_t n;
+	int status;
+
+	if (coord_parse_request(p, len, &req, &why) == -1) {
+		coord_tool_drop(t, "bad REQUEST: %s", why);
+		return -1;
+	}
+	status = coord_request_run(t->coord, &req, &body, &n);
+	if (status == REPLY_ERROR)
+		log_info("tool %u (%s): request \"%s\": %.*s", t->id, t->name,
+		    req.text, (int)n, body);
+	coord_frame_reply(bufferevent_get_output(t->bev), req.id,
+	    (uint8_t)status, body, n);
+	free(body);
 	return 0;
 }
 
@@ -173,6 +200,8 @@ coord_tool_frame(struct coord_tool *t, uint8_t type, const uint8_t *p,
 		return tool_hello(t, p, len);
 	case MSG_FLUSH:
 		return tool_flush(t, p, len);
+	case MSG_REQUEST:
+		return tool_request(t, p, len);
 	case MSG_SHUTDOWN:
 		coord_shutdown(t->coord, t->name);
 		return 0;

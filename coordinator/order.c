@@ -275,6 +275,8 @@ struct order_group {
 struct order {
 	order_release_cb	 cb;
 	void			*arg;
+	order_done_cb		 done_cb;
+	void			*done_arg;
 	struct clock		*clock;
 	struct order_task	**tasks;
 	size_t			 ntaskb;	/* buckets, a power of 2 */
@@ -2166,6 +2168,8 @@ order_task_done(struct order *o, struct order_task *t)
 	gs_advance(o);
 	if (t == o->server)
 		server_gone(o);
+	if (o->done_cb != NULL)
+		o->done_cb(t->tid, o->done_arg);
 }
 
 /* --- the API ---------------------------------------------------------- */
@@ -2195,6 +2199,13 @@ void
 order_set_clock(struct order *o, struct clock *clk)
 {
 	o->clock = clk;
+}
+
+void
+order_set_done_cb(struct order *o, order_done_cb cb, void *arg)
+{
+	o->done_cb = cb;
+	o->done_arg = arg;
 }
 
 static void

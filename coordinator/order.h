@@ -104,6 +104,13 @@ void		 order_free(struct order *);
 void	order_set_clock(struct order *, struct clock *clk);
 
 /*
+ * Called when a task that ended (order_task_end) has had its last event
+ * released: nothing more of it will come.
+ */
+typedef void (*order_done_cb)(int32_t tid, void *arg);
+void	order_set_done_cb(struct order *, order_done_cb, void *arg);
+
+/*
  * Registers a task before its records.  host is a small number naming
  * its host (for the clock).  parent_tid and spawn_seq name the parent's
  * spawn begin record (0 when none).  A tid may be registered again only

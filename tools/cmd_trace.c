@@ -30,11 +30,12 @@ static const struct option trace_longopts[] = {
 	{ "summary", no_argument, NULL, 's' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "tasks", no_argument, NULL, 't' },
+	{ "snapshot", no_argument, NULL, 'S' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_trace_entry = {
-	"trace", "[--json] [--summary] [--quiet] [--tasks]",
+	"trace", "[--json] [--summary] [--quiet] [--tasks] [--snapshot]",
 	"print the ordered event stream until the coordinator stops",
 	"  -j, --json     one JSON object per event and line (doc/events.md)\n"
 	"  -s, --summary  at the end, a summary per task (on stderr with\n"
@@ -44,9 +45,13 @@ const struct cmd_entry cmd_trace_entry = {
 	"  -t, --tasks    also a line per task as the coordinator announces "
 	"it\n"
 	"                 (\"type\":\"task\" in JSON)\n"
+	"  -S, --snapshot first the state where the stream starts, as one\n"
+	"                 line {\"type\":\"snapshot\",\"state\":{...}}\n"
+	"\nProblems the coordinator finds (deadlocks, races...) are lines\n"
+	"{\"type\":\"problem\",...} in JSON, \"problem: {...}\" in text.\n"
 	"\nEnds with status 0 when the coordinator shuts down or on SIGINT "
 	"or\nSIGTERM, after printing every event that arrived.\n",
-	"+hjsqt", trace_longopts, 0, 0, cmd_trace
+	"+hjsqtS", trace_longopts, 0, 0, cmd_trace
 };
 
 struct trace {
@@ -329,6 +334,41 @@ trace_task(const struct pmon_task *task, void *arg)
 		t->failed = 1;
 }
 
+/* A problem or the snapshot: JSON objects from the coordinator. */
+static void
+trace_problem(const char *json, size_t len, void *arg)
+{
+	struct trace *t = arg;
+	int rv;
+
+	if (t->quiet || len < 2 || json[0] != '{')
+		return;
+	if (t->json)
+		rv = printf("{\"type\":\"problem\"%s%s\n",
+		    len > 2 ? "," : "", json + 1);
+	else
+		rv = printf("problem: %s\n", json);
+	if (rv < 0)
+		t->failed = 1;
+}
+
+static void
+trace_snapshot(const char *json, size_t len, void *arg)
+{
+	struct trace *t = arg;
+	int rv;
+
+	(void)len;
+	if (t->quiet)
+		return;
+	if (t->json)
+		rv = printf("{\"type\":\"snapshot\",\"state\":%s}\n", json);
+	else
+		rv = printf("snapshot: %s\n", json);
+	if (rv < 0)
+		t->failed = 1;
+}
+
 /* --- the loop -------------------------------------------------------------- */
 
 static void
@@ -388,7 +428,8 @@ trace_loop(struct pmon *p, struct trace *t)
 static int
 cmd_trace(const struct cmd_args *a)
 {
-	struct pmon_callbacks cb = { .task = trace_task, .event = trace_event };
+	struct pmon_callbacks cb = { .task = trace_task, .event = trace_event,
+	    .problem = trace_problem, .snapshot = trace_snapshot };
 	struct trace t = { .json = a->seen['j'] > 0, .quiet = a->seen['q'] > 0,
 	    .tasks = a->seen['t'] > 0 };
 	struct pmon *p;
@@ -398,7 +439,8 @@ cmd_trace(const struct cmd_args *a)
 		return tool_error("out of memory");
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
-	if (pmon_connect(p, NULL, "pmon-trace", PMON_SUBSCRIBE) == -1) {
+	if (pmon_connect(p, NULL, "pmon-trace", PMON_SUBSCRIBE |
+	    (a->seen['S'] ? PMON_SNAPSHOT : 0)) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}

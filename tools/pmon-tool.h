@@ -37,6 +37,13 @@ extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_trace_entry;
 extern const struct cmd_entry cmd_flush_entry;
 extern const struct cmd_entry cmd_shutdown_entry;
+extern const struct cmd_entry cmd_ps_entry;
+extern const struct cmd_entry cmd_hosts_entry;
+extern const struct cmd_entry cmd_groups_entry;
+extern const struct cmd_entry cmd_queues_entry;
+extern const struct cmd_entry cmd_snapshot_entry;
+extern const struct cmd_entry cmd_problems_entry;
+extern const struct cmd_entry cmd_frontier_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
@@ -44,6 +51,11 @@ int		 tool_error(const char *, ...)
 int		 tool_usage_error(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 int		 tool_sibling(char *, size_t, const char *);
+const char	*tool_command_name(void);
+
+/* cmd_query.c: flush, send one request, print its reply. */
+int		 tool_query(const char *name, const char *request, int json,
+		    FILE *);
 
 /* trace_summary.c */
 struct pmon_event;

@@ -19,6 +19,13 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_trace_entry,
 	&cmd_flush_entry,
 	&cmd_shutdown_entry,
+	&cmd_ps_entry,
+	&cmd_hosts_entry,
+	&cmd_groups_entry,
+	&cmd_queues_entry,
+	&cmd_snapshot_entry,
+	&cmd_problems_entry,
+	&cmd_frontier_entry,
 };
 #define NCMDS	(sizeof(cmd_table) / sizeof(cmd_table[0]))
 
@@ -27,6 +34,13 @@ static const struct cmd_entry *cmd_current;
 static const char *cmd_name;
 
 static void	cmd_print_usage(const struct cmd_entry *, FILE *);
+
+/* The name of the command being run ("ps"), for commands that share code. */
+const char *
+tool_command_name(void)
+{
+	return cmd_name != NULL ? cmd_name : "";
+}
 
 static void
 tool_vmsg(const char *fmt, va_list ap)

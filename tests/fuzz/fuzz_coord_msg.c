@@ -1,10 +1,13 @@
 /*
  * Fuzzes what an agent or a tool can make the coordinator do: a stream of
  * frames goes through the coordinator's payload decoders, and what they
- * accept drives a real ordering core, as the daemon's handlers do.  The
- * released stream must stay sane whatever the input: each task's events
- * in increasing sequence, every event encodable as an EVENT frame.
+ * accept drives a real ordering core and state model, and requests are
+ * answered, as the daemon's handlers do.  The released stream must stay
+ * sane whatever the input: each task's events in increasing sequence,
+ * every event encodable as an EVENT frame.
  */
+#include <stdio.h>
+#include <string.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +25,23 @@ static struct {
 	int32_t		tid;
 	uint64_t	seq;
 } last[NLAST];
+
+static struct coord coord;
+
+static void
+problem(const char *json, void *arg)
+{
+	(void)arg;
+	if (json[0] != '{')
+		__builtin_trap();
+}
+
+static void
+task_done(int32_t tid, void *arg)
+{
+	(void)arg;
+	state_task_gone(coord.state, tid);
+}
 
 static void
 release(const struct order_event *ev, void *arg)
@@ -41,6 +61,7 @@ release(const struct order_event *ev, void *arg)
 		__builtin_trap();
 	last[i].tid = ev->tid;
 	last[i].seq = ev->rec->seq;
+	state_event(coord.state, ev);
 }
 
 static int
@@ -56,7 +77,10 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 	struct coord_agent_hello ah;
 	struct coord_task_new tn;
 	struct coord_tool_hello th;
+	struct coord_request req;
 	uint64_t dropped;
+	char *body;
+	size_t n;
 	uint32_t id;
 	int32_t tid;
 	const char *why;
@@ -66,9 +90,14 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		coord_parse_agent_hello(p, len, &ah, &why);
 		break;
 	case MSG_TASK_NEW:
-		if (coord_parse_task_new(p, len, &tn, &why) == 0)
-			order_task_new(o, tn.tid, 0, tn.parent_tid, tn.spawn_seq,
-			    &why);
+		if (coord_parse_task_new(p, len, &tn, &why) == 0 &&
+		    order_task_new(o, tn.tid, 0, tn.parent_tid, tn.spawn_seq,
+		    &why) == 0) {
+			if (strcmp(tn.program, "pvmgs") == 0)
+				order_group_server(o, tn.tid, &why);
+			state_task(coord.state, tn.tid, tn.parent_tid, tn.pid,
+			    "host", tn.program);
+		}
 		break;
 	case MSG_TASK_RECORDS:
 		coord_parse_task_records(p, len, add_record, o, &why);
@@ -76,6 +105,14 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 	case MSG_TASK_END:
 		if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0)
 			order_task_end(o, tid, dropped, &why);
+		break;
+	case MSG_REQUEST:
+		if (coord_parse_request(p, len, &req, &why) == 0) {
+			coord_request_run(&coord, &req, &body, &n);
+			if (body == NULL || strlen(body) != n)
+				__builtin_trap();
+			free(body);
+		}
 		break;
 	case MSG_TOOL_HELLO:
 		coord_parse_tool_hello(p, len, &th, &why);
@@ -96,6 +133,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if ((o = order_new(release, NULL)) == NULL)
 		return 0;
+	if ((coord.state = state_new(problem, NULL)) == NULL) {
+		order_free(o);
+		return 0;
+	}
+	order_set_done_cb(o, task_done, NULL);
 	for (size_t i = 0; i < NLAST; i++)
 		last[i].tid = 0;
 	while (size - off >= FRAME_HDR_SIZE) {
@@ -108,6 +150,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += h.len;
 	}
 	order_release_all(o);
+	state_check(coord.state);
 	order_free(o);
+	state_free(coord.state);
+	coord.state = NULL;
 	return 0;
 }

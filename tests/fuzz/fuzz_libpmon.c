@@ -51,8 +51,16 @@ touch_bye(const char *reason, void *arg)
 	sink += strlen(reason);
 }
 
+static void
+touch_json(const char *json, size_t len, void *arg)
+{
+	(void)arg;
+	sink += strlen(json) + len;
+}
+
 static const struct pmon_callbacks callbacks = {
-	touch_task, touch_event, touch_flush, touch_bye
+	.task = touch_task, .event = touch_event, .flush_done = touch_flush,
+	.bye = touch_bye, .snapshot = touch_json, .problem = touch_json
 };
 
 int

@@ -93,7 +93,8 @@ cb_bye(const char *reason, void *arg)
 }
 
 static const struct pmon_callbacks callbacks = {
-	cb_task, cb_event, cb_flush, cb_bye
+	.task = cb_task, .event = cb_event, .flush_done = cb_flush,
+	.bye = cb_bye
 };
 
 static void

@@ -1,0 +1,2488 @@
+/*
+ * The coordinator's global state model (state.h): what the released
+ * stream says about hosts, tasks, groups and queues, and the problems it
+ * reveals.
+ *
+ * Causality is tracked with vector clocks indexed by task (in the order
+ * the model learnt of them), one component per task holding the last seq
+ * of that task known to precede.  A task's clock changes in its own
+ * component at every event and in the others only where it merges: the
+ * end of a receive (the send's clock), a barrier exit (the entries of
+ * its episode) and its first event (its parent's spawn).  Each merge
+ * keeps a copy of the clock, so the clock of any event is that of the
+ * last merge at or before it with its own seq: frontiers and race checks
+ * need nothing more, and queued messages carry no clock.
+ *
+ * The module does no I/O but to the FILE it is given, and never logs.
+ */
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "record.h"
+#include "state.h"
+
+/* Wildcard receives per task that later sends are checked against. */
+#define STATE_WILD_HISTORY	64
+/* Receives one queued message may have overtaken, kept for the check. */
+#define STATE_MSG_CANDS		4
+
+struct vclock {
+	uint64_t	*c;
+	size_t		 n;
+};
+
+/* The clock of a task from event seq on, until its next merge. */
+struct merge {
+	uint64_t	 seq;
+	struct vclock	 vc;
+};
+
+/*
+ * A wildcard receive (recv_seq, filter peer/tag) of the queue's owner
+ * got s1, while the message holding this could have come first.
+ */
+struct cand {
+	uint64_t	 recv_seq;
+	int32_t		 peer, tag;
+	int32_t		 s1_tid;
+	uint64_t	 s1_seq;
+};
+
+/* A message sent and not yet received, in its receiver's queue. */
+struct qmsg {
+	TAILQ_ENTRY(qmsg) entry;
+	int32_t		 from;
+	uint64_t	 seq;		/* the send's event */
+	int32_t		 tag, ctx, bytes;
+	struct cand	 cand[STATE_MSG_CANDS];
+	unsigned	 ncand;
+};
+TAILQ_HEAD(qmsgs, qmsg);
+
+/* A wildcard receive that later released sends may have overtaken. */
+struct wild {
+	uint64_t	 seq;		/* the receive's end */
+	int32_t		 tag, ctx;
+	int32_t		 s1_tid;
+	uint64_t	 s1_seq;
+};
+
+/* Messages and bytes from a task to one destination. */
+struct pair {
+	int32_t		 to;
+	uint64_t	 msgs, bytes;
+};
+
+/* The begin record of the call a task is in. */
+struct call {
+	uint8_t		 call;
+	uint64_t	 seq, t;
+	int32_t		 peer, tag, ctx, inst;
+	char		 group[RECORD_GROUP_MAX + 1];
+};
+
+/* One pvm_barrier episode of a group: the join of its entries' clocks. */
+struct episode {
+	LIST_ENTRY(episode) entry;
+	struct vclock	 vc;
+	int		 need, entered, exited, closed;
+};
+
+struct member {
+	int32_t		 tid, inst;
+};
+
+struct group {
+	struct group	*next;
+	char		*name;
+	struct member	*m;
+	size_t		 n, cap;
+	LIST_HEAD(, episode) eps;
+	struct episode	*open;		/* accepting entries */
+	/*
+	 * Members that exited without leaving: a barrier whose count the
+	 * live members cannot reach waits for them.
+	 */
+	int32_t		*gone;
+	size_t		 ngone, gonecap;
+};
+
+struct host {
+	int32_t		 tid;
+	char		*name, *arch;
+	int		 up;
+};
+
+enum task_end { TASK_LIVE, TASK_EXITED, TASK_KILLED };
+
+struct task {
+	int32_t		 tid, parent;
+	uint32_t	 pid;
+	char		*host, *program;
+	size_t		 idx;
+	int		 registered, seen;
+	int		 retired;	/* its tid was reused */
+	enum task_end	 end;
+	int		 in_call;
+	struct call	 cur;
+	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
+	uint64_t	 last_seq, first_t, last_t;
+	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
+	uint64_t	 t_pvm, t_blocked;
+	int		 has_exit_rc;
+	int32_t		 exit_rc;
+	int32_t		*kids;
+	size_t		 nkids, kidcap;
+	struct vclock	 vc;
+	struct merge	*merges;
+	size_t		 nmerges, mergecap;
+	struct qmsgs	 queue;
+	size_t		 nqueue;
+	struct wild	 wild[STATE_WILD_HISTORY];
+	uint64_t	 nwild;
+	struct pair	*pairs;
+	size_t		 npairs, paircap;
+	struct episode	*ep;		/* barrier episode it is in */
+};
+
+/* A problem found: its JSON object and one line for people. */
+struct problem {
+	char		*json;
+	char		*text;
+};
+
+/* A deadlocked set already reported (sorted tids). */
+struct dlset {
+	int32_t		*tids;
+	size_t		 n;
+};
+
+struct state {
+	state_problem_cb cb;
+	void		*arg;
+	struct host	*hosts;
+	size_t		 nhosts, hostcap;
+	struct task	**tasks;
+	size_t		 ntasks, taskcap;
+	size_t		*map;		/* tid hash: task idx + 1, 0 empty */
+	size_t		 mapcap;
+	struct group	*groups;
+	struct problem	*problems;
+	size_t		 nproblems, probcap;
+	struct dlset	*dls;
+	size_t		 ndls, dlcap;
+};
+
+/* What a blocked task waits in. */
+enum wait_kind { WAIT_NONE, WAIT_RECV, WAIT_BARRIER, WAIT_COLL };
+
+static int	task_end(struct state *, struct task *, enum task_end);
+
+/* --- small helpers ----------------------------------------------------- */
+
+/* Grows *p (of *cap elements of size sz) to hold at least n. */
+static int
+grow(void *p, size_t *cap, size_t n, size_t sz)
+{
+	void *np;
+	size_t ncap;
+
+	if (n <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 8;
+	while (ncap < n)
+		ncap *= 2;
+	if ((np = reallocarray(*(void **)p, ncap, sz)) == NULL)
+		return -1;
+	*(void **)p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int
+cmp_tid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *
+call_name(uint8_t call)
+{
+	const char *n = record_call_name(call);
+
+	return n != NULL ? n : "?";
+}
+
+/* A JSON string; bytes outside printable ASCII are escaped. */
+static void
+json_str(FILE *fp, const char *s)
+{
+	const unsigned char *p;
+
+	fputc('"', fp);
+	for (p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			fputc(*p, fp);
+	}
+	fputc('"', fp);
+}
+
+static void
+json_id(FILE *fp, int32_t tid, uint64_t seq)
+{
+	fprintf(fp, "\"%" PRId32 ":%" PRIu64 "\"", tid, seq);
+}
+
+static int
+is_blocking_recv(uint8_t call)
+{
+	return call == PMON_CALL_recv || call == PMON_CALL_trecv ||
+	    call == PMON_CALL_precv;
+}
+
+/* --- vector clocks ----------------------------------------------------- */
+
+static uint64_t
+vc_get(const struct vclock *v, size_t i)
+{
+	return v != NULL && i < v->n ? v->c[i] : 0;
+}
+
+static int
+vc_grow(struct vclock *v, size_t n)
+{
+	uint64_t *nc;
+
+	if (n <= v->n)
+		return 0;
+	if ((nc = reallocarray(v->c, n, sizeof(*nc))) == NULL)
+		return -1;
+	memset(nc + v->n, 0, (n - v->n) * sizeof(*nc));
+	v->c = nc;
+	v->n = n;
+	return 0;
+}
+
+/* Raises component i to at least x; 1 if it changed. */
+static int
+vc_raise(struct vclock *v, size_t i, uint64_t x)
+{
+	if (x <= vc_get(v, i))
+		return 0;
+	if (vc_grow(v, i + 1) == -1)
+		return -1;
+	v->c[i] = x;
+	return 1;
+}
+
+/* dst = max(dst, src); 1 if dst changed. */
+static int
+vc_merge(struct vclock *dst, const struct vclock *src)
+{
+	size_t i;
+	int changed = 0;
+
+	if (src == NULL)
+		return 0;
+	for (i = 0; i < src->n; i++) {
+		switch (vc_raise(dst, i, src->c[i])) {
+		case -1:
+			return -1;
+		case 1:
+			changed = 1;
+		}
+	}
+	return changed;
+}
+
+/* The clock of t's last merge at or before seq, NULL if none. */
+static const struct vclock *
+event_vc(const struct task *t, uint64_t seq)
+{
+	size_t lo = 0, hi = t->nmerges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->merges[mid].seq <= seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? NULL : &t->merges[lo - 1].vc;
+}
+
+/* Component u of the clock of event (t, seq). */
+static uint64_t
+event_comp(const struct task *t, uint64_t seq, size_t u)
+{
+	if (u == t->idx)
+		return seq;
+	return vc_get(event_vc(t, seq), u);
+}
+
+/* Keeps a copy of t's clock as it is from event seq on. */
+static int
+merge_push(struct task *t, uint64_t seq)
+{
+	struct merge *m;
+	uint64_t *c;
+
+	if ((c = calloc(t->vc.n ? t->vc.n : 1, sizeof(*c))) == NULL)
+		return -1;
+	memcpy(c, t->vc.c, t->vc.n * sizeof(*c));
+	if (t->nmerges > 0 && t->merges[t->nmerges - 1].seq == seq) {
+		m = &t->merges[t->nmerges - 1];
+		free(m->vc.c);
+	} else {
+		if (grow(&t->merges, &t->mergecap, t->nmerges + 1,
+		    sizeof(*t->merges)) == -1) {
+			free(c);
+			return -1;
+		}
+		m = &t->merges[t->nmerges++];
+	}
+	m->seq = seq;
+	m->vc.c = c;
+	m->vc.n = t->vc.n;
+	return 0;
+}
+
+/* Event (from, seq) happened before t's event at. */
+static int
+merge_event(struct task *t, const struct task *from, uint64_t seq,
+    uint64_t at)
+{
+	int a, b;
+
+	if ((a = vc_merge(&t->vc, event_vc(from, seq))) == -1 ||
+	    (b = vc_raise(&t->vc, from->idx, seq)) == -1)
+		return -1;
+	return a || b ? merge_push(t, at) : 0;
+}
+
+/* --- tasks ------------------------------------------------------------- */
+
+static size_t
+tid_hash(int32_t tid)
+{
+	return (size_t)((uint32_t)tid * 2654435761u);
+}
+
+/* Points the tid's slot at task idx; the newest task of a tid wins. */
+static void
+map_put(struct state *s, size_t idx)
+{
+	int32_t tid = s->tasks[idx]->tid;
+	size_t i, mask = s->mapcap - 1;
+
+	for (i = tid_hash(tid) & mask; s->map[i] != 0; i = (i + 1) & mask)
+		if (s->tasks[s->map[i] - 1]->tid == tid)
+			break;
+	s->map[i] = idx + 1;
+}
+
+static int
+map_grow(struct state *s)
+{
+	size_t i, ncap = s->mapcap ? s->mapcap * 2 : 64;
+
+	if (2 * (s->ntasks + 1) <= s->mapcap)
+		return 0;
+	free(s->map);
+	if ((s->map = calloc(ncap, sizeof(*s->map))) == NULL) {
+		s->mapcap = 0;
+		return -1;
+	}
+	s->mapcap = ncap;
+	for (i = 0; i < s->ntasks; i++)
+		map_put(s, i);
+	return 0;
+}
+
+static struct task *
+task_find(const struct state *s, int32_t tid)
+{
+	size_t i, mask;
+
+	if (s->mapcap == 0)
+		return NULL;
+	mask = s->mapcap - 1;
+	for (i = tid_hash(tid) & mask; s->map[i] != 0; i = (i + 1) & mask)
+		if (s->tasks[s->map[i] - 1]->tid == tid)
+			return s->tasks[s->map[i] - 1];
+	return NULL;
+}
+
+/* A new task for tid; an older one of the same tid is retired. */
+static struct task *
+task_new(struct state *s, int32_t tid)
+{
+	struct task *t, *old = task_find(s, tid);
+
+	if (map_grow(s) == -1 || grow(&s->tasks, &s->taskcap, s->ntasks + 1,
+	    sizeof(*s->tasks)) == -1)
+		return NULL;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->tid = tid;
+	t->idx = s->ntasks;
+	TAILQ_INIT(&t->queue);
+	s->tasks[s->ntasks++] = t;
+	map_put(s, t->idx);
+	if (old != NULL)
+		old->retired = 1;
+	return t;
+}
+
+static struct task *
+task_get(struct state *s, int32_t tid)
+{
+	struct task *t = task_find(s, tid);
+
+	return t != NULL ? t : task_new(s, tid);
+}
+
+static void
+task_free(struct task *t)
+{
+	struct qmsg *q;
+	size_t i;
+
+	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
+		TAILQ_REMOVE(&t->queue, q, entry);
+		free(q);
+	}
+	for (i = 0; i < t->nmerges; i++)
+		free(t->merges[i].vc.c);
+	free(t->merges);
+	free(t->vc.c);
+	free(t->kids);
+	free(t->pairs);
+	free(t->host);
+	free(t->program);
+	free(t);
+}
+
+static int
+task_live(const struct task *t)
+{
+	return t->end == TASK_LIVE && !t->retired;
+}
+
+/* Shown in tasks and position: the coordinator named it or it acted. */
+static int
+task_shown(const struct task *t)
+{
+	return (t->registered || t->seen) && !t->retired;
+}
+
+/*
+ * The group server answers only group requests, in its own context: a
+ * wildcard receive of a program cannot be waiting for it.
+ */
+static int
+task_is_group_server(const struct task *t)
+{
+	const char *p, *slash;
+
+	if ((p = t->program) == NULL)
+		return 0;
+	if ((slash = strrchr(p, '/')) != NULL)
+		p = slash + 1;
+	return strcmp(p, "pvmgs") == 0;
+}
+
+static int
+task_add_kid(struct task *t, int32_t kid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nkids; i++)
+		if (t->kids[i] == kid)
+			return 0;
+	if (grow(&t->kids, &t->kidcap, t->nkids + 1, sizeof(*t->kids)) == -1)
+		return -1;
+	t->kids[t->nkids++] = kid;
+	return 0;
+}
+
+/* --- groups ------------------------------------------------------------ */
+
+static struct group *
+group_find(const struct state *s, const char *name)
+{
+	struct group *g;
+
+	for (g = s->groups; g != NULL; g = g->next)
+		if (strcmp(g->name, name) == 0)
+			return g;
+	return NULL;
+}
+
+static struct group *
+group_get(struct state *s, const char *name)
+{
+	struct group *g;
+
+	if ((g = group_find(s, name)) != NULL)
+		return g;
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	if ((g->name = strdup(name)) == NULL) {
+		free(g);
+		return NULL;
+	}
+	LIST_INIT(&g->eps);
+	g->next = s->groups;
+	s->groups = g;
+	return g;
+}
+
+static void
+group_free(struct group *g)
+{
+	struct episode *ep;
+
+	while ((ep = LIST_FIRST(&g->eps)) != NULL) {
+		LIST_REMOVE(ep, entry);
+		free(ep->vc.c);
+		free(ep);
+	}
+	free(g->m);
+	free(g->gone);
+	free(g->name);
+	free(g);
+}
+
+static struct member *
+group_member(const struct group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->m[i].tid == tid)
+			return &g->m[i];
+	return NULL;
+}
+
+static int
+group_join(struct group *g, int32_t tid, int32_t inst)
+{
+	struct member *m;
+
+	if ((m = group_member(g, tid)) == NULL) {
+		if (grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m)) == -1)
+			return -1;
+		m = &g->m[g->n++];
+	}
+	m->tid = tid;
+	m->inst = inst;
+	return 0;
+}
+
+static void
+group_leave(struct group *g, int32_t tid)
+{
+	struct member *m;
+
+	if ((m = group_member(g, tid)) != NULL)
+		*m = g->m[--g->n];
+}
+
+static int
+group_add_gone(struct group *g, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < g->ngone; i++)
+		if (g->gone[i] == tid)
+			return 0;
+	if (grow(&g->gone, &g->gonecap, g->ngone + 1, sizeof(*g->gone)) == -1)
+		return -1;
+	g->gone[g->ngone++] = tid;
+	return 0;
+}
+
+/* Is t inside a barrier of g? */
+static int
+in_barrier(const struct task *t, const struct group *g)
+{
+	return t->in_call && t->cur.call == PMON_CALL_barrier &&
+	    strcmp(t->cur.group, g->name) == 0;
+}
+
+static void
+rec_group(const struct record *r, char *out)
+{
+	memcpy(out, r->group, r->glen);
+	out[r->glen] = '\0';
+}
+
+/* What the task is blocked in, from the begin of its open call. */
+static enum wait_kind
+task_wait(const struct state *s, const struct task *t)
+{
+	const struct group *g;
+	const struct member *m;
+
+	if (!t->in_call || t->end != TASK_LIVE)
+		return WAIT_NONE;
+	if (is_blocking_recv(t->cur.call))
+		return WAIT_RECV;
+	if (t->cur.call == PMON_CALL_barrier)
+		return WAIT_BARRIER;
+	if (t->cur.call != PMON_CALL_reduce &&
+	    t->cur.call != PMON_CALL_gather &&
+	    t->cur.call != PMON_CALL_scatter)
+		return WAIT_NONE;
+	/*
+	 * The root of a reduce or gather waits for the members; the members
+	 * of a scatter wait for the root.  The others only send.
+	 */
+	if ((g = group_find(s, t->cur.group)) == NULL ||
+	    (m = group_member(g, t->tid)) == NULL)
+		return WAIT_NONE;
+	if ((m->inst == t->cur.inst) != (t->cur.call == PMON_CALL_scatter))
+		return WAIT_COLL;
+	return WAIT_NONE;
+}
+
+/* --- problems ---------------------------------------------------------- */
+
+/* A problem being written: JSON to fp, the text line to tx. */
+struct pbuf {
+	FILE	*fp, *tx;
+	char	*buf, *tbuf;
+	size_t	 len, tlen;
+};
+
+static void
+pb_discard(struct pbuf *pb)
+{
+	if (pb->fp != NULL)
+		fclose(pb->fp);
+	if (pb->tx != NULL)
+		fclose(pb->tx);
+	free(pb->buf);
+	free(pb->tbuf);
+}
+
+static int
+pb_open(struct pbuf *pb, const char *kind)
+{
+	memset(pb, 0, sizeof(*pb));
+	if ((pb->fp = open_memstream(&pb->buf, &pb->len)) == NULL ||
+	    (pb->tx = open_memstream(&pb->tbuf, &pb->tlen)) == NULL) {
+		pb_discard(pb);
+		return -1;
+	}
+	fprintf(pb->fp, "{\"kind\":\"%s\"", kind);
+	fprintf(pb->tx, "%-15s ", kind);
+	return 0;
+}
+
+/* Keeps the finished problem and tells the callback. */
+static int
+pb_emit(struct state *s, struct pbuf *pb)
+{
+	struct problem *p;
+	int bad;
+
+	fputc('}', pb->fp);
+	bad = ferror(pb->fp) || ferror(pb->tx);
+	bad |= fclose(pb->fp) != 0;
+	bad |= fclose(pb->tx) != 0;
+	pb->fp = pb->tx = NULL;
+	if (bad || grow(&s->problems, &s->probcap, s->nproblems + 1,
+	    sizeof(*s->problems)) == -1) {
+		pb_discard(pb);
+		errno = ENOMEM;
+		return -1;
+	}
+	p = &s->problems[s->nproblems++];
+	p->json = pb->buf;
+	p->text = pb->tbuf;
+	if (s->cb != NULL)
+		s->cb(p->json, s->arg);
+	return 0;
+}
+
+static int
+report_waits_on_exited(struct state *s, const struct task *w,
+    int32_t exited)
+{
+	struct pbuf pb;
+
+	if (pb_open(&pb, "waits_on_exited") == -1)
+		return -1;
+	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"exited\":%" PRId32
+	    ",\"in\":\"%s\"", w->tid, exited, call_name(w->cur.call));
+	fprintf(pb.tx, "t%x waits in %s on t%x, which exited",
+	    (unsigned)w->tid, call_name(w->cur.call), (unsigned)exited);
+	return pb_emit(s, &pb);
+}
+
+static int
+report_unreceived(struct state *s, const struct task *t,
+    const struct qmsg *q)
+{
+	struct pbuf pb;
+
+	if (pb_open(&pb, "unreceived") == -1)
+		return -1;
+	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"from\":%" PRId32
+	    ",\"tag\":%" PRId32 ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32
+	    ",\"send\":", t->tid, q->from, q->tag, q->ctx, q->bytes);
+	json_id(pb.fp, q->from, q->seq);
+	fprintf(pb.tx, "t%x exited with a message from t%x unreceived: "
+	    "tag %" PRId32 ", %" PRId32 " B, send t%x:%" PRIu64,
+	    (unsigned)t->tid, (unsigned)q->from, q->tag, q->bytes,
+	    (unsigned)q->from, q->seq);
+	return pb_emit(s, &pb);
+}
+
+/* The receive c got c->s1 though q (its filter matched) could have come. */
+static int
+report_race(struct state *s, const struct task *t, const struct cand *c,
+    const struct qmsg *q)
+{
+	struct pbuf pb;
+
+	if (pb_open(&pb, "race") == -1)
+		return -1;
+	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
+	json_id(pb.fp, t->tid, c->recv_seq);
+	fprintf(pb.fp, ",\"tag\":%" PRId32 ",\"sends\":[", c->tag);
+	json_id(pb.fp, c->s1_tid, c->s1_seq);
+	fputc(',', pb.fp);
+	json_id(pb.fp, q->from, q->seq);
+	fputc(']', pb.fp);
+	fprintf(pb.tx, "t%x: wildcard receive t%x:%" PRIu64 " got t%x:%"
+	    PRIu64 ", t%x:%" PRIu64 " could have come first",
+	    (unsigned)t->tid, (unsigned)t->tid, c->recv_seq,
+	    (unsigned)c->s1_tid, c->s1_seq, (unsigned)q->from, q->seq);
+	return pb_emit(s, &pb);
+}
+
+/* --- queues and races -------------------------------------------------- */
+
+static int
+filter_match(int32_t peer, int32_t tag, int32_t ctx, const struct qmsg *q)
+{
+	return (peer == -1 || peer == q->from) &&
+	    (tag == -1 || tag == q->tag) &&
+	    (ctx == -1 || q->ctx == -1 || ctx == q->ctx);
+}
+
+/* Would a message already queued satisfy t's open receive? */
+static int
+queued_match(const struct task *t)
+{
+	const struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (filter_match(t->cur.peer, t->cur.tag, t->cur.ctx, q))
+			return 1;
+	return 0;
+}
+
+static void
+cand_add(struct qmsg *q, const struct wild *w)
+{
+	struct cand *c;
+
+	/* Beyond the bound the oldest receives are checked, not the rest. */
+	if (q->ncand == STATE_MSG_CANDS)
+		return;
+	c = &q->cand[q->ncand++];
+	c->recv_seq = w->seq;
+	c->peer = -1;
+	c->tag = w->tag;
+	c->s1_tid = w->s1_tid;
+	c->s1_seq = w->s1_seq;
+}
+
+/*
+ * A message to t was just released, so it is not causally before any
+ * receive t already did.  It competed with one of t's recent wildcard
+ * receives when its filter matches and the receive is not causally
+ * before the send (the message existed while the receive waited), nor
+ * the message that receive got (the two sends were concurrent).
+ */
+static void
+race_check_send(const struct state *s, struct task *t, struct qmsg *q,
+    const struct task *snd)
+{
+	const struct task *a;
+	const struct wild *w;
+	uint64_t i, first;
+
+	first = t->nwild > STATE_WILD_HISTORY ?
+	    t->nwild - STATE_WILD_HISTORY : 0;
+	for (i = first; i < t->nwild; i++) {
+		w = &t->wild[i % STATE_WILD_HISTORY];
+		if (!filter_match(-1, w->tag, w->ctx, q))
+			continue;
+		if (vc_get(&snd->vc, t->idx) >= w->seq)
+			continue;	/* sent after the receive */
+		if ((a = task_find(s, w->s1_tid)) == NULL ||
+		    vc_get(&snd->vc, a->idx) >= w->s1_seq)
+			continue;	/* sent after s1 */
+		cand_add(q, w);
+	}
+}
+
+/*
+ * The wildcard receive w took s1 from t's queue: the messages still
+ * queued that its filter matches and whose send was concurrent with s1
+ * could have come first.  Only the first STATE_WILD_HISTORY that match
+ * are looked at, so that a long queue drained by wildcard receives
+ * costs no more than a bounded scan per receive.
+ */
+static void
+race_check_recv(const struct state *s, struct task *t, const struct wild *w)
+{
+	const struct task *a, *b;
+	struct qmsg *q;
+	unsigned seen = 0;
+
+	if ((a = task_find(s, w->s1_tid)) == NULL)
+		return;
+	TAILQ_FOREACH(q, &t->queue, entry) {
+		if (!filter_match(-1, w->tag, w->ctx, q))
+			continue;
+		if (++seen > STATE_WILD_HISTORY)
+			break;
+		if ((b = task_find(s, q->from)) == NULL)
+			continue;
+		if (event_comp(b, q->seq, a->idx) >= w->s1_seq ||
+		    event_comp(a, w->s1_seq, b->idx) >= q->seq)
+			continue;
+		cand_add(q, w);
+	}
+}
+
+/*
+ * Paper 004 (section 4) calls a program whose path depends on the order
+ * in which concurrent messages arrive harmful.  Concurrency alone is not
+ * enough to say so: a master that collects results with
+ * pvm_recv(-1, tag) in a loop takes every competing message with the
+ * same filter, and whichever comes first, the same receives consume the
+ * same set.  pmon's approximation of "the order decides the path" is
+ * therefore: the message that could have overtaken a wildcard receive's
+ * message was consumed by a receive with another filter (other source or
+ * tag: the program treats it differently), or never at all.  This is
+ * checked when the competing message leaves the queue (here) or when
+ * its receiver ends.
+ */
+static int
+race_confirm(struct state *s, const struct task *t, const struct qmsg *q,
+    int32_t peer, int32_t tag)
+{
+	unsigned i;
+
+	for (i = 0; i < q->ncand; i++)
+		if (q->cand[i].peer != peer || q->cand[i].tag != tag)
+			if (report_race(s, t, &q->cand[i], q) == -1)
+				return -1;
+	return 0;
+}
+
+static void
+wild_note(struct task *t, const struct wild *w)
+{
+	t->wild[t->nwild++ % STATE_WILD_HISTORY] = *w;
+}
+
+static struct pair *
+pair_get(struct task *t, int32_t to)
+{
+	size_t i;
+
+	for (i = 0; i < t->npairs; i++)
+		if (t->pairs[i].to == to)
+			return &t->pairs[i];
+	if (grow(&t->pairs, &t->paircap, t->npairs + 1,
+	    sizeof(*t->pairs)) == -1)
+		return NULL;
+	memset(&t->pairs[t->npairs], 0, sizeof(*t->pairs));
+	t->pairs[t->npairs].to = to;
+	return &t->pairs[t->npairs++];
+}
+
+static uint64_t
+nbytes(int32_t b)
+{
+	return b > 0 ? (uint64_t)b : 0;
+}
+
+/* One message of t's send r to dst: counted, and queued if dst lives. */
+static int
+enqueue(struct state *s, struct task *t, const struct record *r,
+    int32_t dst)
+{
+	struct task *d;
+	struct pair *p;
+	struct qmsg *q;
+
+	if (dst <= 0 || (dst & ORDER_TID_DAEMON))
+		return 0;
+	if ((d = task_get(s, dst)) == NULL || (p = pair_get(t, dst)) == NULL)
+		return -1;
+	t->sent_msgs++;
+	t->sent_bytes += nbytes(r->bytes);
+	p->msgs++;
+	p->bytes += nbytes(r->bytes);
+	if (d->end != TASK_LIVE)
+		return 0;	/* PVM drops it, and so does the order */
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return -1;
+	q->from = t->tid;
+	q->seq = r->seq;
+	q->tag = r->tag;
+	q->ctx = r->ctx;
+	q->bytes = r->bytes;
+	race_check_send(s, d, q, t);
+	TAILQ_INSERT_TAIL(&d->queue, q, entry);
+	d->nqueue++;
+	return 0;
+}
+
+/* The destinations of r, as order.c's send_dests finds them. */
+static int
+sends_apply(struct state *s, struct task *t, const struct record *r)
+{
+	int32_t *d;
+	unsigned i, n = 0;
+	int rv = 0;
+
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
+		return enqueue(s, t, r, r->peer);
+	if (r->npeers == 0)
+		return 0;
+	if ((d = calloc(r->npeers, sizeof(*d))) == NULL)
+		return -1;
+	for (i = 0; i < r->npeers; i++)
+		d[i] = record_peer(r, i);
+	qsort(d, r->npeers, sizeof(*d), cmp_tid);
+	for (i = 0; i < r->npeers; i++)
+		if (d[i] != t->tid && (n == 0 || d[n - 1] != d[i]))
+			d[n++] = d[i];
+	for (i = 0; i < n && rv == 0; i++)
+		rv = enqueue(s, t, r, d[i]);
+	free(d);
+	return rv;
+}
+
+static struct qmsg *
+queue_take(struct task *t, int32_t from, uint64_t seq)
+{
+	struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (q->from == from && q->seq == seq) {
+			TAILQ_REMOVE(&t->queue, q, entry);
+			t->nqueue--;
+			return q;
+		}
+	return NULL;
+}
+
+/* A failed send delivered nothing: take its message back out of d. */
+static void
+retract_from(struct task *t, struct task *d, uint64_t seq)
+{
+	struct qmsg *q;
+	struct pair *p;
+
+	if (d == NULL || (q = queue_take(d, t->tid, seq)) == NULL)
+		return;
+	t->sent_msgs--;
+	t->sent_bytes -= nbytes(q->bytes);
+	if ((p = pair_get(t, d->tid)) != NULL) {
+		p->msgs--;
+		p->bytes -= nbytes(q->bytes);
+	}
+	free(q);
+}
+
+static void
+retract_sends(struct state *s, struct task *t, const struct record *r)
+{
+	size_t i;
+
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
+		retract_from(t, task_find(s, r->peer), r->seq - 1);
+	else if (r->call == PMON_CALL_mcast)
+		for (i = 0; i < s->ntasks; i++)
+			retract_from(t, s->tasks[i], r->seq - 1);
+}
+
+/*
+ * The end of a receive that got a message: the message leaves the
+ * queue, the receiver's clock takes the send's, and the race checks
+ * run.  filter is the receive's begin when it is known.
+ */
+static int
+receive_apply(struct state *s, struct task *t, const struct order_event *ev,
+    const struct call *filter)
+{
+	const struct record *r = ev->rec;
+	struct task *snd;
+	struct qmsg *q;
+	struct wild w;
+	int rv = 0;
+
+	t->recv_msgs++;
+	t->recv_bytes += nbytes(r->bytes);
+	if (!(ev->flags & EVENT_MATCHED))
+		return 0;
+	if ((snd = task_find(s, ev->match_tid)) != NULL &&
+	    merge_event(t, snd, ev->match_seq, r->seq) == -1)
+		return -1;
+	q = queue_take(t, ev->match_tid, ev->match_seq);
+	if (q != NULL && filter != NULL)
+		rv = race_confirm(s, t, q, filter->peer, filter->tag);
+	free(q);
+	if (filter == NULL || filter->peer != -1)
+		return rv;
+	w.seq = r->seq;
+	w.tag = filter->tag;
+	w.ctx = filter->ctx;
+	w.s1_tid = ev->match_tid;
+	w.s1_seq = ev->match_seq;
+	race_check_recv(s, t, &w);
+	wild_note(t, &w);
+	return rv;
+}
+
+/* --- barriers ---------------------------------------------------------- */
+
+/*
+ * Can the episode's count not be reached by the live members outside
+ * the barrier?  Then it waits for members that exited, or for joins.
+ */
+static int
+barrier_short(const struct state *s, const struct group *g,
+    const struct episode *ep)
+{
+	const struct task *u;
+	size_t i;
+	int left = 0;
+
+	if (ep == NULL || ep->closed || ep->need <= 0)
+		return 0;
+	for (i = 0; i < g->n; i++)
+		if ((u = task_find(s, g->m[i].tid)) == NULL ||
+		    (task_live(u) && !in_barrier(u, g)))
+			left++;
+	return ep->need - ep->entered > left;
+}
+
+static int
+barrier_enter(struct state *s, struct task *t)
+{
+	struct group *g;
+	struct episode *ep;
+	size_t i;
+
+	if ((g = group_get(s, t->cur.group)) == NULL)
+		return -1;
+	if ((ep = g->open) == NULL) {
+		if ((ep = calloc(1, sizeof(*ep))) == NULL)
+			return -1;
+		ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
+		LIST_INSERT_HEAD(&g->eps, ep, entry);
+		g->open = ep;
+	}
+	if (vc_merge(&ep->vc, &t->vc) == -1)
+		return -1;
+	ep->entered++;
+	t->ep = ep;
+	if (ep->need > 0 && ep->entered >= ep->need) {
+		ep->closed = 1;
+		g->open = NULL;
+	}
+	/* Its exit and this entry are concurrent: either may come first. */
+	if (barrier_short(s, g, ep))
+		for (i = 0; i < g->ngone; i++)
+			if (report_waits_on_exited(s, t, g->gone[i]) == -1)
+				return -1;
+	return 0;
+}
+
+/*
+ * The order releases a barrier exit only after every entry of its
+ * episode: the first exit closes the episode.
+ */
+static int
+barrier_leave(struct state *s, struct task *t, uint64_t seq)
+{
+	struct episode *ep = t->ep;
+	struct group *g;
+	int changed;
+
+	if (ep == NULL)
+		return 0;
+	t->ep = NULL;
+	if (ep->exited == 0 && (g = group_find(s, t->cur.group)) != NULL &&
+	    g->open == ep)
+		g->open = NULL;
+	ep->closed = 1;
+	ep->exited++;
+	if ((changed = vc_merge(&t->vc, &ep->vc)) == -1 ||
+	    (changed && merge_push(t, seq) == -1))
+		return -1;
+	if (ep->exited >= ep->entered) {
+		LIST_REMOVE(ep, entry);
+		free(ep->vc.c);
+		free(ep);
+	}
+	return 0;
+}
+
+/* --- events ------------------------------------------------------------ */
+
+/* A task's first event follows its parent's spawn begin. */
+static int
+first_event(struct state *s, struct task *t, uint64_t seq)
+{
+	struct task *p;
+	uint64_t at = t->spawn_seq;
+
+	if (t->parent == 0 || (p = task_find(s, t->parent)) == NULL)
+		return 0;
+	if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn)
+		at = p->cur.seq;
+	if (at == 0)
+		return 0;
+	return merge_event(t, p, at, seq);
+}
+
+static int
+advance(struct task *t, uint64_t last, uint64_t tc)
+{
+	if (!t->seen)
+		t->first_t = tc;
+	t->seen = 1;
+	if (tc > t->last_t)
+		t->last_t = tc;
+	if (last > t->last_seq)
+		t->last_seq = last;
+	return vc_raise(&t->vc, t->idx, t->last_seq) == -1 ? -1 : 0;
+}
+
+/* Report a receive from a task that has already ended, if it must wait. */
+static int
+recv_from_ended(struct state *s, struct task *t)
+{
+	struct task *p;
+
+	if (t->cur.peer == -1 || (p = task_find(s, t->cur.peer)) == NULL ||
+	    p->end == TASK_LIVE || queued_match(t))
+		return 0;
+	return report_waits_on_exited(s, t, p->tid);
+}
+
+static int
+event_begin(struct state *s, struct task *t, const struct record *r,
+    uint64_t tc)
+{
+	t->calls++;
+	t->in_call = 1;
+	t->cur.call = r->call;
+	t->cur.seq = r->seq;
+	t->cur.t = tc;
+	t->cur.peer = r->peer;
+	t->cur.tag = r->tag;
+	t->cur.ctx = r->ctx;
+	t->cur.inst = r->inst;
+	rec_group(r, t->cur.group);
+	switch (r->call) {
+	case PMON_CALL_send:
+	case PMON_CALL_psend:
+	case PMON_CALL_mcast:
+		return sends_apply(s, t, r);
+	case PMON_CALL_recv:
+	case PMON_CALL_precv:
+		return recv_from_ended(s, t);
+	case PMON_CALL_barrier:
+		return barrier_enter(s, t);
+	case PMON_CALL_exit:
+		return task_end(s, t, TASK_EXITED);
+	default:
+		return 0;
+	}
+}
+
+static int
+spawn_end(struct state *s, struct task *t, const struct record *r,
+    uint64_t begin)
+{
+	struct task *k;
+	unsigned i;
+
+	for (i = 0; i < r->npeers; i++) {
+		int32_t kid = record_peer(r, i);
+
+		if (kid <= 0 || (k = task_get(s, kid)) == NULL ||
+		    task_add_kid(t, kid) == -1)
+			return -1;
+		if (k->parent == 0)
+			k->parent = t->tid;
+		if (k->spawn_seq == 0)
+			k->spawn_seq = begin;
+	}
+	return 0;
+}
+
+static int
+membership(struct state *s, struct task *t, const struct record *r)
+{
+	char name[RECORD_GROUP_MAX + 1];
+	struct group *g;
+
+	if (r->rc < 0)
+		return 0;
+	rec_group(r, name);
+	if (r->call == PMON_CALL_joingroup)
+		return (g = group_get(s, name)) == NULL ? -1 :
+		    group_join(g, t->tid, r->rc);
+	if ((g = group_find(s, name)) != NULL)
+		group_leave(g, t->tid);
+	return 0;
+}
+
+static int
+event_end(struct state *s, struct task *t, const struct order_event *ev)
+{
+	const struct record *r = ev->rec;
+	const struct call *open = NULL;
+	int rv = 0;
+
+	if (t->in_call && t->cur.call == r->call) {
+		uint64_t dt = ev->t_corr > t->cur.t ? ev->t_corr - t->cur.t : 0;
+
+		open = &t->cur;
+		t->t_pvm += dt;
+		if (is_blocking_recv(r->call) || r->call == PMON_CALL_barrier)
+			t->t_blocked += dt;
+	}
+	if (record_is_send(r))
+		rv = sends_apply(s, t, r);
+	else if (r->rc < 0 && (r->call == PMON_CALL_send ||
+	    r->call == PMON_CALL_psend || r->call == PMON_CALL_mcast))
+		retract_sends(s, t, r);
+	else if (record_is_recv(r))
+		rv = receive_apply(s, t, ev, open);
+	else if (r->call == PMON_CALL_barrier)
+		rv = barrier_leave(s, t, r->seq);
+	else if (r->call == PMON_CALL_joingroup ||
+	    r->call == PMON_CALL_lvgroup)
+		rv = membership(s, t, r);
+	else if (r->call == PMON_CALL_spawn)
+		rv = spawn_end(s, t, r, open != NULL ? open->seq : 0);
+	else if (r->call == PMON_CALL_exit) {
+		t->has_exit_rc = 1;
+		t->exit_rc = r->rc;
+		rv = task_end(s, t, TASK_EXITED);
+	}
+	t->in_call = 0;
+	return rv;
+}
+
+int
+state_event(struct state *s, const struct order_event *ev)
+{
+	const struct record *r = ev->rec;
+	struct task *t;
+	uint64_t last = r->seq;
+
+	if ((t = task_get(s, ev->tid)) == NULL)
+		return -1;
+	if (ev->flags & EVENT_LOST) {
+		/* What the task was in is unknown now. */
+		if (r->bytes > 0)
+			last = r->seq + (uint64_t)r->bytes - 1;
+		t->in_call = 0;
+		return advance(t, last, ev->t_corr);
+	}
+	if (!t->seen && first_event(s, t, r->seq) == -1)
+		return -1;
+	if (advance(t, last, ev->t_corr) == -1)
+		return -1;
+	if (r->phase == PMON_BEGIN)
+		return event_begin(s, t, r, ev->t_corr);
+	return event_end(s, t, ev);
+}
+
+/* --- ends of tasks ----------------------------------------------------- */
+
+/*
+ * t exits while a member of groups: tasks in their barriers that t had
+ * not entered wait on it, and a barrier that cannot reach its count
+ * without it will.
+ */
+static int
+ended_barriers(struct state *s, struct task *t)
+{
+	struct group *g;
+	size_t i;
+
+	for (g = s->groups; g != NULL; g = g->next) {
+		if (group_member(g, t->tid) == NULL || in_barrier(t, g))
+			continue;
+		for (i = 0; i < s->ntasks; i++) {
+			struct task *w = s->tasks[i];
+
+			if (w != t && task_wait(s, w) == WAIT_BARRIER &&
+			    in_barrier(w, g) &&
+			    report_waits_on_exited(s, w, t->tid) == -1)
+				return -1;
+		}
+		if (group_add_gone(g, t->tid) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+ended_receives(struct state *s, struct task *t)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *w = s->tasks[i];
+
+		if (w != t && task_wait(s, w) == WAIT_RECV &&
+		    w->cur.peer == t->tid && !queued_match(w) &&
+		    report_waits_on_exited(s, w, t->tid) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Messages t never received; those that raced a wildcard receive too. */
+static int
+ended_queue(struct state *s, struct task *t)
+{
+	struct qmsg *q;
+	unsigned i;
+	int rv = 0;
+
+	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
+		TAILQ_REMOVE(&t->queue, q, entry);
+		t->nqueue--;
+		if (rv == 0)
+			rv = report_unreceived(s, t, q);
+		for (i = 0; i < q->ncand && rv == 0; i++)
+			rv = report_race(s, t, &q->cand[i], q);
+		free(q);
+	}
+	return rv;
+}
+
+static int
+task_end(struct state *s, struct task *t, enum task_end how)
+{
+	struct group *g;
+
+	if (t->end != TASK_LIVE)
+		return 0;
+	if (ended_receives(s, t) == -1 || ended_barriers(s, t) == -1)
+		return -1;
+	t->end = how;
+	for (g = s->groups; g != NULL; g = g->next)
+		group_leave(g, t->tid);
+	return ended_queue(s, t);
+}
+
+int
+state_task_gone(struct state *s, int32_t tid)
+{
+	struct task *t;
+
+	if ((t = task_find(s, tid)) == NULL)
+		return 0;
+	return task_end(s, t, TASK_KILLED);
+}
+
+/* --- set up ------------------------------------------------------------ */
+
+struct state *
+state_new(state_problem_cb cb, void *arg)
+{
+	struct state *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->cb = cb;
+	s->arg = arg;
+	return s;
+}
+
+void
+state_free(struct state *s)
+{
+	struct group *g;
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->ntasks; i++)
+		task_free(s->tasks[i]);
+	free(s->tasks);
+	free(s->map);
+	while ((g = s->groups) != NULL) {
+		s->groups = g->next;
+		group_free(g);
+	}
+	for (i = 0; i < s->nhosts; i++) {
+		free(s->hosts[i].name);
+		free(s->hosts[i].arch);
+	}
+	free(s->hosts);
+	for (i = 0; i < s->nproblems; i++) {
+		free(s->problems[i].json);
+		free(s->problems[i].text);
+	}
+	free(s->problems);
+	for (i = 0; i < s->ndls; i++)
+		free(s->dls[i].tids);
+	free(s->dls);
+	free(s);
+}
+
+/* Replaces *dst with a copy of src (NULL: ""). */
+static int
+set_str(char **dst, const char *src)
+{
+	char *n;
+
+	if ((n = strdup(src != NULL ? src : "")) == NULL)
+		return -1;
+	free(*dst);
+	*dst = n;
+	return 0;
+}
+
+int
+state_host(struct state *s, int32_t host_tid, const char *name,
+    const char *arch, int agent_up)
+{
+	struct host *h = NULL;
+	size_t i;
+
+	for (i = 0; i < s->nhosts; i++)
+		if (s->hosts[i].tid == host_tid)
+			h = &s->hosts[i];
+	if (h == NULL) {
+		if (grow(&s->hosts, &s->hostcap, s->nhosts + 1,
+		    sizeof(*s->hosts)) == -1)
+			return -1;
+		h = &s->hosts[s->nhosts++];
+		memset(h, 0, sizeof(*h));
+		h->tid = host_tid;
+	}
+	if (set_str(&h->name, name) == -1 || set_str(&h->arch, arch) == -1)
+		return -1;
+	h->up = agent_up != 0;
+	return 0;
+}
+
+int
+state_task(struct state *s, int32_t tid, int32_t parent_tid, uint32_t pid,
+    const char *host, const char *program)
+{
+	struct task *t, *p;
+
+	t = task_find(s, tid);
+	/* PVM reuses the tids of ended tasks. */
+	if (t == NULL || t->end != TASK_LIVE)
+		t = task_new(s, tid);
+	if (t == NULL)
+		return -1;
+	t->registered = 1;
+	t->pid = pid;
+	if (set_str(&t->host, host) == -1 ||
+	    set_str(&t->program, program) == -1)
+		return -1;
+	if (parent_tid != 0) {
+		t->parent = parent_tid;
+		if ((p = task_find(s, parent_tid)) != NULL &&
+		    task_add_kid(p, tid) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Where a blocked task waits, for people: pvm_recv(t40002, 5). */
+static const char *
+where(const struct state *s, const struct task *t, char *buf, size_t len)
+{
+	char from[16], tag[16];
+
+	switch (task_wait(s, t)) {
+	case WAIT_RECV:
+		if (t->cur.peer == -1)
+			snprintf(from, sizeof(from), "any");
+		else
+			snprintf(from, sizeof(from), "t%x",
+			    (unsigned)t->cur.peer);
+		if (t->cur.tag == -1)
+			snprintf(tag, sizeof(tag), "any");
+		else
+			snprintf(tag, sizeof(tag), "%" PRId32, t->cur.tag);
+		snprintf(buf, len, "%s(%s, %s)", call_name(t->cur.call),
+		    from, tag);
+		break;
+	case WAIT_BARRIER:
+	case WAIT_COLL:
+		snprintf(buf, len, "%s(%.32s)", call_name(t->cur.call),
+		    t->cur.group);
+		break;
+	default:
+		snprintf(buf, len, "-");
+	}
+	return buf;
+}
+
+/* --- deadlocks --------------------------------------------------------- */
+
+/*
+ * Calls fn for every task w waits for: its source, every live task for
+ * a wildcard receive, the members of its barrier's group not in the
+ * barrier (and more when they cannot complete it: wait_short).  u is NULL for a
+ * task the model does not know.  Stops when fn returns non-zero.
+ */
+typedef int (*wait_fn)(const struct state *, const struct task *u,
+    void *arg);
+
+/*
+ * A barrier the live members cannot complete waits for the members that
+ * exited, and for any live task that might still join.
+ */
+static int
+wait_short(const struct state *s, const struct task *w,
+    const struct group *g, wait_fn fn, void *arg)
+{
+	const struct task *u;
+	size_t i;
+	int rv;
+
+	for (i = 0; i < g->ngone; i++)
+		if ((rv = fn(s, task_find(s, g->gone[i]), arg)) != 0)
+			return rv;
+	for (i = 0; i < s->ntasks; i++) {
+		u = s->tasks[i];
+		if (u != w && task_live(u) && !task_is_group_server(u) &&
+		    group_member(g, u->tid) == NULL && (rv = fn(s, u, arg)) != 0)
+			return rv;
+	}
+	return 0;
+}
+
+static int
+wait_each(const struct state *s, const struct task *w, wait_fn fn,
+    void *arg)
+{
+	const struct group *g;
+	const struct task *u;
+	size_t i;
+	int rv;
+
+	if (task_wait(s, w) == WAIT_RECV && w->cur.peer != -1)
+		return fn(s, task_find(s, w->cur.peer), arg);
+	if (task_wait(s, w) == WAIT_RECV) {
+		for (i = 0; i < s->ntasks; i++) {
+			u = s->tasks[i];
+			if (u != w && task_live(u) && !task_is_group_server(u) &&
+			    (rv = fn(s, u, arg)) != 0)
+				return rv;
+		}
+		return 0;
+	}
+	if ((g = group_find(s, w->cur.group)) == NULL ||
+	    (w->ep != NULL && w->ep->closed))
+		return 0;	/* complete: its exits are on their way */
+	for (i = 0; i < g->n; i++) {
+		u = task_find(s, g->m[i].tid);
+		if (u != w && (u == NULL || !in_barrier(u, g)) &&
+		    (rv = fn(s, u, arg)) != 0)
+			return rv;
+	}
+	return barrier_short(s, g, w->ep) ? wait_short(s, w, g, fn, arg) : 0;
+}
+
+/* Deadlock candidates: receives that cannot time out, and barriers. */
+static int
+dl_candidate(const struct state *s, const struct task *t)
+{
+	switch (task_wait(s, t)) {
+	case WAIT_RECV:
+		return t->cur.call != PMON_CALL_trecv && !queued_match(t);
+	case WAIT_BARRIER:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+struct dl_scan {
+	const uint8_t	*in;
+	int		 targets;
+};
+
+/* Non-zero when u may still act: unknown, or live outside the set. */
+static int
+dl_free(const struct state *s, const struct task *u, void *arg)
+{
+	struct dl_scan *sc = arg;
+
+	(void)s;
+	sc->targets++;
+	return u == NULL || (task_live(u) && !sc->in[u->idx]);
+}
+
+static int
+dl_stuck(const struct state *s, const struct task *t, const uint8_t *in)
+{
+	struct dl_scan sc = { in, 0 };
+
+	return wait_each(s, t, dl_free, &sc) == 0 && sc.targets > 0;
+}
+
+/* The greatest set of candidates that wait only on it or on the ended. */
+static void
+dl_fixpoint(const struct state *s, uint8_t *in)
+{
+	size_t i;
+	int changed = 1;
+
+	for (i = 0; i < s->ntasks; i++)
+		in[i] = dl_candidate(s, s->tasks[i]);
+	while (changed) {
+		changed = 0;
+		for (i = 0; i < s->ntasks; i++)
+			if (in[i] && !dl_stuck(s, s->tasks[i], in)) {
+				in[i] = 0;
+				changed = 1;
+			}
+	}
+}
+
+static size_t
+uf_find(size_t *up, size_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+struct dl_union {
+	size_t		*up;
+	const uint8_t	*in;
+	size_t		 from;
+};
+
+static int
+dl_link(const struct state *s, const struct task *u, void *arg)
+{
+	struct dl_union *du = arg;
+
+	(void)s;
+	if (u != NULL && (du->in[u->idx] || u->end != TASK_LIVE))
+		du->up[uf_find(du->up, u->idx)] = uf_find(du->up, du->from);
+	return 0;
+}
+
+/* The first task w waits for that is in the set, or NULL. */
+struct dl_next {
+	const uint8_t	*in;
+	const struct task *found;
+	int		 ended;		/* look for an ended one instead */
+};
+
+static int
+dl_pick(const struct state *s, const struct task *u, void *arg)
+{
+	struct dl_next *dn = arg;
+
+	(void)s;
+	if (u == NULL)
+		return 0;
+	if (dn->ended ? u->end != TASK_LIVE : dn->in[u->idx] != 0) {
+		dn->found = u;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct task *
+dl_next(const struct state *s, const struct task *w, const uint8_t *in,
+    int ended)
+{
+	struct dl_next dn = { in, NULL, ended };
+
+	wait_each(s, w, dl_pick, &dn);
+	return dn.found;
+}
+
+static int
+dl_seen(const struct state *s, const int32_t *tids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndls; i++)
+		if (s->dls[i].n == n &&
+		    memcmp(s->dls[i].tids, tids, n * sizeof(*tids)) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+write_wait(FILE *fp, const struct state *s, const struct task *t)
+{
+	fprintf(fp, "{\"tid\":%" PRId32 ",\"in\":\"%s\"", t->tid,
+	    call_name(t->cur.call));
+	if (task_wait(s, t) == WAIT_RECV)
+		fprintf(fp, ",\"from\":%" PRId32 ",\"tag\":%" PRId32,
+		    t->cur.peer, t->cur.tag);
+	else {
+		fputs(",\"group\":", fp);
+		json_str(fp, t->cur.group);
+	}
+	fputc('}', fp);
+}
+
+/*
+ * Follows each task's first wait inside the set from start, into walk.
+ * Returns the walk's length; *cycle is the index where it looped back,
+ * or -1 when it ended on a task that waits only on ended ones.  pos is
+ * scratch of ntasks entries, all -1, and left so.
+ */
+static size_t
+dl_walk(const struct state *s, const struct task *start, const uint8_t *in,
+    const struct task **walk, long *pos, long *cycle)
+{
+	const struct task *cur;
+	size_t j, len = 0;
+
+	for (cur = start; cur != NULL && pos[cur->idx] == -1;
+	    cur = dl_next(s, cur, in, 0)) {
+		pos[cur->idx] = (long)len;
+		walk[len++] = cur;
+	}
+	*cycle = cur != NULL ? pos[cur->idx] : -1;
+	for (j = 0; j < len; j++)
+		pos[walk[j]->idx] = -1;
+	return len;
+}
+
+static void
+dl_write_cycle(FILE *fp, const struct task **walk, size_t first, size_t len)
+{
+	size_t j, min = first, n = len - first;
+
+	/* Start the cycle at its lowest tid. */
+	for (j = first; j < len; j++)
+		if (walk[j]->tid < walk[min]->tid)
+			min = j;
+	fputs(",\"cycle\":[", fp);
+	for (j = 0; j < n; j++)
+		fprintf(fp, "%s%" PRId32, j ? "," : "",
+		    walk[first + (min - first + j) % n]->tid);
+	fputc(']', fp);
+}
+
+/*
+ * Explains one deadlocked part: a cycle of waits if the walk from some
+ * member comes back on itself, else the chain from the lowest member to
+ * the ended task its walk ends on.
+ */
+static void
+dl_explain(FILE *fp, const struct state *s, const struct task **comp,
+    size_t n, const uint8_t *in, const struct task **walk, long *pos)
+{
+	const struct task *end;
+	size_t i, j, len;
+	long cycle;
+
+	for (i = 0; i < n; i++) {
+		len = dl_walk(s, comp[i], in, walk, pos, &cycle);
+		if (cycle >= 0) {
+			dl_write_cycle(fp, walk, (size_t)cycle, len);
+			return;
+		}
+	}
+	len = dl_walk(s, comp[0], in, walk, pos, &cycle);
+	fputs(",\"chain\":[", fp);
+	for (j = 0; j < len; j++)
+		fprintf(fp, "%s%" PRId32, j ? "," : "", walk[j]->tid);
+	if ((end = dl_next(s, walk[len - 1], in, 1)) != NULL)
+		fprintf(fp, ",%" PRId32, end->tid);
+	fputc(']', fp);
+}
+
+/* Reports one weakly connected part of the set, unless already done. */
+static int
+dl_report(struct state *s, const struct task **comp, size_t n,
+    const uint8_t *in, const struct task **walk, long *pos)
+{
+	struct pbuf pb;
+	char w[64];
+	int32_t *tids;
+	size_t i;
+
+	if ((tids = calloc(n, sizeof(*tids))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		tids[i] = comp[i]->tid;
+	if (dl_seen(s, tids, n)) {
+		free(tids);
+		return 0;
+	}
+	if (grow(&s->dls, &s->dlcap, s->ndls + 1, sizeof(*s->dls)) == -1 ||
+	    pb_open(&pb, "deadlock") == -1) {
+		free(tids);
+		return -1;
+	}
+	s->dls[s->ndls].tids = tids;
+	s->dls[s->ndls++].n = n;
+	fputs(",\"tasks\":[", pb.fp);
+	for (i = 0; i < n; i++) {
+		fprintf(pb.fp, "%s%" PRId32, i ? "," : "", tids[i]);
+		fprintf(pb.tx, "%st%x", i ? " " : "", (unsigned)tids[i]);
+	}
+	fputc(']', pb.fp);
+	dl_explain(pb.fp, s, comp, n, in, walk, pos);
+	fputs(",\"waits\":[", pb.fp);
+	fputs(":", pb.tx);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', pb.fp);
+		write_wait(pb.fp, s, comp[i]);
+		fprintf(pb.tx, " t%x in %s", (unsigned)comp[i]->tid,
+		    where(s, comp[i], w, sizeof(w)));
+	}
+	fputc(']', pb.fp);
+	return pb_emit(s, &pb) == -1 ? -1 : 1;
+}
+
+static int
+cmp_task_tid(const void *a, const void *b)
+{
+	const struct task *x = *(const struct task * const *)a;
+	const struct task *y = *(const struct task * const *)b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Gathers the set by union-find root and reports each part. */
+static size_t
+dl_parts(struct state *s, const uint8_t *in, size_t *up)
+{
+	const struct task **comp, **walk;
+	size_t i, j, n, root, found = 0, nt = s->ntasks;
+	uint8_t *done;
+	long *pos;
+	int rv;
+
+	comp = calloc(nt, sizeof(*comp));
+	walk = calloc(nt, sizeof(*walk));
+	pos = calloc(nt, sizeof(*pos));
+	done = calloc(nt, sizeof(*done));
+	if (comp == NULL || walk == NULL || pos == NULL || done == NULL)
+		goto out;
+	for (i = 0; i < nt; i++)
+		pos[i] = -1;
+	for (i = 0; i < nt; i++) {
+		if (!in[i] || done[root = uf_find(up, i)])
+			continue;
+		done[root] = 1;
+		for (n = 0, j = i; j < nt; j++)
+			if (in[j] && uf_find(up, j) == root)
+				comp[n++] = s->tasks[j];
+		qsort(comp, n, sizeof(*comp), cmp_task_tid);
+		if ((rv = dl_report(s, comp, n, in, walk, pos)) == -1)
+			break;
+		found += (size_t)rv;
+	}
+out:
+	free(comp);
+	free(walk);
+	free(pos);
+	free(done);
+	return found;
+}
+
+size_t
+state_check(struct state *s)
+{
+	struct dl_union du;
+	uint8_t *in;
+	size_t *up, i, found = 0;
+
+	if (s->ntasks == 0)
+		return 0;
+	in = calloc(s->ntasks, sizeof(*in));
+	up = calloc(s->ntasks, sizeof(*up));
+	if (in == NULL || up == NULL)
+		goto out;
+	dl_fixpoint(s, in);
+	for (i = 0; i < s->ntasks; i++)
+		up[i] = i;
+	du.up = up;
+	du.in = in;
+	for (i = 0; i < s->ntasks; i++)
+		if (in[i]) {
+			du.from = i;
+			wait_each(s, s->tasks[i], dl_link, &du);
+		}
+	found = dl_parts(s, in, up);
+out:
+	free(in);
+	free(up);
+	return found;
+}
+
+/* --- output ------------------------------------------------------------ */
+
+/* The tasks shown, by tid; NULL only when out of memory. */
+static const struct task **
+tasks_sorted(const struct state *s, size_t *n)
+{
+	const struct task **v;
+	size_t i;
+
+	if ((v = calloc(s->ntasks + 1, sizeof(*v))) == NULL)
+		return NULL;
+	for (*n = 0, i = 0; i < s->ntasks; i++)
+		if (task_shown(s->tasks[i]))
+			v[(*n)++] = s->tasks[i];
+	qsort(v, *n, sizeof(*v), cmp_task_tid);
+	return v;
+}
+
+static const char *
+task_state(const struct state *s, const struct task *t)
+{
+	if (t->end == TASK_EXITED)
+		return "exited";
+	if (t->end == TASK_KILLED)
+		return "killed";
+	return task_wait(s, t) != WAIT_NONE ? "blocked" : "running";
+}
+
+static void
+write_blocked(FILE *fp, const struct state *s, const struct task *t)
+{
+	enum wait_kind k = task_wait(s, t);
+
+	if (k == WAIT_NONE)
+		return;
+	fprintf(fp, ",\"blocked\":{\"in\":\"%s\"", call_name(t->cur.call));
+	if (k == WAIT_RECV)
+		fprintf(fp, ",\"from\":%" PRId32 ",\"tag\":%" PRId32
+		    ",\"ctx\":%" PRId32, t->cur.peer, t->cur.tag, t->cur.ctx);
+	else {
+		fputs(",\"group\":", fp);
+		json_str(fp, t->cur.group);
+		fprintf(fp, ",\"%s\":%" PRId32, k == WAIT_BARRIER ?
+		    "count" : "root", t->cur.inst);
+	}
+	fputs(",\"since\":", fp);
+	json_id(fp, t->tid, t->cur.seq);
+	fputc('}', fp);
+}
+
+/* Computing: the task's life so far less its time inside PVM. */
+static uint64_t
+task_computing(const struct task *t)
+{
+	uint64_t life = t->last_t - t->first_t;
+
+	return life > t->t_pvm ? life - t->t_pvm : 0;
+}
+
+static void
+write_task(FILE *fp, const struct state *s, const struct task *t)
+{
+	size_t i;
+
+	fprintf(fp, "{\"tid\":%" PRId32 ",\"host\":", t->tid);
+	json_str(fp, t->host);
+	fprintf(fp, ",\"pid\":%" PRIu32 ",\"parent\":%" PRId32
+	    ",\"program\":", t->pid, t->parent);
+	json_str(fp, t->program);
+	fprintf(fp, ",\"state\":\"%s\"", task_state(s, t));
+	write_blocked(fp, s, t);
+	if (t->has_exit_rc)
+		fprintf(fp, ",\"exit_status\":%" PRId32, t->exit_rc);
+	fprintf(fp, ",\"calls\":%" PRIu64 ",\"sent\":{\"msgs\":%" PRIu64
+	    ",\"bytes\":%" PRIu64 "},\"received\":{\"msgs\":%" PRIu64
+	    ",\"bytes\":%" PRIu64 "}", t->calls, t->sent_msgs, t->sent_bytes,
+	    t->recv_msgs, t->recv_bytes);
+	fprintf(fp, ",\"time_ns\":{\"computing\":%" PRIu64 ",\"pvm\":%" PRIu64
+	    ",\"blocked\":%" PRIu64 "},\"last_seq\":%" PRIu64 ",\"children\":[",
+	    task_computing(t), t->t_pvm, t->t_blocked, t->last_seq);
+	for (i = 0; i < t->nkids; i++)
+		fprintf(fp, "%s%" PRId32, i ? "," : "", t->kids[i]);
+	fputs("]}", fp);
+}
+
+static void
+write_hosts(FILE *fp, const struct state *s)
+{
+	const struct host *h;
+	size_t i;
+
+	fputs(",\"hosts\":[", fp);
+	for (i = 0; i < s->nhosts; i++) {
+		h = &s->hosts[i];
+		fprintf(fp, "%s{\"host_tid\":%" PRId32 ",\"name\":",
+		    i ? "," : "", h->tid);
+		json_str(fp, h->name);
+		fputs(",\"arch\":", fp);
+		json_str(fp, h->arch);
+		fprintf(fp, ",\"agent\":\"%s\"}", h->up ? "up" : "down");
+	}
+	fputc(']', fp);
+}
+
+static int
+cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+
+	if (x->inst != y->inst)
+		return x->inst < y->inst ? -1 : 1;
+	return cmp_tid(&x->tid, &y->tid);
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+	return strcmp((*(const struct group * const *)a)->name,
+	    (*(const struct group * const *)b)->name);
+}
+
+/* The groups with members or waiters, by name; members by instance. */
+static const struct group **
+groups_sorted(const struct state *s, size_t *n)
+{
+	const struct group **v;
+	struct group *g;
+	size_t ng = 0;
+
+	for (g = s->groups; g != NULL; g = g->next)
+		ng++;
+	if ((v = calloc(ng + 1, sizeof(*v))) == NULL)
+		return NULL;
+	*n = 0;
+	for (g = s->groups; g != NULL; g = g->next) {
+		qsort(g->m, g->n, sizeof(*g->m), cmp_member);
+		if (g->n > 0 || !LIST_EMPTY(&g->eps))
+			v[(*n)++] = g;
+	}
+	qsort(v, *n, sizeof(*v), cmp_group);
+	return v;
+}
+
+/* Keeps, of the tasks tv, the live ones inside a barrier of g. */
+static size_t
+barrier_waiters(const struct group *g, const struct task **tv, size_t nt)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nt; i++)
+		if (tv[i]->end == TASK_LIVE && in_barrier(tv[i], g))
+			tv[n++] = tv[i];
+	return n;
+}
+
+static int
+write_groups(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	const struct group **gv;
+	const struct task **w;
+	size_t i, j, ng, nw;
+
+	if ((gv = groups_sorted(s, &ng)) == NULL)
+		return -1;
+	if ((w = calloc(nt + 1, sizeof(*w))) == NULL) {
+		free(gv);
+		return -1;
+	}
+	fputs(",\"groups\":[", fp);
+	for (i = 0; i < ng; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
+		json_str(fp, gv[i]->name);
+		fputs(",\"members\":[", fp);
+		for (j = 0; j < gv[i]->n; j++)
+			fprintf(fp, "%s{\"tid\":%" PRId32 ",\"inst\":%" PRId32
+			    "}", j ? "," : "", gv[i]->m[j].tid,
+			    gv[i]->m[j].inst);
+		memcpy(w, tv, nt * sizeof(*w));
+		if ((nw = barrier_waiters(gv[i], w, nt)) == 0)
+			fputs("],\"barrier\":null}", fp);
+		else {
+			fputs("],\"barrier\":{\"waiting\":[", fp);
+			for (j = 0; j < nw; j++)
+				fprintf(fp, "%s%" PRId32, j ? "," : "",
+				    w[j]->tid);
+			fputs("]}}", fp);
+		}
+	}
+	fputc(']', fp);
+	free(w);
+	free(gv);
+	return 0;
+}
+
+static void
+write_queue(FILE *fp, const struct task *t)
+{
+	const struct qmsg *q;
+	int first = 1;
+
+	fprintf(fp, "{\"tid\":%" PRId32 ",\"messages\":[", t->tid);
+	TAILQ_FOREACH(q, &t->queue, entry) {
+		fprintf(fp, "%s{\"from\":%" PRId32 ",\"tag\":%" PRId32
+		    ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32 ",\"send\":",
+		    first ? "" : ",", q->from, q->tag, q->ctx, q->bytes);
+		json_id(fp, q->from, q->seq);
+		fputc('}', fp);
+		first = 0;
+	}
+	fputs("]}", fp);
+}
+
+/* Queues of every task that has messages, or of queue_tid alone. */
+static void
+write_queues(FILE *fp, const struct state *s, int32_t queue_tid)
+{
+	const struct task *t;
+	size_t i;
+	int first = 1;
+
+	fputs(",\"queues\":[", fp);
+	if (queue_tid != 0) {
+		if ((t = task_find(s, queue_tid)) != NULL)
+			write_queue(fp, t);
+		fputc(']', fp);
+		return;
+	}
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->nqueue == 0 || t->retired)
+			continue;
+		if (!first)
+			fputc(',', fp);
+		write_queue(fp, t);
+		first = 0;
+	}
+	fputc(']', fp);
+}
+
+static void
+write_traffic(FILE *fp, const struct task **tv, size_t nt)
+{
+	const struct pair *p;
+	size_t i, j;
+	int first = 1;
+
+	fputs(",\"traffic\":[", fp);
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < tv[i]->npairs; j++) {
+			p = &tv[i]->pairs[j];
+			fprintf(fp, "%s{\"from\":%" PRId32 ",\"to\":%" PRId32
+			    ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+			    first ? "" : ",", tv[i]->tid, p->to, p->msgs,
+			    p->bytes);
+			first = 0;
+		}
+	fputc(']', fp);
+}
+
+int
+state_write(const struct state *s, unsigned parts, int32_t queue_tid,
+    FILE *fp)
+{
+	const struct task **tv;
+	size_t i, nt;
+	int rv = 0;
+
+	if ((tv = tasks_sorted(s, &nt)) == NULL)
+		return -1;
+	fputs("{\"position\":{", fp);
+	for (i = 0; i < nt; i++)
+		fprintf(fp, "%s\"%" PRId32 "\":%" PRIu64, i ? "," : "",
+		    tv[i]->tid, tv[i]->last_seq);
+	fputc('}', fp);
+	if (parts & STATE_HOSTS)
+		write_hosts(fp, s);
+	if (parts & STATE_TASKS) {
+		fputs(",\"tasks\":[", fp);
+		for (i = 0; i < nt; i++) {
+			if (i)
+				fputc(',', fp);
+			write_task(fp, s, tv[i]);
+		}
+		fputc(']', fp);
+	}
+	if ((parts & STATE_GROUPS) && write_groups(fp, s, tv, nt) == -1)
+		rv = -1;
+	if (parts & STATE_QUEUES)
+		write_queues(fp, s, queue_tid);
+	if (parts & STATE_TRAFFIC)
+		write_traffic(fp, tv, nt);
+	if (parts & STATE_PROBLEMS) {
+		fputs(",\"problems\":[", fp);
+		for (i = 0; i < s->nproblems; i++)
+			fprintf(fp, "%s%s", i ? "," : "", s->problems[i].json);
+		fputc(']', fp);
+	}
+	fputc('}', fp);
+	free(tv);
+	return rv == -1 || ferror(fp) ? -1 : 0;
+}
+
+/* --- text output ------------------------------------------------------- */
+
+static void
+text_tasks(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	char w[64], sent[32], recv[32];
+	size_t i;
+
+	fprintf(fp, "%-9s %-12s %-14s %-8s %-24s %-14s %s\n", "TID", "HOST",
+	    "PROGRAM", "STATE", "WHERE", "SENT", "RECV");
+	for (i = 0; i < nt; i++) {
+		const struct task *t = tv[i];
+
+		snprintf(sent, sizeof(sent), "%" PRIu64 "/%" PRIu64 "B",
+		    t->sent_msgs, t->sent_bytes);
+		snprintf(recv, sizeof(recv), "%" PRIu64 "/%" PRIu64 "B",
+		    t->recv_msgs, t->recv_bytes);
+		fprintf(fp, "t%-8x %-12s %-14s %-8s %-24s %-14s %s\n",
+		    (unsigned)t->tid, t->host != NULL ? t->host : "-",
+		    t->program != NULL ? t->program : "-", task_state(s, t),
+		    where(s, t, w, sizeof(w)), sent, recv);
+	}
+}
+
+static void
+text_hosts(FILE *fp, const struct state *s)
+{
+	size_t i;
+
+	fprintf(fp, "%-9s %-20s %-10s %s\n", "HOST", "NAME", "ARCH", "AGENT");
+	for (i = 0; i < s->nhosts; i++)
+		fprintf(fp, "t%-8x %-20s %-10s %s\n",
+		    (unsigned)s->hosts[i].tid, s->hosts[i].name,
+		    s->hosts[i].arch, s->hosts[i].up ? "up" : "down");
+}
+
+static int
+text_groups(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	const struct group **gv;
+	const struct task **w;
+	size_t i, j, ng, nw;
+
+	if ((gv = groups_sorted(s, &ng)) == NULL)
+		return -1;
+	if ((w = calloc(nt + 1, sizeof(*w))) == NULL) {
+		free(gv);
+		return -1;
+	}
+	fprintf(fp, "%-16s %s\n", "GROUP", "MEMBERS (TID:INST) / BARRIER");
+	for (i = 0; i < ng; i++) {
+		fprintf(fp, "%-16s", gv[i]->name);
+		for (j = 0; j < gv[i]->n; j++)
+			fprintf(fp, " t%x:%" PRId32, (unsigned)gv[i]->m[j].tid,
+			    gv[i]->m[j].inst);
+		memcpy(w, tv, nt * sizeof(*w));
+		if ((nw = barrier_waiters(gv[i], w, nt)) > 0) {
+			fputs(" / barrier:", fp);
+			for (j = 0; j < nw; j++)
+				fprintf(fp, " t%x", (unsigned)w[j]->tid);
+		}
+		fputc('\n', fp);
+	}
+	free(w);
+	free(gv);
+	return 0;
+}
+
+static void
+text_queue(FILE *fp, const struct task *t)
+{
+	const struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		fprintf(fp, "t%-8x t%-8x %-6" PRId32 " %-8" PRId32 " t%x:%"
+		    PRIu64 "\n", (unsigned)t->tid, (unsigned)q->from,
+		    q->tag, q->bytes, (unsigned)q->from, q->seq);
+}
+
+static void
+text_queues(FILE *fp, const struct state *s, int32_t queue_tid)
+{
+	const struct task *t;
+	size_t i;
+
+	fprintf(fp, "%-9s %-9s %-6s %-8s %s\n", "TID", "FROM", "TAG", "BYTES",
+	    "SEND");
+	if (queue_tid != 0) {
+		if ((t = task_find(s, queue_tid)) != NULL)
+			text_queue(fp, t);
+		return;
+	}
+	for (i = 0; i < s->ntasks; i++)
+		if (!s->tasks[i]->retired)
+			text_queue(fp, s->tasks[i]);
+}
+
+static void
+text_traffic(FILE *fp, const struct task **tv, size_t nt)
+{
+	size_t i, j;
+
+	fprintf(fp, "%-9s %-9s %-8s %s\n", "FROM", "TO", "MSGS", "BYTES");
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < tv[i]->npairs; j++)
+			fprintf(fp, "t%-8x t%-8x %-8" PRIu64 " %" PRIu64 "\n",
+			    (unsigned)tv[i]->tid, (unsigned)tv[i]->pairs[j].to,
+			    tv[i]->pairs[j].msgs, tv[i]->pairs[j].bytes);
+}
+
+/* Each part asked for as a table, a blank line between parts. */
+int
+state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
+    FILE *fp)
+{
+	const struct task **tv;
+	size_t i, nt;
+	int rv = 0, sep = 0;
+
+	if ((tv = tasks_sorted(s, &nt)) == NULL)
+		return -1;
+#define STATE_SEP() do { if (sep++) fputc('\n', fp); } while (0)
+	if (parts & STATE_HOSTS) {
+		STATE_SEP();
+		text_hosts(fp, s);
+	}
+	if (parts & STATE_TASKS) {
+		STATE_SEP();
+		text_tasks(fp, s, tv, nt);
+	}
+	if (parts & STATE_GROUPS) {
+		STATE_SEP();
+		rv = text_groups(fp, s, tv, nt);
+	}
+	if (parts & STATE_QUEUES) {
+		STATE_SEP();
+		text_queues(fp, s, queue_tid);
+	}
+	if (parts & STATE_TRAFFIC) {
+		STATE_SEP();
+		text_traffic(fp, tv, nt);
+	}
+	if (parts & STATE_PROBLEMS) {
+		STATE_SEP();
+		for (i = 0; i < s->nproblems; i++)
+			fprintf(fp, "%s\n", s->problems[i].text);
+	}
+#undef STATE_SEP
+	free(tv);
+	return rv == -1 || ferror(fp) ? -1 : 0;
+}
+
+/* --- frontiers --------------------------------------------------------- */
+
+/* The first event of u whose clock has seq of t or later, 0 if none yet. */
+static uint64_t
+future_of(const struct task *u, const struct task *t, uint64_t seq)
+{
+	size_t lo = 0, hi = u->nmerges;
+
+	if (u == t)
+		return seq < t->last_seq ? seq + 1 : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (vc_get(&u->merges[mid].vc, t->idx) >= seq)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < u->nmerges ? u->merges[lo].seq : 0;
+}
+
+static void
+write_seq_or_null(FILE *fp, uint64_t seq)
+{
+	if (seq == 0)
+		fputs("null", fp);
+	else
+		fprintf(fp, "%" PRIu64, seq);
+}
+
+int
+state_frontier(const struct state *s, int32_t tid, uint64_t seq, FILE *fp,
+    const char **why)
+{
+	const struct task **tv, *t;
+	size_t i, nt;
+	uint64_t past;
+
+	if ((t = task_find(s, tid)) == NULL || !t->seen) {
+		*why = "unknown task";
+		return -1;
+	}
+	if (seq == 0 || seq > t->last_seq) {
+		*why = "event not seen yet";
+		return -1;
+	}
+	if ((tv = tasks_sorted(s, &nt)) == NULL) {
+		*why = "out of memory";
+		return -1;
+	}
+	fputs("{\"event\":", fp);
+	json_id(fp, tid, seq);
+	fputs(",\"past\":{", fp);
+	for (i = 0; i < nt; i++) {
+		past = tv[i] == t ? seq - 1 : event_comp(t, seq, tv[i]->idx);
+		fprintf(fp, "%s\"%" PRId32 "\":", i ? "," : "", tv[i]->tid);
+		write_seq_or_null(fp, past);
+	}
+	fputs("},\"future\":{", fp);
+	for (i = 0; i < nt; i++) {
+		fprintf(fp, "%s\"%" PRId32 "\":", i ? "," : "", tv[i]->tid);
+		write_seq_or_null(fp, future_of(tv[i], t, seq));
+	}
+	fputs("}}", fp);
+	free(tv);
+	if (ferror(fp)) {
+		*why = "write error";
+		return -1;
+	}
+	return 0;
+}

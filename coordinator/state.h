@@ -1,0 +1,110 @@
+/*
+ * The global state model of the coordinator (paper 003 sections 2-3: what
+ * VISTOP shows; 002 3.4: frontiers; 004 4: harmful nondeterminism).
+ *
+ * The coordinator feeds it every event the order releases, in stream
+ * order, and what it learns of hosts and tasks.  The model then holds,
+ * at the stream's current position:
+ *
+ *  - hosts (name, architecture, agent up or not);
+ *  - tasks: tid, host, pid, parent, program, state (running; blocked in
+ *    a receive from whom with which tag; in a barrier of which group;
+ *    exited with its status), and time split into computing, inside PVM
+ *    calls and blocked (corrected times);
+ *  - the spawn tree, groups with members and instance numbers, barriers
+ *    in progress with their waiters;
+ *  - receive queues: per task, the messages sent to it and not yet
+ *    received (source, tag, bytes, the send event).  PVM records no
+ *    enqueue: a message is queued when its send's end is released, in
+ *    the order sends were released per source;
+ *  - per task and per pair, messages and bytes sent and received.
+ *
+ * and the problems found so far: deadlocks (a set of tasks blocked in
+ * receives or barriers that no queued or in-flight message and no task
+ * outside the set can satisfy), message races (a wildcard receive that
+ * two causally concurrent sends could match), messages never received
+ * when their receiver exits, tasks exiting while others wait on them.
+ *
+ * Every output is a JSON document written to a FILE (use open_memstream
+ * for a buffer).  The module does no other I/O and never logs.
+ */
+#ifndef PMON_STATE_H
+#define PMON_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "order.h"
+
+struct state;
+
+/*
+ * Called once for each problem when it is first found, with its JSON
+ * object (the same object `problems` lists).  The coordinator forwards
+ * it to the tools as a PROBLEM frame.
+ */
+typedef void (*state_problem_cb)(const char *json, void *arg);
+
+/* NULL only when out of memory.  state_free(NULL) is a no-op. */
+struct state	*state_new(state_problem_cb, void *arg);
+void		 state_free(struct state *);
+
+/* A host of the virtual machine, and whether its agent is attached. */
+int	state_host(struct state *, int32_t host_tid, const char *name,
+	    const char *arch, int agent_up);
+/* A task, when the coordinator learns of it (before its first event). */
+int	state_task(struct state *, int32_t tid, int32_t parent_tid,
+	    uint32_t pid, const char *host, const char *program);
+/* The next released event, in stream order. */
+int	state_event(struct state *, const struct order_event *);
+/*
+ * The task is gone (its agent said so) and every event of it was
+ * released: exited, or killed if it never called pvm_exit.
+ */
+int	state_task_gone(struct state *, int32_t tid);
+
+/*
+ * Looks for deadlocks now.  Call it when the stream is up to date (after
+ * a flush round): a task's blocked state is then real.  New ones go to
+ * the problem callback.  Returns the number of new problems.
+ */
+size_t	state_check(struct state *);
+
+/* Parts of the state for state_write. */
+#define STATE_HOSTS	0x01
+#define STATE_TASKS	0x02	/* with spawn tree (parent links) */
+#define STATE_GROUPS	0x04	/* with barriers in progress */
+#define STATE_QUEUES	0x08
+#define STATE_TRAFFIC	0x10	/* per pair counts */
+#define STATE_PROBLEMS	0x20
+#define STATE_ALL	0x3f
+
+/*
+ * Writes one JSON object: {"position":{"TID":SEQ,...},"hosts":[...],
+ * "tasks":[...],...} with the parts asked for.  position gives, per
+ * task, the last event seq the state includes: a tool that takes a
+ * snapshot and then applies the events with higher seqs is exact.
+ * queue_tid limits "queues" to one task (0: all).
+ */
+int	state_write(const struct state *, unsigned parts, int32_t queue_tid,
+	    FILE *);
+
+/*
+ * The same parts as tables for people (pmon ps, hosts, groups, queues,
+ * problems without --json): tids as PVM writes them (t40001), one line
+ * per task, host, group, queued message or problem.
+ */
+int	state_write_text(const struct state *, unsigned parts,
+	    int32_t queue_tid, FILE *);
+
+/*
+ * The frontiers of the event (tid, seq): per task, the last event
+ * causally before it (past) and the first causally after it (future),
+ * as {"event":"TID:SEQ","past":{"TID":SEQ|null,...},"future":{...}}.
+ * -1 with *why when the event is unknown.
+ */
+int	state_frontier(const struct state *, int32_t tid, uint64_t seq,
+	    FILE *, const char **why);
+
+#endif

@@ -1,0 +1,820 @@
+/*
+ * Protects the coordinator's global state model: what it makes of a
+ * released event stream (queues in arrival order, blocked states, time
+ * split, groups), the problems it reports exactly once (deadlock cycles
+ * and chains, waits on exited tasks, unreceived messages, harmful
+ * wildcard races but not the benign master/worker collection), the
+ * frontiers of an event and the snapshot position.  Every expectation
+ * comes from the scenario each test builds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "order.h"
+#include "proto.h"
+#include "record.h"
+#include "state.h"
+#include "unit.h"
+
+/* Decimal forms are what the JSON must show. */
+#define A	0x40001		/* 262145 */
+#define B	0x40002		/* 262146 */
+#define C	0x40003		/* 262147 */
+#define M	0x40004		/* 262148 */
+
+#define PROB_MAX	32
+
+static char *probs[PROB_MAX];
+static int nprob;
+static uint64_t clock_ns;
+
+/* The next seq of each test task, by the low bits of its tid. */
+static uint64_t seqs[16];
+
+static void
+pcollect(const char *json, void *arg)
+{
+	(void)arg;
+	CU_ASSERT_FATAL(nprob < PROB_MAX);
+	probs[nprob] = strdup(json);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(probs[nprob]);
+	nprob++;
+}
+
+static void
+pclear(void)
+{
+	while (nprob > 0)
+		free(probs[--nprob]);
+}
+
+static struct state *
+srig(void)
+{
+	struct state *s;
+
+	pclear();
+	clock_ns = 0;
+	memset(seqs, 0, sizeof(seqs));
+	s = state_new(pcollect, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(state_task(s, A, 0, 101, "vm", "a"), 0);
+	CU_ASSERT_EQUAL(state_task(s, B, 0, 102, "vm", "b"), 0);
+	CU_ASSERT_EQUAL(state_task(s, C, 0, 103, "vm", "c"), 0);
+	return s;
+}
+
+static void
+sdone(struct state *s)
+{
+	state_free(s);
+	pclear();
+}
+
+/* One event as the order would release it. */
+struct espec {
+	int		 call, phase;
+	int32_t		 peer, tag, rc, inst, bytes;
+	const char	*group;
+	unsigned	 npeers;
+	const int32_t	*peers;
+	int32_t		 mtid;		/* the matched send, if any */
+	uint64_t	 mseq;
+	uint64_t	 t;		/* 0: the next tick */
+};
+
+/* Encodes and decodes the record as the agent path does; returns seq. */
+static uint64_t
+feed(struct state *s, int32_t tid, const struct espec *e)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct order_event ev;
+	struct record r;
+	const char *why = NULL;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = (uint8_t)e->call;
+	r.phase = (uint8_t)e->phase;
+	r.seq = ++seqs[tid & 0xf];
+	clock_ns = e->t ? e->t : clock_ns + 1000;
+	r.t_ns = clock_ns;
+	r.rc = e->rc;
+	r.peer = e->peer;
+	r.tag = e->tag;
+	r.bytes = e->bytes;
+	r.inst = e->inst;
+	r.group = e->group;
+	r.glen = e->group ? (uint8_t)strlen(e->group) : 0;
+	r.npeers = (uint16_t)e->npeers;
+	if (e->mtid != 0)
+		r.flags = RECORD_MSG;
+	n = record_encode(buf, &r, e->peers);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = tid;
+	ev.flags = e->mtid != 0 ? EVENT_MATCHED : 0;
+	ev.match_tid = e->mtid;
+	ev.match_seq = e->mseq;
+	ev.t_corr = clock_ns;
+	ev.rec = &r;
+	ev.bytes = buf;
+	ev.len = n;
+	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+	return r.seq;
+}
+
+/* pvm_send: returns the seq of its begin, the event that carries it. */
+static uint64_t
+ssend(struct state *s, int32_t tid, int32_t to, int32_t tag, int32_t bytes)
+{
+	struct espec e = { PMON_CALL_send, PMON_BEGIN, to, tag, 0, -1, bytes,
+	    NULL, 0, NULL, 0, 0, 0 };
+	uint64_t seq = feed(s, tid, &e);
+
+	e.phase = PMON_END;
+	feed(s, tid, &e);
+	return seq;
+}
+
+static uint64_t
+smcast(struct state *s, int32_t tid, unsigned n, const int32_t *to,
+    int32_t tag, int32_t bytes)
+{
+	struct espec e = { PMON_CALL_mcast, PMON_BEGIN, -1, tag, 0, -1, bytes,
+	    NULL, n, to, 0, 0, 0 };
+	uint64_t seq = feed(s, tid, &e);
+
+	e.phase = PMON_END;
+	e.npeers = 0;
+	feed(s, tid, &e);
+	return seq;
+}
+
+static uint64_t
+srecv_begin(struct state *s, int32_t tid, int32_t from, int32_t tag)
+{
+	struct espec e = { PMON_CALL_recv, PMON_BEGIN, from, tag, 0, -1, -1,
+	    NULL, 0, NULL, 0, 0, 0 };
+
+	return feed(s, tid, &e);
+}
+
+/* The end of a receive that got send (sender, sseq). */
+static uint64_t
+srecv_end(struct state *s, int32_t tid, int32_t sender, uint64_t sseq,
+    int32_t tag, int32_t bytes)
+{
+	struct espec e = { PMON_CALL_recv, PMON_END, sender, tag, 1, -1, bytes,
+	    NULL, 0, NULL, sender, sseq, 0 };
+
+	return feed(s, tid, &e);
+}
+
+static uint64_t
+srecv(struct state *s, int32_t tid, int32_t from, int32_t tag,
+    int32_t sender, uint64_t sseq)
+{
+	srecv_begin(s, tid, from, tag);
+	return srecv_end(s, tid, sender, sseq, tag, 4);
+}
+
+static void
+scall(struct state *s, int32_t tid, int call, int phase, const char *group,
+    int32_t rc, int32_t inst)
+{
+	struct espec e = { call, phase, -1, -1, rc, inst, -1, group, 0, NULL,
+	    0, 0, 0 };
+
+	feed(s, tid, &e);
+}
+
+static void
+sjoin(struct state *s, int32_t tid, const char *group, int32_t inst)
+{
+	scall(s, tid, PMON_CALL_joingroup, PMON_BEGIN, group, 0, -1);
+	scall(s, tid, PMON_CALL_joingroup, PMON_END, group, inst, inst);
+}
+
+static void
+sexit(struct state *s, int32_t tid)
+{
+	scall(s, tid, PMON_CALL_exit, PMON_BEGIN, NULL, 0, -1);
+	scall(s, tid, PMON_CALL_exit, PMON_END, NULL, 0, -1);
+}
+
+/* The state's JSON with the given parts, in a buffer to free. */
+static char *
+sjson(struct state *s, unsigned parts, int32_t queue_tid)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_write(s, parts, queue_tid, fp), 0);
+	fclose(fp);
+	return buf;
+}
+
+static int
+has(const char *hay, const char *needle)
+{
+	return hay != NULL && strstr(hay, needle) != NULL;
+}
+
+static int
+nkind(const char *kind)
+{
+	char k[64];
+	int i, n = 0;
+
+	snprintf(k, sizeof(k), "{\"kind\":\"%s\"", kind);
+	for (i = 0; i < nprob; i++)
+		n += strncmp(probs[i], k, strlen(k)) == 0;
+	return n;
+}
+
+/* Each blocked in a receive from the other: one deadlock, once. */
+static void
+test_deadlock_pair(void)
+{
+	struct state *s = srig();
+	char *j;
+
+	srecv_begin(s, A, B, 1);
+	srecv_begin(s, B, A, 2);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"deadlock\","
+	    "\"tasks\":[262145,262146],\"cycle\":[262145,262146],"
+	    "\"waits\":[{\"tid\":262145,\"in\":\"pvm_recv\",\"from\":262146,"
+	    "\"tag\":1},{\"tid\":262146,\"in\":\"pvm_recv\",\"from\":262145,"
+	    "\"tag\":2}]}");
+	/* Not again: the same set. */
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 1);
+	j = sjson(s, STATE_TASKS | STATE_PROBLEMS, 0);
+	CU_ASSERT(has(j, "\"state\":\"blocked\",\"blocked\":{\"in\":"
+	    "\"pvm_recv\",\"from\":262146,\"tag\":1,\"ctx\":0,"
+	    "\"since\":\"262145:1\"}"));
+	CU_ASSERT(has(j, "\"problems\":[{\"kind\":\"deadlock\""));
+	free(j);
+	/* A set that grew is new. */
+	srecv_begin(s, C, A, 3);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"tasks\":[262145,262146,262147],"
+	    "\"cycle\":[262145,262146]"));
+	sdone(s);
+}
+
+/* A waits for B, B for C, C for A. */
+static void
+test_deadlock_cycle3(void)
+{
+	struct state *s = srig();
+
+	srecv_begin(s, B, C, 0);
+	srecv_begin(s, C, A, 0);
+	/* Not yet: A runs and may send. */
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	srecv_begin(s, A, B, 0);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT(has(probs[0], "\"tasks\":[262145,262146,262147],"
+	    "\"cycle\":[262145,262146,262147]"));
+	sdone(s);
+}
+
+/* A message queued for a blocked receive: no deadlock. */
+static void
+test_deadlock_queued(void)
+{
+	struct state *s = srig();
+
+	ssend(s, B, A, 1, 8);
+	srecv_begin(s, A, B, 1);
+	srecv_begin(s, B, A, 2);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	/* A wildcard receive waits for every live task, C runs. */
+	sdone(s);
+	s = srig();
+	srecv_begin(s, A, -1, -1);
+	srecv_begin(s, B, A, -1);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	srecv_begin(s, C, B, -1);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL(nprob, 1);
+	sdone(s);
+}
+
+/* A request and a reply, then both exit: nothing to report. */
+static void
+test_clean_exchange(void)
+{
+	struct state *s = srig();
+	uint64_t req, rep;
+	char *j;
+
+	req = ssend(s, A, B, 1, 40);
+	srecv(s, B, A, 1, A, req);
+	rep = ssend(s, B, A, 2, 80);
+	srecv(s, A, B, 2, B, rep);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	j = sjson(s, STATE_QUEUES | STATE_TRAFFIC, 0);
+	CU_ASSERT(has(j, "\"queues\":[]"));
+	CU_ASSERT(has(j, "{\"from\":262145,\"to\":262146,\"msgs\":1,"
+	    "\"bytes\":40}"));
+	CU_ASSERT(has(j, "{\"from\":262146,\"to\":262145,\"msgs\":1,"
+	    "\"bytes\":80}"));
+	free(j);
+	sexit(s, A);
+	sexit(s, B);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"tid\":262145,\"host\":\"vm\",\"pid\":101,"
+	    "\"parent\":0,\"program\":\"a\",\"state\":\"exited\","
+	    "\"exit_status\":0,\"calls\":3,\"sent\":{\"msgs\":1,\"bytes\":40},"
+	    "\"received\":{\"msgs\":1,\"bytes\":4}"));
+	free(j);
+	sdone(s);
+}
+
+/*
+ * B and C send concurrently to A; A's wildcard receive gets B's, then a
+ * receive from C alone takes C's: the arrival order chose the path.
+ */
+static void
+test_race(void)
+{
+	struct state *s = srig();
+	uint64_t sb, sc, r;
+
+	sb = ssend(s, B, A, 5, 4);
+	sc = ssend(s, C, A, 5, 4);
+	r = srecv(s, A, -1, 5, B, sb);
+	CU_ASSERT_EQUAL(nprob, 0);
+	srecv(s, A, C, 5, C, sc);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_EQUAL(r, 2);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"race\",\"tid\":262145,"
+	    "\"recv\":\"262145:2\",\"tag\":5,\"sends\":[\"262146:1\","
+	    "\"262147:1\"]}");
+	sdone(s);
+
+	/* The same when C's send is released after A's receive. */
+	s = srig();
+	sb = ssend(s, B, A, 5, 4);
+	srecv(s, A, -1, 5, B, sb);
+	sc = ssend(s, C, A, 5, 4);
+	srecv(s, A, C, 5, C, sc);
+	CU_ASSERT_EQUAL(nkind("race"), 1);
+	sdone(s);
+}
+
+/* C sent only after it heard of A's receive: no race. */
+static void
+test_race_causal(void)
+{
+	struct state *s = srig();
+	uint64_t sb, sc, sa;
+
+	sb = ssend(s, B, A, 5, 4);
+	srecv(s, A, -1, 5, B, sb);
+	sa = ssend(s, A, C, 9, 4);
+	srecv(s, C, A, 9, A, sa);
+	sc = ssend(s, C, A, 5, 4);
+	srecv(s, A, C, 5, C, sc);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/*
+ * master1: the master multicasts work, every worker sends a result and
+ * the master collects them with pvm_recv(-1, tag).  Whatever order they
+ * come in, the same receives take them: no race.
+ */
+static void
+test_master_collect(void)
+{
+	struct state *s = srig();
+	const int32_t w[3] = { A, B, C };
+	uint64_t work, res[3];
+	int i;
+
+	CU_ASSERT_EQUAL(state_task(s, M, 0, 104, "vm", "master1"), 0);
+	work = smcast(s, M, 3, w, 1, 100);
+	for (i = 0; i < 3; i++) {
+		srecv(s, w[i], M, 1, M, work);
+		res[i] = ssend(s, w[i], M, 5, 8);
+	}
+	srecv(s, M, -1, 5, B, res[1]);
+	srecv(s, M, -1, 5, C, res[2]);
+	srecv(s, M, -1, 5, A, res[0]);
+	for (i = 0; i < 3; i++)
+		sexit(s, w[i]);
+	sexit(s, M);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/* The message that lost a wildcard race is never received. */
+static void
+test_race_unreceived(void)
+{
+	struct state *s = srig();
+	uint64_t sb;
+
+	sb = ssend(s, B, A, 5, 4);
+	ssend(s, C, A, 5, 12);
+	srecv(s, A, -1, 5, B, sb);
+	sexit(s, A);
+	CU_ASSERT_EQUAL(nkind("unreceived"), 1);
+	CU_ASSERT_EQUAL(nkind("race"), 1);
+	CU_ASSERT_EQUAL(nprob, 2);
+	sdone(s);
+}
+
+/* A and B wait in a barrier for C, which exits instead. */
+static void
+test_barrier_exit(void)
+{
+	struct state *s = srig();
+	char *j;
+
+	sjoin(s, A, "g", 0);
+	sjoin(s, B, "g", 1);
+	sjoin(s, C, "g", 2);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g", 0, -1);
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g", 0, -1);
+	j = sjson(s, STATE_GROUPS, 0);
+	CU_ASSERT(has(j, "\"groups\":[{\"name\":\"g\",\"members\":["
+	    "{\"tid\":262145,\"inst\":0},{\"tid\":262146,\"inst\":1},"
+	    "{\"tid\":262147,\"inst\":2}],\"barrier\":{\"waiting\":"
+	    "[262145,262146]}}]"));
+	free(j);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	sexit(s, C);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"waits_on_exited\","
+	    "\"tid\":262145,\"exited\":262147,\"in\":\"pvm_barrier\"}");
+	CU_ASSERT_STRING_EQUAL(probs[1], "{\"kind\":\"waits_on_exited\","
+	    "\"tid\":262146,\"exited\":262147,\"in\":\"pvm_barrier\"}");
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 3);
+	CU_ASSERT_STRING_EQUAL(probs[2], "{\"kind\":\"deadlock\","
+	    "\"tasks\":[262145,262146],\"chain\":[262145,262147],"
+	    "\"waits\":[{\"tid\":262145,\"in\":\"pvm_barrier\",\"group\":\"g\"},"
+	    "{\"tid\":262146,\"in\":\"pvm_barrier\",\"group\":\"g\"}]}");
+	j = sjson(s, STATE_GROUPS, 0);
+	CU_ASSERT(has(j, "\"members\":[{\"tid\":262145,\"inst\":0},"
+	    "{\"tid\":262146,\"inst\":1}]"));
+	free(j);
+	sdone(s);
+}
+
+/*
+ * The same, but C's exit is released before the barrier entries (they
+ * are concurrent): each entry finds the count out of reach.
+ */
+static void
+test_barrier_exit_first(void)
+{
+	struct state *s = srig();
+
+	sjoin(s, A, "g", 0);
+	sjoin(s, B, "g", 1);
+	sjoin(s, C, "g", 2);
+	sexit(s, C);
+	CU_ASSERT_EQUAL(nprob, 0);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 3);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"waits_on_exited\","
+	    "\"tid\":262145,\"exited\":262147,\"in\":\"pvm_barrier\"}");
+	/* A waits for B, which runs. */
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 3);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"tid\":262146,\"exited\":262147"));
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 3);
+	CU_ASSERT(has(probs[2], "\"tasks\":[262145,262146],"
+	    "\"chain\":[262145,262147]"));
+	sdone(s);
+}
+
+/*
+ * C exited, A and B run a barrier of 2: once both entered it is
+ * complete even before its exits are released.  Nothing to report.
+ */
+static void
+test_barrier_count_reached(void)
+{
+	struct state *s = srig();
+
+	sjoin(s, A, "g", 0);
+	sjoin(s, B, "g", 1);
+	sjoin(s, C, "g", 2);
+	sexit(s, C);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 2);
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 2);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/* A barrier everybody reaches ends, and orders its members' events. */
+static void
+test_barrier_clean(void)
+{
+	struct state *s = srig();
+
+	sjoin(s, A, "g", 0);
+	sjoin(s, B, "g", 1);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g", 0, -1);	/* A:3 */
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g", 0, -1);	/* B:3 */
+	scall(s, A, PMON_CALL_barrier, PMON_END, "g", 0, -1);	/* A:4 */
+	scall(s, B, PMON_CALL_barrier, PMON_END, "g", 0, -1);	/* B:4 */
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	sexit(s, A);
+	sexit(s, B);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/* A waits for B, which is killed: a wait on the exited, then a chain. */
+static void
+test_recv_killed(void)
+{
+	struct state *s = srig();
+	char *j;
+
+	srecv_begin(s, A, B, 3);
+	CU_ASSERT_EQUAL(state_task_gone(s, B), 0);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"waits_on_exited\","
+	    "\"tid\":262145,\"exited\":262146,\"in\":\"pvm_recv\"}");
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"tasks\":[262145],\"chain\":[262145,"
+	    "262146]"));
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"tid\":262146,\"host\":\"vm\",\"pid\":102,"
+	    "\"parent\":0,\"program\":\"b\",\"state\":\"killed\""));
+	free(j);
+	sdone(s);
+}
+
+static void
+test_unreceived(void)
+{
+	struct state *s = srig();
+
+	ssend(s, A, B, 7, 100);
+	sexit(s, B);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"unreceived\","
+	    "\"tid\":262146,\"from\":262145,\"tag\":7,\"ctx\":0,"
+	    "\"bytes\":100,\"send\":\"262145:1\"}");
+	sdone(s);
+}
+
+/* Messages wait in their receiver's queue in the order sent. */
+static void
+test_queue_order(void)
+{
+	struct state *s = srig();
+	uint64_t b1;
+	char *j;
+
+	ssend(s, A, C, 1, 10);		/* A:1 */
+	b1 = ssend(s, B, C, 2, 20);	/* B:1 */
+	ssend(s, A, C, 3, 30);		/* A:3 */
+	ssend(s, A, B, 4, 40);		/* A:5 */
+	j = sjson(s, STATE_QUEUES, C);
+	CU_ASSERT_STRING_EQUAL(j, "{\"position\":{\"262145\":6,"
+	    "\"262146\":2,\"262147\":0},\"queues\":[{\"tid\":262147,"
+	    "\"messages\":[{\"from\":262145,\"tag\":1,\"ctx\":0,\"bytes\":10,"
+	    "\"send\":\"262145:1\"},{\"from\":262146,\"tag\":2,\"ctx\":0,"
+	    "\"bytes\":20,\"send\":\"262146:1\"},{\"from\":262145,\"tag\":3,"
+	    "\"ctx\":0,\"bytes\":30,\"send\":\"262145:3\"}]}]}");
+	free(j);
+	srecv(s, C, B, 2, B, b1);
+	j = sjson(s, STATE_QUEUES, 0);
+	CU_ASSERT(has(j, "\"queues\":[{\"tid\":262146,\"messages\":["
+	    "{\"from\":262145,\"tag\":4,\"ctx\":0,\"bytes\":40,"
+	    "\"send\":\"262145:5\"}]},{\"tid\":262147,\"messages\":["
+	    "{\"from\":262145,\"tag\":1,\"ctx\":0,\"bytes\":10,"
+	    "\"send\":\"262145:1\"},{\"from\":262145,\"tag\":3,\"ctx\":0,"
+	    "\"bytes\":30,\"send\":\"262145:3\"}]}]"));
+	free(j);
+	sdone(s);
+}
+
+/*
+ * A -> B -> C: A:1 sends, B:2 receives it, B:3 sends, C:2 receives.
+ */
+static void
+chain3(struct state *s)
+{
+	uint64_t a, b;
+
+	a = ssend(s, A, B, 1, 4);	/* A:1, A:2 */
+	srecv(s, B, A, 1, A, a);	/* B:1, B:2 */
+	b = ssend(s, B, C, 1, 4);	/* B:3, B:4 */
+	srecv(s, C, B, 1, B, b);	/* C:1, C:2 */
+}
+
+static char *
+sfrontier(struct state *s, int32_t tid, uint64_t seq)
+{
+	const char *why = NULL;
+	char *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_frontier(s, tid, seq, fp, &why), 0);
+	fclose(fp);
+	return buf;
+}
+
+static void
+test_frontier(void)
+{
+	struct state *s = srig();
+	const char *why = NULL;
+	char *j;
+
+	chain3(s);
+	/* B's send: after A's send only, before B's end and C's receive. */
+	j = sfrontier(s, B, 3);
+	CU_ASSERT_STRING_EQUAL(j, "{\"event\":\"262146:3\",\"past\":{"
+	    "\"262145\":1,\"262146\":2,\"262147\":null},\"future\":{"
+	    "\"262145\":null,\"262146\":4,\"262147\":2}}");
+	free(j);
+	/* A's send reaches C through B. */
+	j = sfrontier(s, A, 1);
+	CU_ASSERT_STRING_EQUAL(j, "{\"event\":\"262145:1\",\"past\":{"
+	    "\"262145\":null,\"262146\":null,\"262147\":null},\"future\":{"
+	    "\"262145\":2,\"262146\":2,\"262147\":2}}");
+	free(j);
+	/* A's send end is concurrent with everything of B and C. */
+	j = sfrontier(s, A, 2);
+	CU_ASSERT(has(j, "\"future\":{\"262145\":null,\"262146\":null,"
+	    "\"262147\":null}"));
+	free(j);
+	CU_ASSERT_EQUAL(state_frontier(s, C, 3, stdout, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(why);
+	CU_ASSERT_EQUAL(state_frontier(s, M, 1, stdout, &why), -1);
+	sdone(s);
+}
+
+/* The position names the last event of each task the state includes. */
+static void
+test_position(void)
+{
+	struct state *s = srig();
+	char *j;
+
+	j = sjson(s, 0, 0);
+	CU_ASSERT_STRING_EQUAL(j, "{\"position\":{\"262145\":0,"
+	    "\"262146\":0,\"262147\":0}}");
+	free(j);
+	chain3(s);
+	j = sjson(s, 0, 0);
+	CU_ASSERT_STRING_EQUAL(j, "{\"position\":{\"262145\":2,"
+	    "\"262146\":4,\"262147\":2}}");
+	free(j);
+	sdone(s);
+}
+
+/* Inside PVM, blocked (part of it) and computing, from corrected times. */
+static void
+test_times(void)
+{
+	struct state *s = srig();
+	struct espec e = { PMON_CALL_recv, PMON_BEGIN, B, 1, 0, -1, -1, NULL,
+	    0, NULL, 0, 0, 1000 };
+	uint64_t sb;
+	char *j;
+
+	sb = ssend(s, B, A, 1, 4);			/* t 1000, 2000 */
+	feed(s, A, &e);					/* recv at 1000 */
+	e.phase = PMON_END;
+	e.mtid = B;
+	e.mseq = sb;
+	e.t = 5000;
+	feed(s, A, &e);
+	e = (struct espec){ PMON_CALL_send, PMON_BEGIN, B, 2, 0, -1, 4, NULL,
+	    0, NULL, 0, 0, 6000 };
+	feed(s, A, &e);
+	e.phase = PMON_END;
+	e.t = 7000;
+	feed(s, A, &e);
+	e = (struct espec){ PMON_CALL_exit, PMON_BEGIN, -1, -1, 0, -1, -1,
+	    NULL, 0, NULL, 0, 0, 10000 };
+	feed(s, A, &e);
+	j = sjson(s, STATE_TASKS, 0);
+	/* Life 9000: 4000 in recv, 1000 in send, the rest computing. */
+	CU_ASSERT(has(j, "\"time_ns\":{\"computing\":4000,\"pvm\":5000,"
+	    "\"blocked\":4000},\"last_seq\":5"));
+	free(j);
+	sdone(s);
+}
+
+/* The spawn tree: children by the spawn's end and by registration. */
+static void
+test_spawn_tree(void)
+{
+	struct state *s = srig();
+	struct espec e = { PMON_CALL_spawn, PMON_BEGIN, -1, -1, 0, -1, -1,
+	    NULL, 0, NULL, 0, 0, 0 };
+	const int32_t kids[2] = { 0x40005, 0x40006 };
+	char *j;
+
+	feed(s, A, &e);					/* A:1 */
+	CU_ASSERT_EQUAL(state_task(s, 0x40005, A, 105, "vm", "kid"), 0);
+	scall(s, 0x40005, PMON_CALL_mytid, PMON_BEGIN, NULL, 0, -1);
+	e.phase = PMON_END;
+	e.rc = 2;
+	e.npeers = 2;
+	e.peers = kids;
+	feed(s, A, &e);					/* A:2 */
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"children\":[262149,262150]"));
+	CU_ASSERT(has(j, "\"tid\":262149,\"host\":\"vm\",\"pid\":105,"
+	    "\"parent\":262145"));
+	free(j);
+	/* The child's first event follows the spawn begin. */
+	j = sfrontier(s, A, 1);
+	CU_ASSERT(has(j, "\"262149\":1"));
+	free(j);
+	sdone(s);
+}
+
+static void
+test_text(void)
+{
+	struct state *s = srig();
+	char *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	CU_ASSERT_EQUAL(state_host(s, 0x40000, "vm", "LINUX64", 1), 0);
+	srecv_begin(s, A, B, 1);
+	srecv_begin(s, B, A, 2);
+	state_check(s);
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_write_text(s, STATE_ALL, 0, fp), 0);
+	fclose(fp);
+	CU_ASSERT(has(buf, "TID       HOST"));
+	CU_ASSERT(has(buf, "t40001    vm           a              blocked  "
+	    "pvm_recv(t40002, 1)"));
+	CU_ASSERT(has(buf, "LINUX64"));
+	CU_ASSERT(has(buf, "deadlock        t40001 t40002:"));
+	free(buf);
+	buf = sjson(s, STATE_HOSTS, 0);
+	CU_ASSERT(has(buf, "\"hosts\":[{\"host_tid\":262144,\"name\":\"vm\","
+	    "\"arch\":\"LINUX64\",\"agent\":\"up\"}]"));
+	free(buf);
+	sdone(s);
+}
+
+static CU_TestInfo state_tests[] = {
+	{ "deadlock of a pair", test_deadlock_pair },
+	{ "deadlock of a 3-cycle", test_deadlock_cycle3 },
+	{ "no deadlock while a message or task can help",
+	    test_deadlock_queued },
+	{ "clean exchange", test_clean_exchange },
+	{ "wildcard race", test_race },
+	{ "no race when causally ordered", test_race_causal },
+	{ "master1 collection is no race", test_master_collect },
+	{ "race with an unreceived message", test_race_unreceived },
+	{ "barrier member exits", test_barrier_exit },
+	{ "barrier member exits first", test_barrier_exit_first },
+	{ "barrier count reached", test_barrier_count_reached },
+	{ "barrier completes", test_barrier_clean },
+	{ "receive from a killed task", test_recv_killed },
+	{ "unreceived at exit", test_unreceived },
+	{ "queue contents and order", test_queue_order },
+	{ "frontiers of a message chain", test_frontier },
+	{ "snapshot position", test_position },
+	{ "time split", test_times },
+	{ "spawn tree", test_spawn_tree },
+	{ "text tables", test_text },
+	CU_TEST_INFO_NULL
+};
+
+static CU_SuiteInfo state_suites[] = {
+	{ "state", NULL, NULL, NULL, NULL, state_tests },
+	CU_SUITE_INFO_NULL
+};
+
+UNIT_SUITES(state_suites)
