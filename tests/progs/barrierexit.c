@@ -25,6 +25,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_JOINED	1	/* a waiter to the quitter: I am a member */
 #define GSIZE		3
 #define QUIT_DELAY_US	500000
@@ -38,19 +40,10 @@ static char prog[] = "barrierexit", group[] = "bx", wflag[] = "-w",
 static void
 note(const char *path, const char *word, int tid, int with_pid)
 {
-	char line[128];
-	int fd, n;
-
 	if (with_pid)
-		n = snprintf(line, sizeof(line), "%s %d %ld\n", word, tid,
-		    (long)getpid());
+		prog_log(path, "%s %d %ld\n", word, tid, (long)getpid());
 	else
-		n = snprintf(line, sizeof(line), "%s %d\n", word, tid);
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, (size_t)n) != n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+		prog_log(path, "%s %d\n", word, tid);
 }
 
 /* The parent: spawns the waiter and the quitter; returns the quitter. */

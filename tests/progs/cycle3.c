@@ -21,6 +21,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_INIT	1	/* A's multicast: the three tids */
 #define TAG_TOKEN	2	/* what each waits for from the next */
 #define NTASKS		3
@@ -33,16 +35,7 @@ static char prog[] = "cycle3", cflag[] = "-c", anyhost[] = "";
 static void
 note(const char *path, char role, int tid, int next)
 {
-	char line[128];
-	int fd, n;
-
-	n = snprintf(line, sizeof(line), "%c %d %ld %d\n", role, tid,
-	    (long)getpid(), next);
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, (size_t)n) != n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+	prog_log(path, "%c %d %ld %d\n", role, tid, (long)getpid(), next);
 }
 
 /* A: spawns B and C and tells everyone the order. */

@@ -20,6 +20,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_PING	1	/* the message each waits for */
 #define ALARM_SECS	120	/* a task still alive then was forgotten */
 
@@ -30,16 +32,7 @@ static char prog[] = "deadpair", cflag[] = "-c", anyhost[] = "";
 static void
 note(const char *path, const char *role, int tid)
 {
-	char line[128];
-	int fd, n;
-
-	n = snprintf(line, sizeof(line), "%s %d %ld\n", role, tid,
-	    (long)getpid());
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, (size_t)n) != n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+	prog_log(path, "%s %d %ld\n", role, tid, (long)getpid());
 }
 
 /* Receives from peer, then answers: the order that makes the pair wait

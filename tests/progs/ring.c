@@ -21,6 +21,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_INIT	1	/* task 0's multicast: N, ROUNDS, tids */
 #define TAG_TOKEN	2
 #define MAXTASKS	16
@@ -35,19 +37,10 @@ static char prog[] = "ring", cflag[] = "-c", anyhost[] = "";
 static void
 note(const char *path, const char *word, int i, int tid, int with_pid)
 {
-	char line[128];
-	int fd, n;
-
 	if (with_pid)
-		n = snprintf(line, sizeof(line), "%s %d %d %ld\n", word, i,
-		    tid, (long)getpid());
+		prog_log(path, "%s %d %d %ld\n", word, i, tid, (long)getpid());
 	else
-		n = snprintf(line, sizeof(line), "%s %d %d\n", word, i, tid);
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, (size_t)n) != n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+		prog_log(path, "%s %d %d\n", word, i, tid);
 }
 
 static int

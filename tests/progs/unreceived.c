@@ -22,6 +22,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_READY	1	/* receiver to sender, received */
 #define TAG_DATA	7	/* sender to receiver, never received */
 #define MSG_BYTES	100
@@ -35,14 +37,7 @@ static char prog[] = "unreceived", rflag[] = "-r", anyhost[] = "";
 static void
 note(const char *path, const char *line)
 {
-	size_t n = strlen(line);
-	int fd;
-
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, n) != (ssize_t)n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+	prog_log(path, "%s", line);
 }
 
 static void

@@ -28,6 +28,8 @@
 
 #include <pvm3.h>
 
+#include "prog_log.h"
+
 #define TAG_DATA	1	/* the racing messages */
 #define NSENDERS	2
 #define START_US	200000	/* senders send this long after the spawn */
@@ -41,19 +43,10 @@ static char prog[] = "wildrace", sflag[] = "-s", anyhost[] = "";
 static void
 note(const char *path, const char *word, int tid, int with_pid)
 {
-	char line[128];
-	int fd, n;
-
 	if (with_pid)
-		n = snprintf(line, sizeof(line), "%s %d %ld\n", word, tid,
-		    (long)getpid());
+		prog_log(path, "%s %d %ld\n", word, tid, (long)getpid());
 	else
-		n = snprintf(line, sizeof(line), "%s %d\n", word, tid);
-	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644)) == -1 ||
-	    write(fd, line, (size_t)n) != n || close(fd) == -1) {
-		perror(path);
-		exit(1);
-	}
+		prog_log(path, "%s %d\n", word, tid);
 }
 
 static long long
