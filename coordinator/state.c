@@ -30,6 +30,12 @@
 #define STATE_WILD_HISTORY	64
 /* Receives one queued message may have overtaken, kept for the check. */
 #define STATE_MSG_CANDS		4
+/* Runs (packs of one type in a row) a message may have and be checked. */
+#define STATE_PACK_RUNS		32
+
+/* pvm3.h error codes of the unpack calls (the coordinator has no pvm3.h). */
+#define PVM_BAD_PARAM		(-2)	/* PvmBadParam */
+#define PVM_NO_BUF		(-15)	/* PvmNoBuf: no receive buffer */
 
 struct vclock {
 	uint64_t	*c;
@@ -53,6 +59,55 @@ struct cand {
 	uint64_t	 s1_seq;
 };
 
+/*
+ * Consecutive pack calls of one type (pvm_pkint, ...): bytes in all and,
+ * for pvm_pkstr, how many strings.
+ */
+struct pkrun {
+	uint8_t		 call;
+	uint32_t	 nstr;
+	uint64_t	 bytes;
+};
+
+/*
+ * What a message was packed with, shared (reference counted) by every
+ * message its send buffer became: all destinations of a multicast, and
+ * repeated sends of the same buffer.
+ */
+struct pkseq {
+	unsigned	 refs;
+	unsigned	 n;
+	struct pkrun	 run[];
+};
+
+/*
+ * A task's send buffer as far as its packs were followed: on from
+ * pvm_initsend until something the model cannot follow (pvm_mkbuf,
+ * pvm_setsbuf, pvm_pkmesg, pvm_packf, a failed pack, too many runs).
+ * snap is a shared copy of run[] made by the first send since the last
+ * change.
+ */
+struct packing {
+	int		 on;
+	unsigned	 n;
+	struct pkrun	 run[STATE_PACK_RUNS];
+	struct pkseq	*snap;
+};
+
+/*
+ * The message in a task's receive buffer while its unpacks are checked
+ * against the sender's packs: the cursor is at byte in_run (and string
+ * nstr) of run, offset bytes from the start.
+ */
+struct unpacking {
+	struct pkseq	*pk;		/* NULL: nothing checked */
+	int32_t		 from, tag;
+	uint64_t	 send_seq, recv_seq;
+	unsigned	 run;
+	uint32_t	 nstr;
+	uint64_t	 in_run, offset;
+};
+
 /* A message sent and not yet received, in its receiver's queue. */
 struct qmsg {
 	TAILQ_ENTRY(qmsg) entry;
@@ -61,6 +116,7 @@ struct qmsg {
 	int32_t		 tag, ctx, bytes;
 	struct cand	 cand[STATE_MSG_CANDS];
 	unsigned	 ncand;
+	struct pkseq	*pk;		/* how it was packed, NULL: unknown */
 };
 TAILQ_HEAD(qmsgs, qmsg);
 
@@ -148,6 +204,8 @@ struct task {
 	struct pair	*pairs;
 	size_t		 npairs, paircap;
 	struct episode	*ep;		/* barrier episode it is in */
+	struct packing	 pack;		/* its send buffer */
+	struct unpacking unpack;	/* its receive buffer */
 };
 
 /* A problem found: its JSON object and one line for people. */
@@ -249,6 +307,20 @@ is_blocking_recv(uint8_t call)
 {
 	return call == PMON_CALL_recv || call == PMON_CALL_trecv ||
 	    call == PMON_CALL_precv;
+}
+
+static void
+pkseq_unref(struct pkseq *pk)
+{
+	if (pk != NULL && --pk->refs == 0)
+		free(pk);
+}
+
+static void
+qmsg_free(struct qmsg *q)
+{
+	pkseq_unref(q->pk);
+	free(q);
 }
 
 /* --- vector clocks ----------------------------------------------------- */
@@ -462,8 +534,10 @@ task_free(struct task *t)
 
 	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
 		TAILQ_REMOVE(&t->queue, q, entry);
-		free(q);
+		qmsg_free(q);
 	}
+	pkseq_unref(t->pack.snap);
+	pkseq_unref(t->unpack.pk);
 	for (i = 0; i < t->nmerges; i++)
 		free(t->merges[i].vc.c);
 	free(t->merges);
@@ -776,6 +850,331 @@ report_race(struct state *s, const struct task *t, const struct cand *c,
 	return pb_emit(s, &pb);
 }
 
+/*
+ * t's unpack r does not read what was packed at the cursor: run (NULL
+ * past the end of the message).
+ */
+static int
+report_unpack(struct state *s, const struct task *t, const struct record *r,
+    const struct pkrun *run)
+{
+	const struct unpacking *u = &t->unpack;
+	struct pbuf pb;
+
+	if (pb_open(&pb, "unpack_mismatch") == -1)
+		return -1;
+	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
+	json_id(pb.fp, t->tid, u->recv_seq);
+	fputs(",\"send\":", pb.fp);
+	json_id(pb.fp, u->from, u->send_seq);
+	fprintf(pb.fp, ",\"from\":%" PRId32 ",\"tag\":%" PRId32 ",\"at\":",
+	    u->from, u->tag);
+	json_id(pb.fp, t->tid, r->seq);
+	if (run != NULL)
+		fprintf(pb.fp, ",\"packed\":\"%s\"", call_name(run->call));
+	else
+		fputs(",\"packed\":null", pb.fp);
+	fprintf(pb.fp, ",\"unpacked\":\"%s\",\"offset\":%" PRIu64,
+	    call_name(r->call), u->offset);
+	fprintf(pb.tx, "t%x: %s at t%x:%" PRIu64 ", %" PRIu64 " B into the "
+	    "message of send t%x:%" PRIu64 " (tag %" PRId32 "), ",
+	    (unsigned)t->tid, call_name(r->call), (unsigned)t->tid, r->seq,
+	    u->offset, (unsigned)u->from, u->send_seq, u->tag);
+	if (run != NULL)
+		fprintf(pb.tx, "where %s was packed", call_name(run->call));
+	else
+		fputs("past its end", pb.tx);
+	return pb_emit(s, &pb);
+}
+
+/* --- packs and unpacks ------------------------------------------------- */
+
+/*
+ * VISTOP's "message unpacked incorrectly": a receiver must unpack the
+ * types its sender packed, in the same order and no more.  PVM messages
+ * carry no types, so only the instrumented calls tell: every pack call
+ * of a task's send buffer since pvm_initsend is kept (consecutive ones
+ * of one type as one run), a message sent gets a shared copy, and the
+ * unpack calls after the receive that took it consume the runs.  The
+ * same type in any chunking is right (pvm_pkint of 10 items, then
+ * pvm_upkint of 4 and of 6); another type at the cursor (pvm_upkuint of
+ * a pvm_pkint: the types must be the same, not only their sizes) or more
+ * than is left is wrong.  Whatever the model cannot follow stops the
+ * check: nothing is reported then.
+ */
+
+/* The pack call whose data an unpack call reads; 0 if none is known. */
+static uint8_t
+packed_by(uint8_t call)
+{
+	switch (call) {
+	case PMON_CALL_upkbyte:		return PMON_CALL_pkbyte;
+	case PMON_CALL_upkcplx:		return PMON_CALL_pkcplx;
+	case PMON_CALL_upkdcplx:	return PMON_CALL_pkdcplx;
+	case PMON_CALL_upkdouble:	return PMON_CALL_pkdouble;
+	case PMON_CALL_upkfloat:	return PMON_CALL_pkfloat;
+	case PMON_CALL_upkint:		return PMON_CALL_pkint;
+	case PMON_CALL_upklong:		return PMON_CALL_pklong;
+	case PMON_CALL_upkshort:	return PMON_CALL_pkshort;
+	case PMON_CALL_upkstr:		return PMON_CALL_pkstr;
+	case PMON_CALL_upkuint:		return PMON_CALL_pkuint;
+	case PMON_CALL_upkulong:	return PMON_CALL_pkulong;
+	case PMON_CALL_upkushort:	return PMON_CALL_pkushort;
+	default:			return 0;
+	}
+}
+
+/* The send buffer cannot be followed (any more). */
+static void
+pack_off(struct task *t)
+{
+	pkseq_unref(t->pack.snap);
+	t->pack.snap = NULL;
+	t->pack.on = 0;
+	t->pack.n = 0;
+}
+
+/* pvm_initsend: a new, empty send buffer. */
+static void
+pack_init(struct task *t)
+{
+	pack_off(t);
+	t->pack.on = 1;
+}
+
+/* The end of a typed pack call (pvm_pkint, ..., pvm_pkstr). */
+static void
+pack_add(struct task *t, const struct record *r)
+{
+	struct packing *p = &t->pack;
+	struct pkrun *last;
+	int str = r->call == PMON_CALL_pkstr;
+
+	if (!p->on)
+		return;
+	if (r->rc < 0 || r->bytes < 0) {
+		pack_off(t);		/* what it packed is unknown */
+		return;
+	}
+	if (r->bytes == 0 && !str)
+		return;
+	pkseq_unref(p->snap);
+	p->snap = NULL;
+	last = p->n > 0 ? &p->run[p->n - 1] : NULL;
+	if (last == NULL || last->call != r->call) {
+		if (p->n == STATE_PACK_RUNS) {
+			pack_off(t);
+			return;
+		}
+		last = &p->run[p->n++];
+		memset(last, 0, sizeof(*last));
+		last->call = r->call;
+	}
+	last->bytes += (uint64_t)r->bytes;
+	last->nstr += str;
+}
+
+/*
+ * How the message t sends now was packed: a new reference in *out, or
+ * NULL when not known.  -1 when out of memory.
+ */
+static int
+pack_share(struct task *t, struct pkseq **out)
+{
+	struct packing *p = &t->pack;
+	struct pkseq *pk;
+
+	*out = NULL;
+	if (!p->on)
+		return 0;
+	if (p->snap == NULL) {
+		if ((pk = malloc(sizeof(*pk) + p->n * sizeof(pk->run[0]))) ==
+		    NULL)
+			return -1;
+		pk->refs = 1;
+		pk->n = p->n;
+		memcpy(pk->run, p->run, p->n * sizeof(pk->run[0]));
+		p->snap = pk;
+	}
+	p->snap->refs++;
+	*out = p->snap;
+	return 0;
+}
+
+static void
+unpack_stop(struct task *t)
+{
+	pkseq_unref(t->unpack.pk);
+	memset(&t->unpack, 0, sizeof(t->unpack));
+}
+
+/* The architecture of t's host; NULL if not known. */
+static const char *
+task_arch(const struct state *s, const struct task *t)
+{
+	size_t i;
+
+	if (t == NULL || t->host == NULL)
+		return NULL;
+	for (i = 0; i < s->nhosts; i++)
+		if (strcmp(s->hosts[i].name, t->host) == 0)
+			return s->hosts[i].arch[0] != '\0' ?
+			    s->hosts[i].arch : NULL;
+	return NULL;
+}
+
+/*
+ * The receive r of t took q: its receive buffer is q's message now, to
+ * be unpacked from the start.  The bytes of an item (a long) may differ
+ * between architectures, so messages between them are not checked.
+ */
+static void
+unpack_start(const struct state *s, struct task *t, const struct record *r,
+    struct qmsg *q)
+{
+	struct unpacking *u = &t->unpack;
+	const char *a, *b;
+
+	unpack_stop(t);
+	if (q->pk == NULL)
+		return;
+	if ((a = task_arch(s, task_find(s, q->from))) != NULL &&
+	    (b = task_arch(s, t)) != NULL && strcmp(a, b) != 0)
+		return;
+	u->pk = q->pk;
+	q->pk = NULL;
+	u->from = q->from;
+	u->tag = q->tag;
+	u->send_seq = q->seq;
+	u->recv_seq = r->seq;
+}
+
+/* Reports the unpack r and stops checking the message. */
+static int
+unpack_bad(struct state *s, struct task *t, const struct record *r,
+    const struct pkrun *run)
+{
+	int rv = report_unpack(s, t, r, run);
+
+	unpack_stop(t);
+	return rv;
+}
+
+/*
+ * The end of an unpack call of t: it must read the type packed at the
+ * cursor, and no more than is left of its run.  A string is read whole
+ * by pvm_upkstr.  An unpack that failed (past the end of the message,
+ * for PVM) is wrong, unless it failed for want of a receive buffer or
+ * for its arguments: then the model has lost track.
+ */
+static int
+unpack_step(struct state *s, struct task *t, const struct record *r)
+{
+	struct unpacking *u = &t->unpack;
+	const struct pkrun *run;
+	uint8_t want = packed_by(r->call);
+	int str = r->call == PMON_CALL_upkstr, done;
+	uint64_t n;
+
+	if (u->pk == NULL)
+		return 0;
+	if (want == 0 || r->rc == PVM_NO_BUF || r->rc == PVM_BAD_PARAM ||
+	    (!str && r->bytes < 0)) {
+		unpack_stop(t);
+		return 0;
+	}
+	if (!str && r->bytes == 0 && r->rc >= 0)
+		return 0;
+	if (u->run >= u->pk->n)
+		return unpack_bad(s, t, r, NULL);
+	run = &u->pk->run[u->run];
+	if (run->call != want || r->rc < 0)
+		return unpack_bad(s, t, r, run);
+	if (str) {
+		n = r->bytes > 0 ? (uint64_t)r->bytes : 0;
+		done = ++u->nstr >= run->nstr;
+	} else {
+		n = (uint64_t)r->bytes;
+		if (n > run->bytes - u->in_run)
+			return unpack_bad(s, t, r, run);
+		done = u->in_run + n == run->bytes;
+	}
+	u->in_run += n;
+	u->offset += n;
+	if (done) {
+		u->run++;
+		u->in_run = 0;
+		u->nstr = 0;
+	}
+	return 0;
+}
+
+/* The end of a call that packs, unpacks or changes t's buffers. */
+static int
+buffers_end(struct state *s, struct task *t, const struct record *r)
+{
+	switch (r->call) {
+	case PMON_CALL_initsend:
+		if (r->rc < 0)
+			pack_off(t);
+		else
+			pack_init(t);
+		return 0;
+	case PMON_CALL_pkbyte:
+	case PMON_CALL_pkcplx:
+	case PMON_CALL_pkdcplx:
+	case PMON_CALL_pkdouble:
+	case PMON_CALL_pkfloat:
+	case PMON_CALL_pkint:
+	case PMON_CALL_pklong:
+	case PMON_CALL_pkshort:
+	case PMON_CALL_pkstr:
+	case PMON_CALL_pkuint:
+	case PMON_CALL_pkulong:
+	case PMON_CALL_pkushort:
+		pack_add(t, r);
+		return 0;
+	case PMON_CALL_mkbuf:
+	case PMON_CALL_setsbuf:
+	case PMON_CALL_pkmesg:
+	case PMON_CALL_pkmesgbody:
+	case PMON_CALL_packf:
+	case PMON_CALL_vpackf:
+		pack_off(t);
+		return 0;
+	case PMON_CALL_reduce:
+	case PMON_CALL_gather:
+	case PMON_CALL_scatter:
+		/* They send and receive in between: not followed. */
+		pack_off(t);
+		unpack_stop(t);
+		return 0;
+	case PMON_CALL_setrbuf:
+	case PMON_CALL_freebuf:		/* maybe of the receive buffer */
+	case PMON_CALL_recvinfo:
+		unpack_stop(t);
+		return 0;
+	case PMON_CALL_upkmesg:
+	case PMON_CALL_unpackf:
+	case PMON_CALL_vunpackf:
+	case PMON_CALL_upkbyte:
+	case PMON_CALL_upkcplx:
+	case PMON_CALL_upkdcplx:
+	case PMON_CALL_upkdouble:
+	case PMON_CALL_upkfloat:
+	case PMON_CALL_upkint:
+	case PMON_CALL_upklong:
+	case PMON_CALL_upkshort:
+	case PMON_CALL_upkstr:
+	case PMON_CALL_upkuint:
+	case PMON_CALL_upkulong:
+	case PMON_CALL_upkushort:
+		return unpack_step(s, t, r);
+	default:
+		return 0;
+	}
+}
+
 /* --- queues and races -------------------------------------------------- */
 
 static int
@@ -949,6 +1348,11 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 		return 0;	/* PVM drops it, and so does the order */
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		return -1;
+	/* pvm_psend packs its own message. */
+	if (r->call != PMON_CALL_psend && pack_share(t, &q->pk) == -1) {
+		free(q);
+		return -1;
+	}
 	q->from = t->tid;
 	q->seq = r->seq;
 	q->tag = r->tag;
@@ -1015,7 +1419,7 @@ retract_from(struct task *t, struct task *d, uint64_t seq)
 		p->msgs--;
 		p->bytes -= nbytes(q->bytes);
 	}
-	free(q);
+	qmsg_free(q);
 }
 
 static void
@@ -1055,7 +1459,11 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 	q = queue_take(t, ev->match_tid, ev->match_seq);
 	if (q != NULL && filter != NULL)
 		rv = race_confirm(s, t, q, filter->peer, filter->tag);
-	free(q);
+	/* pvm_precv unpacks itself and keeps the receive buffer. */
+	if (q != NULL && r->call != PMON_CALL_precv)
+		unpack_start(s, t, r, q);
+	if (q != NULL)
+		qmsg_free(q);
 	if (filter == NULL || filter->peer != -1)
 		return rv;
 	w.seq = r->seq;
@@ -1280,6 +1688,10 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 		if (is_blocking_recv(r->call) || r->call == PMON_CALL_barrier)
 			t->t_blocked += dt;
 	}
+	/* A receive replaces the receive buffer, with or without message. */
+	if (r->call == PMON_CALL_recv || r->call == PMON_CALL_nrecv ||
+	    r->call == PMON_CALL_trecv)
+		unpack_stop(t);
 	if (record_is_send(r))
 		rv = sends_apply(s, t, r);
 	else if (r->rc < 0 && (r->call == PMON_CALL_send ||
@@ -1299,6 +1711,8 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 		t->exit_rc = r->rc;
 		rv = task_end(s, t, TASK_EXITED);
 	}
+	if (rv == 0)
+		rv = buffers_end(s, t, r);
 	t->in_call = 0;
 	return rv;
 }
@@ -1317,6 +1731,8 @@ state_event(struct state *s, const struct order_event *ev)
 		if (r->bytes > 0)
 			last = r->seq + (uint64_t)r->bytes - 1;
 		t->in_call = 0;
+		pack_off(t);
+		unpack_stop(t);
 		return advance(t, last, ev->t_corr);
 	}
 	if (!t->seen && first_event(s, t, r->seq) == -1)
@@ -1389,7 +1805,7 @@ ended_queue(struct state *s, struct task *t)
 			rv = report_unreceived(s, t, q);
 		for (i = 0; i < q->ncand && rv == 0; i++)
 			rv = report_race(s, t, &q->cand[i], q);
-		free(q);
+		qmsg_free(q);
 	}
 	return rv;
 }
@@ -1404,6 +1820,8 @@ task_end(struct state *s, struct task *t, enum task_end how)
 	if (ended_receives(s, t) == -1 || ended_barriers(s, t) == -1)
 		return -1;
 	t->end = how;
+	pack_off(t);
+	unpack_stop(t);
 	for (g = s->groups; g != NULL; g = g->next)
 		group_leave(g, t->tid);
 	return ended_queue(s, t);

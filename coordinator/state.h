@@ -23,7 +23,8 @@
  * receives or barriers that no queued or in-flight message and no task
  * outside the set can satisfy), message races (a wildcard receive that
  * two causally concurrent sends could match), messages never received
- * when their receiver exits, tasks exiting while others wait on them.
+ * when their receiver exits, tasks exiting while others wait on them,
+ * messages unpacked with other types than they were packed with.
  *
  * Every output is a JSON document written to a FILE (use open_memstream
  * for a buffer).  The module does no other I/O and never logs.

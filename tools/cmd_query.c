@@ -59,9 +59,10 @@ const struct cmd_entry cmd_problems_entry = {
 };
 
 const struct cmd_entry cmd_frontier_entry = {
-	"frontier", "TASK:SEQ",
+	"frontier", "[--json] TASK:SEQ",
 	"the past and future frontiers of an event (the stopline), as JSON",
-	"", "+h", query_longopts, 1, 1, cmd_query
+	"  -j, --json    accepted: the frontiers are always JSON\n",
+	"+hj", query_longopts, 1, 1, cmd_query
 };
 
 int

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Protects the problem reports: programs with one planted problem each
 # (a deadlocked pair, a cycle of three, a message race, a barrier left by
-# an exited member, a message never received) are reported exactly --
+# an exited member, a message never received, a message unpacked with
+# other types than it was packed with) are reported exactly --
 # the right kind, the right tasks, nothing else -- by `pmon problems`,
 # the same objects reach `pmon trace` once each, `pmon snapshot` shows
 # the blocked tasks as the kernel sees them, and programs without
@@ -11,7 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
-for p in deadpair cycle3 wildrace barrierexit unreceived ring msgmix; do
+for p in deadpair cycle3 wildrace barrierexit unreceived badunpack ring \
+    msgmix; do
 	[ -x "$PROGS/$p" ] || fail "missing $PROGS/$p"
 done
 command -v jq >/dev/null || fail "jq is needed"
@@ -383,6 +385,56 @@ $(jq -c '.problems[0].bytes' "$j") bytes to $r: $(grep "\"id\":\"$send\"" "$tr")
 $(jq '.problems[0].bytes' "$j")"
 }
 
+# --- badunpack: a double unpacked as an int -----------------------------------
+
+test_badunpack() {
+	local f=$RUN/badunpack.tids j=$RUN/badunpack.json tr p c tag id
+	vm_start badunpack
+	pmon_exec "$PROGS/badunpack" "$f" ||
+	    fail "badunpack exited with $?: $(cat "$RUN/badunpack.err")"
+	wait_tids "$f" 3
+	p=$(tid_of "$f" parent) c=$(tid_of "$f" child) tag=$(tid_of "$f" sent)
+	wait_problems "$j" '[.problems[] | select(.kind == "unpack_mismatch")] |
+	    length >= 1'
+	expect_jq "one unpack mismatch and nothing else" "$j" \
+	    '.problems | length == 1 and .[0].kind == "unpack_mismatch"'
+	expect_jq "child $c read parent $p's double (tag $tag) as an int, \
+8 bytes in" "$j" "$JQ_DEFS"'.problems[0] | .tid == $c and .from == $p and
+	    .tag == $tag and .packed == "pvm_pkdouble" and
+	    .unpacked == "pvm_upkint" and .offset == 8 and
+	    (.send | tid_of) == $p and (.recv | tid_of) == $c and
+	    (.at | tid_of) == $c' \
+	    --argjson c "$c" --argjson p "$p" --argjson tag "$tag"
+	vm_stop
+	trace_problems_agree "$j"
+
+	# The ids name the events: the pvm_send of the message, the
+	# child's pvm_recv end that got it, and one of the child's
+	# pvm_upkint events after that receive.
+	tr=$RUN/badunpack.trace.json
+	id=$(jq -r '.problems[0].send' "$j")
+	jq -se --arg id "$id" --argjson c "$c" --argjson tag "$tag" '
+	    map(select(.id == $id))[0] | .call == "pvm_send" and
+	    .dst == $c and .tag == $tag' "$tr" >/dev/null ||
+	    fail "badunpack: send $id is not a pvm_send to $c with tag $tag: \
+$(grep "\"id\":\"$id\"" "$tr")"
+	id=$(jq -r '.problems[0].recv' "$j")
+	jq -se --arg id "$id" --slurpfile q "$j" '
+	    map(select(.id == $id))[0] | .call == "pvm_recv" and
+	    .phase == "end" and .match == $q[0].problems[0].send' \
+	    "$tr" >/dev/null ||
+	    fail "badunpack: recv $id is not the pvm_recv end that got \
+$(jq -r '.problems[0].send' "$j"): $(grep "\"id\":\"$id\"" "$tr")"
+	id=$(jq -r '.problems[0].at' "$j")
+	jq -se --arg id "$id" --argjson c "$c" --slurpfile q "$j" '
+	    def seq_of: split(":")[1] | tonumber;
+	    map(select(.id == $id))[0] | .call == "pvm_upkint" and
+	    .tid == $c and .seq > ($q[0].problems[0].recv | seq_of)' \
+	    "$tr" >/dev/null ||
+	    fail "badunpack: at $id is not a pvm_upkint of $c after the \
+receive: $(grep "\"id\":\"$id\"" "$tr")"
+}
+
 # --- programs without problems -----------------------------------------------
 
 # The ring runs in the background while pmon is asked for problems over
@@ -432,5 +484,6 @@ test_cycle3
 test_wildrace
 test_barrierexit
 test_unreceived
+test_badunpack
 test_clean
 pass

@@ -10,8 +10,9 @@
  *	ring N ROUNDS FILE
  *
  * Task 0 spawns the others (ring -c FILE) and multicasts N, ROUNDS and
- * the tids.  Each task appends "ring I TID PID" to FILE when it starts
- * and "done I TID" before pvm_exit.
+ * the tids.  Each task appends "ring I TID PID" to FILE when it starts,
+ * "hold I R" when it got the token in round R (before holding it), and
+ * "done I TID" before pvm_exit.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -54,7 +55,7 @@ pass(int to, int v)
 /* Task me's part: ROUNDS receives and ROUNDS sends; task 0 sends
  * first, so every token sent is received. */
 static int
-run(int me, int n, int rounds, const int *tids)
+run(const char *file, int me, int n, int rounds, const int *tids)
 {
 	int next = tids[(me + 1) % n], prev = tids[(me + n - 1) % n], r, v = 0;
 
@@ -64,6 +65,7 @@ run(int me, int n, int rounds, const int *tids)
 		if (pvm_recv(prev, TAG_TOKEN) < 0)
 			return -1;
 		pvm_upkint(&v, 1, 1);
+		prog_log(file, "hold %d %d\n", me, r);
 		usleep(HOLD_US);
 		if ((me != 0 || r < rounds - 1) && pass(next, v + 1) < 0)
 			return -1;
@@ -126,7 +128,7 @@ main(int argc, char **argv)
 		if (tids[i] == mytid)
 			me = i;
 	note(argv[argc - 1], "ring", me, mytid, 1);
-	rc = me < 0 || run(me, n, rounds, tids) < 0;
+	rc = me < 0 || run(argv[argc - 1], me, n, rounds, tids) < 0;
 	if (rc)
 		fprintf(stderr, "ring: t%x: failed\n", mytid);
 	note(argv[argc - 1], "done", me, mytid, 0);

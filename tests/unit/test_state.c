@@ -3,10 +3,12 @@
  * released event stream (queues in arrival order, blocked states, time
  * split, groups), the problems it reports exactly once (deadlock cycles
  * and chains, waits on exited tasks, unreceived messages, harmful
- * wildcard races but not the benign master/worker collection), the
+ * wildcard races but not the benign master/worker collection, messages
+ * unpacked with other types than they were packed with), the
  * frontiers of an event and the snapshot position.  Every expectation
  * comes from the scenario each test builds.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +204,22 @@ sexit(struct state *s, int32_t tid)
 	scall(s, tid, PMON_CALL_exit, PMON_BEGIN, NULL, 0, -1);
 	scall(s, tid, PMON_CALL_exit, PMON_END, NULL, 0, -1);
 }
+
+/* A call that packs or unpacks bytes; returns the seq of its end. */
+static uint64_t
+sbytes(struct state *s, int32_t tid, int call, int32_t bytes, int32_t rc)
+{
+	struct espec e = { call, PMON_BEGIN, -1, -1, 0, -1, bytes, NULL, 0,
+	    NULL, 0, 0, 0 };
+
+	feed(s, tid, &e);
+	e.phase = PMON_END;
+	e.rc = rc;
+	return feed(s, tid, &e);
+}
+
+#define spk(s, tid, n, bytes)	sbytes(s, tid, PMON_CALL_##n, bytes, 0)
+#define sinit(s, tid)		sbytes(s, tid, PMON_CALL_initsend, -1, 1)
 
 /* The state's JSON with the given parts, in a buffer to free. */
 static char *
@@ -787,6 +805,335 @@ test_text(void)
 	sdone(s);
 }
 
+/*
+ * What was packed, unpacked in other chunks: 10 ints as 4 + 6, doubles
+ * one by one, strings one by one.  Packs after a send make the next
+ * send of the same buffer longer; the receiver's own initsend and packs
+ * do not touch what it unpacks.
+ */
+static void
+test_unpack_clean(void)
+{
+	struct state *s = srig();
+	uint64_t s1, s2;
+
+	sinit(s, A);
+	spk(s, A, pkint, 40);
+	spk(s, A, pkdouble, 16);
+	spk(s, A, pkstr, 5);
+	spk(s, A, pkstr, 0);
+	s1 = ssend(s, A, B, 1, 80);
+	spk(s, A, pkbyte, 3);
+	s2 = ssend(s, A, B, 2, 84);
+	srecv(s, B, A, 1, A, s1);
+	sinit(s, B);
+	spk(s, B, pkdouble, 8);
+	spk(s, B, upkint, 16);
+	spk(s, B, upkint, 24);
+	spk(s, B, upkdouble, 8);
+	spk(s, B, upkdouble, 8);
+	spk(s, B, upkstr, 5);
+	spk(s, B, upkstr, 0);
+	srecv(s, B, A, 2, A, s2);
+	spk(s, B, upkint, 40);
+	spk(s, B, upkdouble, 16);
+	spk(s, B, upkstr, 5);
+	spk(s, B, upkstr, 0);
+	spk(s, B, upkbyte, 1);
+	spk(s, B, upkbyte, 2);
+	/* Unpacking only a part is no mistake. */
+	s1 = ssend(s, A, C, 3, 84);
+	srecv(s, C, A, 3, A, s1);
+	spk(s, C, upkint, 4);
+	sexit(s, A);
+	sexit(s, B);
+	sexit(s, C);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/* Two ints and a double packed, three ints unpacked: reported once. */
+static void
+test_unpack_type(void)
+{
+	struct state *s = srig();
+	char *buf = NULL;
+	uint64_t sa;
+	size_t len;
+	FILE *fp;
+
+	sinit(s, A);				/* A:1, A:2 */
+	spk(s, A, pkint, 4);			/* A:3, A:4 */
+	spk(s, A, pkint, 4);			/* A:5, A:6 */
+	spk(s, A, pkdouble, 8);			/* A:7, A:8 */
+	sa = ssend(s, A, B, 1, 16);		/* A:9, A:10 */
+	srecv(s, B, A, 1, A, sa);		/* B:1, B:2 */
+	spk(s, B, upkint, 4);			/* B:3, B:4 */
+	spk(s, B, upkint, 4);			/* B:5, B:6 */
+	spk(s, B, upkint, 4);			/* B:7, B:8 */
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT_STRING_EQUAL(probs[0], "{\"kind\":\"unpack_mismatch\","
+	    "\"tid\":262146,\"recv\":\"262146:2\",\"send\":\"262145:9\","
+	    "\"from\":262145,\"tag\":1,\"at\":\"262146:8\","
+	    "\"packed\":\"pvm_pkdouble\",\"unpacked\":\"pvm_upkint\","
+	    "\"offset\":8}");
+	/* Once per message. */
+	spk(s, B, upkint, 4);
+	spk(s, B, upkdouble, 8);
+	CU_ASSERT_EQUAL(nprob, 1);
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_write_text(s, STATE_PROBLEMS, 0, fp), 0);
+	fclose(fp);
+	CU_ASSERT_STRING_EQUAL(buf, "unpack_mismatch t40002: pvm_upkint at "
+	    "t40002:8, 8 B into the message of send t40001:9 (tag 1), where "
+	    "pvm_pkdouble was packed\n");
+	free(buf);
+
+	/* The type must be the same, not only its size. */
+	sinit(s, A);
+	spk(s, A, pkint, 4);
+	sa = ssend(s, A, B, 2, 4);
+	srecv(s, B, A, 2, A, sa);
+	spk(s, B, upkuint, 4);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"packed\":\"pvm_pkint\","
+	    "\"unpacked\":\"pvm_upkuint\",\"offset\":0}"));
+
+	/* A string is no bytes. */
+	sinit(s, A);
+	spk(s, A, pkstr, 3);
+	sa = ssend(s, A, B, 3, 8);
+	srecv(s, B, A, 3, A, sa);
+	spk(s, B, upkbyte, 3);
+	CU_ASSERT_EQUAL_FATAL(nprob, 3);
+	CU_ASSERT(has(probs[2], "\"packed\":\"pvm_pkstr\","
+	    "\"unpacked\":\"pvm_upkbyte\",\"offset\":0}"));
+	CU_ASSERT_EQUAL(nkind("unpack_mismatch"), 3);
+	sdone(s);
+}
+
+/* More unpacked than packed, by the model or by PVM's own answer. */
+static void
+test_unpack_past_end(void)
+{
+	struct state *s = srig();
+	uint64_t sa, at;
+	char want[128];
+
+	sinit(s, A);
+	spk(s, A, pkint, 4);
+	sa = ssend(s, A, B, 1, 4);
+	srecv(s, B, A, 1, A, sa);
+	spk(s, B, upkint, 4);
+	at = sbytes(s, B, PMON_CALL_upkint, 4, -5);	/* PvmNoData */
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	snprintf(want, sizeof(want), "\"at\":\"262146:%" PRIu64 "\","
+	    "\"packed\":null,\"unpacked\":\"pvm_upkint\",\"offset\":4}",
+	    at);
+	CU_ASSERT(has(probs[0], want));
+
+	/* More ints in a row than were packed, with a double after them. */
+	sinit(s, A);
+	spk(s, A, pkint, 8);
+	spk(s, A, pkdouble, 8);
+	sa = ssend(s, A, B, 2, 16);
+	srecv(s, B, A, 2, A, sa);
+	spk(s, B, upkint, 12);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"packed\":\"pvm_pkint\","
+	    "\"unpacked\":\"pvm_upkint\",\"offset\":0}"));
+
+	/* One string more than packed; PVM said so too. */
+	sinit(s, A);
+	spk(s, A, pkstr, 2);
+	sa = ssend(s, A, B, 3, 8);
+	srecv(s, B, A, 3, A, sa);
+	sbytes(s, B, PMON_CALL_upkstr, 2, 0);
+	sbytes(s, B, PMON_CALL_upkstr, -1, -5);
+	CU_ASSERT_EQUAL_FATAL(nprob, 3);
+	CU_ASSERT(has(probs[2], "\"packed\":null,\"unpacked\":"
+	    "\"pvm_upkstr\",\"offset\":2}"));
+
+	/* An empty message has nothing to unpack. */
+	sinit(s, A);
+	sa = ssend(s, A, B, 4, 0);
+	srecv(s, B, A, 4, A, sa);
+	spk(s, B, upkint, 4);
+	CU_ASSERT_EQUAL(nkind("unpack_mismatch"), 4);
+
+	/* PVM found the end where the model did not: PVM is right. */
+	sinit(s, A);
+	spk(s, A, pkint, 8);
+	sa = ssend(s, A, B, 5, 8);
+	srecv(s, B, A, 5, A, sa);
+	sbytes(s, B, PMON_CALL_upkint, 4, -5);
+	CU_ASSERT_EQUAL_FATAL(nprob, 5);
+	CU_ASSERT(has(probs[4], "\"packed\":\"pvm_pkint\","
+	    "\"unpacked\":\"pvm_upkint\",\"offset\":0}"));
+	sdone(s);
+}
+
+/* Checks the message of (from, tag) unpacked as a double: not reported. */
+static void
+unpack_unchecked(struct state *s, int32_t tag)
+{
+	srecv(s, B, A, tag, A, ssend(s, A, B, tag, 4));
+	spk(s, B, upkdouble, 8);
+}
+
+/*
+ * Senders whose packs cannot be followed, and receive buffers that
+ * change in ways the model does not follow: nothing is reported.
+ */
+static void
+test_unpack_unchecked(void)
+{
+	struct state *s = srig();
+	struct espec ps = { PMON_CALL_psend, PMON_BEGIN, B, 7, 0, -1, 8,
+	    NULL, 0, NULL, 0, 0, 0 };
+	uint64_t sa;
+	int i;
+
+	/* No pvm_initsend seen. */
+	spk(s, A, pkint, 4);
+	unpack_unchecked(s, 1);
+	/* Packed by calls that do not say what. */
+	sinit(s, A);
+	spk(s, A, pkint, 4);
+	sbytes(s, A, PMON_CALL_pkmesg, 4, 0);
+	unpack_unchecked(s, 2);
+	sinit(s, A);
+	sbytes(s, A, PMON_CALL_packf, 4, 0);
+	unpack_unchecked(s, 3);
+	/* A buffer of its own making. */
+	sinit(s, A);
+	sbytes(s, A, PMON_CALL_setsbuf, -1, 1);
+	spk(s, A, pkint, 4);
+	unpack_unchecked(s, 4);
+	/* A pack that failed. */
+	sinit(s, A);
+	sbytes(s, A, PMON_CALL_pkint, 4, -15);
+	unpack_unchecked(s, 5);
+	/* Too many runs to keep. */
+	sinit(s, A);
+	for (i = 0; i < 40; i++)
+		sbytes(s, A, i % 2 ? PMON_CALL_pkint : PMON_CALL_pkdouble,
+		    i % 2 ? 4 : 8, 0);
+	unpack_unchecked(s, 6);
+	/* pvm_psend packs itself. */
+	sinit(s, A);
+	spk(s, A, pkint, 4);
+	sa = feed(s, A, &ps);
+	ps.phase = PMON_END;
+	feed(s, A, &ps);
+	srecv(s, B, A, 7, A, sa);
+	spk(s, B, upkdouble, 8);
+	CU_ASSERT_EQUAL(nprob, 0);
+
+	/* The receive buffer changed: set, freed, or lost records. */
+	sinit(s, A);
+	spk(s, A, pkint, 4);
+	sa = ssend(s, A, B, 8, 4);
+	srecv(s, B, A, 8, A, sa);
+	sbytes(s, B, PMON_CALL_setrbuf, -1, 1);
+	spk(s, B, upkdouble, 8);
+	sa = ssend(s, A, B, 9, 4);
+	srecv(s, B, A, 9, A, sa);
+	sbytes(s, B, PMON_CALL_freebuf, -1, 0);
+	spk(s, B, upkdouble, 8);
+	/* A receive that got nothing, or a message not matched. */
+	sa = ssend(s, A, B, 10, 4);
+	srecv(s, B, A, 10, A, sa);
+	srecv_begin(s, B, A, 11);
+	srecv_end(s, B, 0, 0, 11, -1);
+	spk(s, B, upkdouble, 8);
+	/* PVM found no receive buffer: the model lost track. */
+	sa = ssend(s, A, B, 12, 4);
+	srecv(s, B, A, 12, A, sa);
+	sbytes(s, B, PMON_CALL_upkint, 4, -15);
+	spk(s, B, upkint, 4);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/*
+ * One multicast (and one broadcast) to A and B: each receiver is
+ * checked on its own against the same packs.
+ */
+static void
+test_unpack_mcast(void)
+{
+	struct state *s = srig();
+	const int32_t to[2] = { A, B };
+	struct espec e = { PMON_CALL_bcast, PMON_BEGIN, -1, 3, 0, -1, 12,
+	    "g", 0, NULL, 0, 0, 0 };
+	uint64_t sm, sb;
+
+	CU_ASSERT_EQUAL(state_task(s, M, 0, 104, "vm", "m"), 0);
+	sinit(s, M);
+	spk(s, M, pkint, 4);
+	spk(s, M, pkdouble, 8);
+	sm = smcast(s, M, 2, to, 2, 12);
+	srecv(s, A, M, 2, M, sm);
+	spk(s, A, upkint, 4);
+	spk(s, A, upkdouble, 8);
+	srecv(s, B, M, 2, M, sm);
+	spk(s, B, upkint, 4);
+	spk(s, B, upkint, 4);
+	CU_ASSERT_EQUAL_FATAL(nprob, 1);
+	CU_ASSERT(has(probs[0], "\"tid\":262146,"));
+	CU_ASSERT(has(probs[0], "\"from\":262148,\"tag\":2,"));
+
+	/* The destinations of a broadcast are on its end. */
+	feed(s, M, &e);
+	e.phase = PMON_END;
+	e.npeers = 2;
+	e.peers = to;
+	sb = feed(s, M, &e);
+	srecv(s, A, M, 3, M, sb);
+	spk(s, A, upkdouble, 8);
+	srecv(s, B, M, 3, M, sb);
+	spk(s, B, upkint, 4);
+	spk(s, B, upkdouble, 8);
+	CU_ASSERT_EQUAL_FATAL(nprob, 2);
+	CU_ASSERT(has(probs[1], "\"tid\":262145,"));
+	CU_ASSERT(has(probs[1], "\"packed\":\"pvm_pkint\","
+	    "\"unpacked\":\"pvm_upkdouble\",\"offset\":0}"));
+	/* Messages still queued go with their receiver. */
+	smcast(s, M, 2, to, 4, 12);
+	sexit(s, A);
+	CU_ASSERT_EQUAL(nkind("unreceived"), 1);
+	sdone(s);
+}
+
+/* Hosts of different architectures: item sizes may differ, no check. */
+static void
+test_unpack_arch(void)
+{
+	struct state *s = srig();
+	uint64_t sa;
+
+	CU_ASSERT_EQUAL(state_host(s, 0x40000, "vm", "LINUX64", 1), 0);
+	CU_ASSERT_EQUAL(state_host(s, 0x80000, "old", "LINUX", 1), 0);
+	CU_ASSERT_EQUAL(state_task(s, 0x80001, 0, 201, "old", "d"), 0);
+	sinit(s, A);
+	spk(s, A, pklong, 16);
+	sa = ssend(s, A, 0x80001, 1, 16);
+	srecv(s, 0x80001, A, 1, A, sa);
+	spk(s, 0x80001, upklong, 8);
+	spk(s, 0x80001, upklong, 8);
+	spk(s, 0x80001, upkint, 4);
+	CU_ASSERT_EQUAL(nprob, 0);
+	/* The same host: checked. */
+	sa = ssend(s, A, B, 1, 16);
+	srecv(s, B, A, 1, A, sa);
+	spk(s, B, upkint, 4);
+	CU_ASSERT_EQUAL(nkind("unpack_mismatch"), 1);
+	sdone(s);
+}
+
 static CU_TestInfo state_tests[] = {
 	{ "deadlock of a pair", test_deadlock_pair },
 	{ "deadlock of a 3-cycle", test_deadlock_cycle3 },
@@ -809,6 +1156,12 @@ static CU_TestInfo state_tests[] = {
 	{ "time split", test_times },
 	{ "spawn tree", test_spawn_tree },
 	{ "text tables", test_text },
+	{ "unpacks in other chunks", test_unpack_clean },
+	{ "unpack of another type", test_unpack_type },
+	{ "unpack past the end", test_unpack_past_end },
+	{ "unpacks not checked", test_unpack_unchecked },
+	{ "multicast unpacked by each", test_unpack_mcast },
+	{ "hosts of other architectures", test_unpack_arch },
 	CU_TEST_INFO_NULL
 };
 
