@@ -3,6 +3,7 @@
 #   make            build everything into $(BUILD)/
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
+#   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -61,9 +62,10 @@ TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
 SIM_OBJS	:= $(call obj,tests/sim/sim.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
+BENCH_STOP	= $(BUILD)/bench/bench_stop
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST)
+	$(PROPTEST) $(BENCH_STOP)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -108,6 +110,11 @@ $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+
+# A libpmon tool with a /proc poller thread.
+$(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -163,6 +170,13 @@ fuzz: $(FUZZ_BINS)
 bench-merge: $(BENCH_MERGE)
 	$(BENCH_MERGE) $(BENCH_MERGE_FLAGS)
 
+# A private virtual machine, pingpong under pmon exec, a breakpoint that
+# stops every task at each pong; results go to BENCHMARKS.md.
+# BENCH_STOP_FLAGS: e.g. -k workers, -n hits, -I (SCHED_IDLE poller).
+bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/pingpong
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -177,6 +191,6 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -478,17 +478,20 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* PROBLEM and NOTICE: one JSON object, passed on NUL-terminated. */
 static int
-decode_problem(struct pmon *p, const uint8_t *buf, size_t len)
+decode_json(struct pmon *p, const uint8_t *buf, size_t len,
+    void (*cb)(const char *, size_t, void *))
 {
 	char *json;
 
+	if (cb == NULL)
+		return 0;
 	if ((json = malloc(len + 1)) == NULL)
 		return pmon_fail(p, "out of memory");
 	memcpy(json, buf, len);
 	json[len] = '\0';
-	if (p->cb.problem != NULL)
-		p->cb.problem(json, len, p->cbarg);
+	cb(json, len, p->cbarg);
 	free(json);
 	return 0;
 }
@@ -501,7 +504,9 @@ decode_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
 	case MSG_REPLY:
 		return decode_reply(p, buf, len);
 	case MSG_PROBLEM:
-		return decode_problem(p, buf, len);
+		return decode_json(p, buf, len, p->cb.problem);
+	case MSG_NOTICE:
+		return decode_json(p, buf, len, p->cb.notice);
 	case MSG_TASK_INFO:
 		return decode_task_info(p, buf, len);
 	case MSG_EVENT:
@@ -856,14 +861,15 @@ pmon_request(struct pmon *p, const char *text, unsigned flags, char **reply,
 
 	*reply = NULL;
 	*len = 0;
-	if (flags & ~(unsigned)PMON_JSON)
+	if (flags & ~(unsigned)(PMON_JSON | PMON_UNOWNED))
 		return pmon_fail(p, "unknown request flags 0x%x", flags);
 	if (8 + wire_strsize(text) > proto_msg(MSG_REQUEST)->max_len) {
 		snprintf(p->err, sizeof(p->err), "request too long");
 		return -1;
 	}
 	wire_put32(payload, id);
-	wire_put32(payload + 4, flags & PMON_JSON ? REQUEST_JSON : 0);
+	wire_put32(payload + 4, (flags & PMON_JSON ? REQUEST_JSON : 0) |
+	    (flags & PMON_UNOWNED ? REQUEST_UNOWNED : 0));
 	wire_putstr(payload + 8, text);
 	if (pmon_send_frame(p, MSG_REQUEST, payload,
 	    8 + wire_strsize(text)) == -1)

@@ -30,6 +30,9 @@ struct pmon;
 
 /* pmon_request flags. */
 #define PMON_JSON	0x1	/* reply in JSON rather than text */
+#define PMON_UNOWNED	0x2	/* stops made by this request belong to no
+				   tool: they stay when this tool leaves, and
+				   any tool may continue them */
 
 /* pmon_event.phase */
 #define PMON_PHASE_BEGIN	0
@@ -94,6 +97,13 @@ struct pmon_callbacks {
 	void	(*snapshot)(const char *json, size_t len, void *arg);
 	/* A problem the coordinator found (doc/state.md), as JSON. */
 	void	(*problem)(const char *json, size_t len, void *arg);
+	/*
+	 * What a tool (this one too) or a breakpoint did: attached,
+	 * detached, stopped or continued tasks, added or removed a
+	 * breakpoint (doc/control.md), as JSON.  Every tool gets them,
+	 * subscribed or not.
+	 */
+	void	(*notice)(const char *json, size_t len, void *arg);
 };
 
 /* Allocates a handle; NULL only when out of memory. */

@@ -42,7 +42,13 @@
 	X(TASK_INFO,	13,	24,		1024)				\
 	X(REQUEST,	14,	10,		1024)			\
 	X(REPLY,	15,	6,		PROTO_MAX_PAYLOAD)	\
-	X(PROBLEM,	16,	2,		PROTO_MAX_PAYLOAD)
+	X(PROBLEM,	16,	2,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_STOPPED,	17,	12,		12)			\
+	X(CONTROL,	18,	7,		PROTO_MAX_PAYLOAD)	\
+	X(CONTROL_DONE,	19,	6,		PROTO_MAX_PAYLOAD)	\
+	X(BREAKPOINTS,	20,	2,		PROTO_MAX_PAYLOAD)	\
+	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_READY,	22,	4,		4)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -63,9 +69,23 @@ struct msg_info {
 
 /* REQUEST flags, and REPLY: the fixed part and the status. */
 #define REQUEST_JSON	0x1	/* reply in JSON, not text */
+#define REQUEST_UNOWNED	0x2	/* the stops it makes belong to no tool:
+				   they outlive it (doc/control.md) */
 #define REPLY_HDR_SIZE	6	/* u32 id, u8 status, u8 more */
 #define REPLY_OK	0
 #define REPLY_ERROR	1
+
+/* CONTROL operations, and the per-task status in CONTROL_DONE. */
+#define CONTROL_STOP		1	/* SIGSTOP, then drain the ring */
+#define CONTROL_CONTINUE	2	/* SIGCONT */
+#define CONTROL_KILL		3	/* SIGKILL */
+#define CONTROL_OK		0
+#define CONTROL_NO_TASK		1	/* not a live task of this host */
+#define CONTROL_FAILED		2	/* the signal failed, or the task
+					   did not stop within a second */
+
+/* BREAKPOINTS: the fixed part of one entry, before its group string. */
+#define BP_WIRE_FIXED		32
 
 /* The fixed part of EVENT: tid, flags, match_tid, match_seq, t_corr. */
 #define EVENT_HDR_SIZE	(4 + 1 + 4 + 8 + 8)

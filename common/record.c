@@ -12,6 +12,7 @@ static const char *const call_names[PMON_CALL_MAX] = {
 	PMON_CALLS(PMON_CALL_NAME)
 #undef PMON_CALL_NAME
 	[PMON_CALL_LOST] = "lost",
+	[PMON_CALL_BREAK] = "break",
 };
 
 const char *

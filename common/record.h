@@ -105,6 +105,14 @@ enum pmon_call {
 	PMON_CALLS(PMON_CALL_ENUM)
 #undef PMON_CALL_ENUM
 	PMON_CALL_LOST,		/* synthetic: records missing from a task */
+	/*
+	 * Written by a task that stops at a breakpoint, just before it
+	 * stops: rc is the call it stopped at (enum pmon_call), inst the
+	 * breakpoint's id, phase whether it stopped before that call ran
+	 * (PMON_BEGIN) or after it returned (PMON_END); peer, tag, ctx,
+	 * bytes and the group are the call's.
+	 */
+	PMON_CALL_BREAK,
 	PMON_CALL_MAX
 };
 

@@ -4,16 +4,31 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "proto.h"
 #include "record.h"
 #include "ring.h"
 #include "wire.h"
 
 #define RING_SEALS	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/*
+ * Reads of the control page a task tries before it gives up: an agent
+ * killed in the middle of a write leaves gen odd for good, and a task
+ * never waits for pmon.
+ */
+#define RING_CTL_TRIES	64
+
+static_assert(sizeof(struct ring_hdr) <= RING_HDR_SIZE,
+    "the ring header, control page included, must fit its page");
+static_assert(BP_WIRE_FIXED == 32 && BP_WIRE_MAX == BP_WIRE_FIXED + 2 +
+    RING_BP_GROUP_MAX, "bp_encode and bp_decode know this layout");
+static_assert(PMON_CALL_MAX <= 256, "ring_bp.call is a u8");
 
 static int
 ring_map(struct ring *rg, int fd, uint32_t size)
@@ -210,4 +225,197 @@ uint64_t
 ring_dropped(const struct ring *rg)
 {
 	return atomic_load_explicit(&rg->hdr->dropped, memory_order_relaxed);
+}
+
+/*
+ * Breakpoints (doc/control.md).
+ *
+ * The control page is a seqlock written by the agent: gen odd while it
+ * writes.  The task copies the table out and keeps the copy only if gen
+ * was even and unchanged around the copy.
+ */
+
+/*
+ * Agent: replaces the table of the task's control page with n entries
+ * (at most RING_BP_MAX).  Starting from an odd gen (a writer that died
+ * mid-write) is fine: the page is odd while we write and even after.
+ */
+void
+ring_ctl_write(struct ring_hdr *h, const struct ring_bp *bps, unsigned n)
+{
+	struct ring_ctl *ctl = &h->ctl;
+	uint32_t gen;
+
+	if (n > RING_BP_MAX)
+		n = RING_BP_MAX;
+	gen = atomic_load_explicit(&ctl->gen, memory_order_relaxed) | 1;
+	atomic_store_explicit(&ctl->gen, gen, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	if (n > 0)
+		memcpy(ctl->bp, bps, n * sizeof(*bps));
+	atomic_store_explicit(&ctl->nbp, n, memory_order_relaxed);
+	atomic_store_explicit(&ctl->gen, gen + 1, memory_order_release);
+}
+
+/*
+ * Task: copies the table into bps (RING_BP_MAX entries).  Returns the
+ * entries copied; 0 when no consistent copy could be had in
+ * RING_CTL_TRIES tries.
+ */
+static unsigned
+ctl_read(const struct ring_ctl *ctl, struct ring_bp *bps)
+{
+	uint32_t gen, n;
+	int i;
+
+	for (i = 0; i < RING_CTL_TRIES; i++) {
+		gen = atomic_load_explicit(&ctl->gen, memory_order_acquire);
+		if (gen & 1)
+			continue;
+		n = atomic_load_explicit(&ctl->nbp, memory_order_relaxed);
+		if (n > RING_BP_MAX)
+			n = RING_BP_MAX;
+		memcpy(bps, ctl->bp, n * sizeof(*bps));
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&ctl->gen, memory_order_relaxed) ==
+		    gen)
+			return n;
+	}
+	return 0;
+}
+
+/* The record's group (glen bytes) is the entry's, NUL-terminated or not. */
+static int
+group_equal(const struct ring_bp *bp, const struct record *r)
+{
+	size_t n = strnlen(bp->group, sizeof(bp->group));
+
+	return n == r->glen && (n == 0 || memcmp(bp->group, r->group, n) == 0);
+}
+
+static int
+bp_hit(const struct ring_bp *bp, int32_t tid, const struct record *r,
+    uint64_t seq, uint8_t phase)
+{
+	if (bp->id == 0 || bp->phase != phase || (bp->match & ~BP_ALL) != 0)
+		return 0;
+	if ((bp->tid != 0 && bp->tid != tid) ||
+	    (bp->call != 0 && bp->call != r->call))
+		return 0;
+	if (((bp->match & BP_PEER) && bp->peer != r->peer) ||
+	    ((bp->match & BP_TAG) && bp->tag != r->tag) ||
+	    ((bp->match & BP_CTX) && bp->ctx != r->ctx) ||
+	    ((bp->match & BP_SEQ) && bp->seq != seq))
+		return 0;
+	return (bp->match & BP_GROUP) == 0 || group_equal(bp, r);
+}
+
+/*
+ * Task: does the call r of task tid, at phase (PMON_BEGIN before it
+ * runs, PMON_END after its end record), hit a breakpoint?  seq is the
+ * number the task's next record will get.  Returns 1 and the first
+ * matching entry in *hit (its group NUL-terminated), or 0.  With an
+ * empty table this is one relaxed load.  The table is the agent's,
+ * but read defensively: an entry with id 0 (never written) or with
+ * match bits we do not know never matches.
+ */
+int
+ring_bp_match(const struct ring_hdr *h, int32_t tid, const struct record *r,
+    uint64_t seq, uint8_t phase, struct ring_bp *hit)
+{
+	struct ring_bp bps[RING_BP_MAX];
+	unsigned i, n;
+
+	if (atomic_load_explicit(&h->ctl.nbp, memory_order_relaxed) == 0)
+		return 0;
+	n = ctl_read(&h->ctl, bps);
+	for (i = 0; i < n; i++)
+		if (bp_hit(&bps[i], tid, r, seq, phase)) {
+			*hit = bps[i];
+			hit->group[RING_BP_GROUP_MAX] = '\0';
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * One entry of BREAKPOINTS (doc/protocol.md): BP_WIRE_FIXED bytes, then
+ * the group as a str.  out has room for BP_WIRE_MAX bytes; a group
+ * longer than RING_BP_GROUP_MAX is cut.  Returns the bytes written.
+ */
+size_t
+bp_encode(uint8_t *out, const struct ring_bp *bp)
+{
+	size_t n = strnlen(bp->group, RING_BP_GROUP_MAX);
+
+	wire_put32(out, bp->id);
+	wire_put32(out + 4, (uint32_t)bp->tid);
+	out[8] = bp->call;
+	out[9] = bp->phase;
+	wire_put16(out + 10, bp->match);
+	wire_put32(out + 12, (uint32_t)bp->peer);
+	wire_put32(out + 16, (uint32_t)bp->tag);
+	wire_put32(out + 20, (uint32_t)bp->ctx);
+	wire_put64(out + 24, bp->seq);
+	wire_put16(out + BP_WIRE_FIXED, (uint16_t)n);
+	memcpy(out + BP_WIRE_FIXED + 2, bp->group, n);
+	return BP_WIRE_FIXED + 2 + n;
+}
+
+/*
+ * Decodes one entry from in (avail bytes).  Returns 0 with the bytes it
+ * took in *used, or -1 with *why.
+ */
+int
+bp_decode(const uint8_t *in, size_t avail, struct ring_bp *bp, size_t *used,
+    const char **why)
+{
+	size_t glen;
+
+	memset(bp, 0, sizeof(*bp));
+	if (avail < BP_WIRE_FIXED + 2) {
+		*why = "breakpoint truncated";
+		return -1;
+	}
+	bp->id = wire_get32(in);
+	bp->tid = (int32_t)wire_get32(in + 4);
+	bp->call = in[8];
+	bp->phase = in[9];
+	bp->match = wire_get16(in + 10);
+	bp->peer = (int32_t)wire_get32(in + 12);
+	bp->tag = (int32_t)wire_get32(in + 16);
+	bp->ctx = (int32_t)wire_get32(in + 20);
+	bp->seq = wire_get64(in + 24);
+	glen = wire_get16(in + BP_WIRE_FIXED);
+	if (glen > RING_BP_GROUP_MAX) {
+		*why = "breakpoint group name too long";
+		return -1;
+	}
+	if (avail - (BP_WIRE_FIXED + 2) < glen) {
+		*why = "breakpoint truncated";
+		return -1;
+	}
+	memcpy(bp->group, in + BP_WIRE_FIXED + 2, glen);
+	if (memchr(bp->group, '\0', glen) != NULL) {
+		*why = "breakpoint group name holds a NUL";
+		return -1;
+	}
+	if (bp->id == 0) {
+		*why = "breakpoint id 0";
+		return -1;
+	}
+	if (bp->match & ~BP_ALL) {
+		*why = "breakpoint matches unknown fields";
+		return -1;
+	}
+	if (bp->phase != PMON_BEGIN && bp->phase != PMON_END) {
+		*why = "breakpoint has an unknown phase";
+		return -1;
+	}
+	if (bp->call >= PMON_CALL_MAX) {
+		*why = "breakpoint names an unknown call";
+		return -1;
+	}
+	*used = BP_WIRE_FIXED + 2 + glen;
+	return 0;
 }

@@ -19,11 +19,53 @@
 #include <sys/types.h>
 
 #define RING_MAGIC	0x706d6f6eU	/* "pmon" */
-#define RING_VERSION	1
+#define RING_VERSION	2
 #define RING_HDR_SIZE	4096
 #define RING_MIN_SIZE	4096
 #define RING_MAX_SIZE	(64U * 1024 * 1024)
 #define RING_DEFAULT_SIZE	(1024U * 1024)
+
+/*
+ * Breakpoints a task checks itself, before a call runs or after it
+ * returned (doc/control.md).  The agent writes the table into the
+ * task's control page; the task reads it at every recorded call, and
+ * costs one relaxed load while the table is empty.
+ */
+#define RING_BP_MAX		32
+#define RING_BP_GROUP_MAX	63
+
+/* ring_bp.match: the fields that must equal the call's. */
+#define BP_PEER		0x01	/* destination of a send, source asked of
+				   a receive, target of kill/notify */
+#define BP_TAG		0x02
+#define BP_CTX		0x04
+#define BP_GROUP	0x08
+#define BP_SEQ		0x10	/* the record number: a stopline */
+#define BP_ALL		(BP_PEER | BP_TAG | BP_CTX | BP_GROUP | BP_SEQ)
+
+struct ring_bp {
+	uint32_t	id;		/* the coordinator's; never 0 */
+	int32_t		tid;		/* only this task; 0: every task */
+	uint8_t		call;		/* enum pmon_call; 0: any call */
+	uint8_t		phase;		/* PMON_BEGIN: before the call runs;
+					   PMON_END: after it returned */
+	uint16_t	match;		/* BP_* */
+	int32_t		peer;
+	int32_t		tag;
+	int32_t		ctx;
+	uint64_t	seq;		/* BP_SEQ: stop before this record */
+	char		group[RING_BP_GROUP_MAX + 1];	/* NUL-terminated */
+};
+
+/*
+ * Written by the agent only, as a seqlock: gen is odd while it writes,
+ * and a reader retries if gen changed under it.
+ */
+struct ring_ctl {
+	_Atomic uint32_t gen;
+	_Atomic uint32_t nbp;		/* entries of bp in use */
+	struct ring_bp	bp[RING_BP_MAX];
+};
 
 struct ring_hdr {
 	uint32_t		magic;
@@ -34,6 +76,7 @@ struct ring_hdr {
 	_Atomic uint64_t	dropped;	/* records lost to a full ring */
 	_Atomic uint64_t	written;	/* records written */
 	_Alignas(64) _Atomic uint64_t tail;	/* written by the agent */
+	_Alignas(64) struct ring_ctl ctl;	/* written by the agent */
 };
 
 struct ring {
@@ -51,5 +94,17 @@ int	ring_write(struct ring *, const void *rec, size_t len);
 ssize_t	ring_read(struct ring *, uint8_t *out, size_t outsize,
 	    unsigned *nrecords, const char **why);
 uint64_t ring_dropped(const struct ring *);
+
+/* Breakpoints: the task's check, the agent's writer, the wire codec. */
+struct record;
+int	ring_bp_match(const struct ring_hdr *, int32_t tid,
+	    const struct record *, uint64_t seq, uint8_t phase,
+	    struct ring_bp *hit);
+void	ring_ctl_write(struct ring_hdr *, const struct ring_bp *,
+	    unsigned n);
+#define BP_WIRE_MAX	(32 + 2 + RING_BP_GROUP_MAX)	/* BP_WIRE_FIXED + str */
+size_t	bp_encode(uint8_t *out, const struct ring_bp *);
+int	bp_decode(const uint8_t *in, size_t avail, struct ring_bp *,
+	    size_t *used, const char **why);
 
 #endif

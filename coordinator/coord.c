@@ -29,9 +29,11 @@ coord_release(const struct order_event *ev, void *arg)
 		log_warnx("event of t%x too large to send", (unsigned)ev->tid);
 		return;
 	}
-	coord_tools_send(c, buf, n, 1);
+	coord_tools_send_event(c, buf, n, ev);
 	if (state_event(c->state, ev) == -1)
 		log_warnx("state model: out of memory");
+	if (!TAILQ_EMPTY(&c->bps))
+		coord_control_event(c, ev);
 }
 
 /* A problem the state model found: an event for every subscriber. */
@@ -39,13 +41,9 @@ static void
 coord_problem(const char *json, void *arg)
 {
 	struct coord *c = arg;
-	struct coord_tool *t;
 
 	log_info("problem: %s", json);
-	TAILQ_FOREACH(t, &c->tools, entry)
-		if (t->state == COORD_P_ACTIVE && t->subscribed)
-			coord_frame_body(bufferevent_get_output(t->bev),
-			    MSG_PROBLEM, json, strlen(json));
+	coord_tools_send_problem(c, json);
 }
 
 /* Every event of an ended task is out: the model may end it. */
@@ -66,11 +64,15 @@ coord_init(struct coord *c, struct event_base *base)
 	c->base = base;
 	c->pvm_tid = -1;
 	c->next_tool_id = 1;
+	if (c->tool_high == 0)
+		c->tool_high = COORD_TOOL_HIGH;
 	TAILQ_INIT(&c->agents);
 	TAILQ_INIT(&c->tools);
 	TAILQ_INIT(&c->tasks);
 	TAILQ_INIT(&c->flushes);
 	TAILQ_INIT(&c->hosts);
+	TAILQ_INIT(&c->ops);
+	TAILQ_INIT(&c->bps);
 	struct timeval tv = { 0, COORD_CHECK_MS * 1000 };
 
 	if ((c->order = order_new(coord_release, c)) == NULL ||
@@ -94,6 +96,8 @@ coord_free(struct coord *c)
 	struct coord_flush *f;
 	int i;
 
+	/* No stop to release, no breakpoint to remove when tools go. */
+	coord_control_free(c);
 	/* Rounds first: freeing an agent must not complete one. */
 	while ((f = TAILQ_FIRST(&c->flushes)) != NULL) {
 		TAILQ_REMOVE(&c->flushes, f, entry);
@@ -284,7 +288,10 @@ flush_check(struct coord *c, struct coord_flush *f)
 	state_check(c->state);
 	if (f->sync)
 		c->sync_rounds--;
-	if (f->tool != NULL)
+	if (f->tool != NULL && f->reply)
+		coord_frame_reply(bufferevent_get_output(f->tool->bev),
+		    f->tool_id, REPLY_OK, "", 0);
+	else if (f->tool != NULL)
 		coord_frame_u32(bufferevent_get_output(f->tool->bev),
 		    MSG_FLUSH_DONE, f->tool_id);
 	if (f->final)
@@ -331,6 +338,17 @@ void
 coord_flush_start(struct coord *c, struct coord_tool *tool, uint32_t id)
 {
 	flush_check(c, flush_new(c, tool, id, 0));
+	coord_sync_check(c);
+}
+
+/* The "flush" request: the same round, answered with REPLY id. */
+void
+coord_flush_reply(struct coord *c, struct coord_tool *tool, uint32_t id)
+{
+	struct coord_flush *f = flush_new(c, tool, id, 0);
+
+	f->reply = 1;
+	flush_check(c, f);
 	coord_sync_check(c);
 }
 
@@ -486,7 +504,6 @@ coord_shutdown(struct coord *c, const char *why)
 	if (c->ev_shutdown == NULL)
 		fatalx("%s: evtimer_new", __func__);
 	evtimer_add(c->ev_shutdown, &tv);
-	coord_agents_pause(c, 0);
 	flush_check(c, flush_new(c, NULL, 0, 1));
 }
 
@@ -512,6 +529,9 @@ shutdown_finish(struct coord *c)
 	order_release_all(c->order);
 	c->finishing = 1;
 	TAILQ_FOREACH(t, &c->tools, entry) {
+		/* A tool still behind learns what it lost before BYE. */
+		if (t->full)
+			coord_tool_lost(t);
 		coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE,
 		    "the coordinator is shutting down");
 		t->state = COORD_P_CLOSING;

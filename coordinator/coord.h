@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "order.h"
 #include "proto.h"
+#include "request.h"
 #include "state.h"
 
 struct bufferevent;
@@ -30,8 +31,10 @@ struct evconnlistener;
 #define COORD_FLUSH_TIMEOUT	5	/* s for the final flush round */
 #define COORD_DRAIN_TIMEOUT	5	/* s to write the last frames */
 #define COORD_HELLO_TIMEOUT	10	/* s for a peer to say hello */
-#define COORD_TOOL_HIGH		(8 * 1024 * 1024)  /* pause the agents */
-#define COORD_TOOL_MAX		(256 * 1024 * 1024) /* drop the tool */
+#define COORD_TOOL_HIGH		(8 * 1024 * 1024)  /* a tool's queue: full */
+#define COORD_TOOL_HIGH_MIN	(64 * 1024)		/* -Q bounds */
+#define COORD_TOOL_HIGH_MAX	(1024 * 1024 * 1024)
+#define COORD_TOOL_MAX		(64 * 1024 * 1024) /* drop the tool */
 #define COORD_MAX_AGENTS	1024
 #define COORD_MAX_TOOLS		256
 #define COORD_TASK_BUCKETS	4096
@@ -66,6 +69,12 @@ struct coord_request {
 	char		text[COORD_STR_MAX];
 };
 
+/* One task's answer in CONTROL_DONE. */
+struct coord_control_status {
+	int32_t		tid;
+	uint8_t		status;		/* CONTROL_OK, _NO_TASK, _FAILED */
+};
+
 struct record;
 
 /* Called for each record of a TASK_RECORDS payload; -1 stops the walk. */
@@ -85,6 +94,9 @@ int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);
 int	coord_parse_request(const uint8_t *, size_t, struct coord_request *,
 	    const char **why);
+int	coord_parse_control_done(const uint8_t *, size_t, uint32_t *id,
+	    struct coord_control_status *, size_t max, size_t *n,
+	    const char **why);
 
 /* --- frames we send (coord_frame.c) --- */
 
@@ -97,6 +109,11 @@ void	coord_frame_reply(struct evbuffer *, uint32_t id, uint8_t status,
 	    const char *body, size_t len);
 void	coord_frame_body(struct evbuffer *, uint8_t type, const char *body,
 	    size_t len);
+struct ring_bp;
+void	coord_frame_control(struct evbuffer *, uint32_t id, uint8_t op,
+	    const int32_t *tids, size_t n);
+void	coord_frame_breakpoints(struct evbuffer *, const struct ring_bp *,
+	    size_t n);
 struct coord_task;
 #define COORD_TASK_INFO_MAX	(FRAME_HDR_SIZE + 1024)
 size_t	coord_frame_task_info(uint8_t *buf, const struct coord_task *);
@@ -114,6 +131,8 @@ struct coord_task {
 	struct coord_agent	*agent;		/* NULL once it left */
 	char			*host;
 	char			*program;
+	unsigned		 stop_tool;	/* the stop's owner; 0: none */
+	uint32_t		 stop_bp;	/* the breakpoint it hit, or 0 */
 };
 TAILQ_HEAD(coord_tasks, coord_task);
 
@@ -134,12 +153,24 @@ struct coord_agent {
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 
+/* Events a tool lost while its queue was full, per task. */
+struct coord_lost {
+	int32_t			 tid;
+	uint64_t		 first, last;	/* seqs */
+	uint64_t		 events;
+};
+
 struct coord_tool {
 	TAILQ_ENTRY(coord_tool)	 entry;
 	struct coord		*coord;
 	struct bufferevent	*bev;
 	enum coord_peer_state	 state;
 	int			 subscribed;
+	int			 want_snapshot;	/* TOOL_SNAPSHOT: also to resync */
+	int			 full;		/* dropping events until drained */
+	struct coord_lost	*lost;		/* while full, per task */
+	size_t			 nlost, lostcap;
+	uint64_t		 lost_problems;
 	char			 name[64];	/* for the log */
 	unsigned		 id;
 };
@@ -154,10 +185,27 @@ struct coord_flush {
 	int			 sync;		/* asked for by the order core */
 	struct coord_tool	*tool;		/* gets FLUSH_DONE, or NULL */
 	uint32_t		 tool_id;
+	int			 reply;		/* a REPLY, not FLUSH_DONE */
 	struct coord_agent	**waiting;
 	size_t			 nwaiting;
 };
 TAILQ_HEAD(coord_flushes, coord_flush);
+
+/* A conditional request (coord_control.c): its trigger and actions. */
+struct coord_bp {
+	TAILQ_ENTRY(coord_bp)	 entry;
+	uint32_t		 id;
+	struct coord_tool	*owner;		/* NULL: its tool left */
+	int			 enabled;
+	uint64_t		 hits;
+	int32_t			 stopline_tid;	/* a stopline: task and seq */
+	uint64_t		 stopline;
+	struct req		*req;
+	char			 text[COORD_STR_MAX];
+};
+TAILQ_HEAD(coord_bps, coord_bp);
+struct coord_op;
+TAILQ_HEAD(coord_ops, coord_op);
 
 /* A host we spawned an agent on, until that agent says hello. */
 struct coord_host {
@@ -182,12 +230,12 @@ struct coord {
 	struct evconnlistener	*agent_listener;
 	struct coord_agents	 agents;
 	unsigned		 nagents;
-	int			 agents_paused;	/* a tool is too slow */
 
 	char			 sock_path[108];
 	struct evconnlistener	*tool_listener;
 	struct coord_tools	 tools;
 	unsigned		 ntools;
+	size_t			 tool_high;	/* -Q: a tool's queue is full */
 	unsigned		 next_tool_id;
 
 	struct coord_tasks	 tasks;
@@ -199,6 +247,14 @@ struct coord {
 	struct clock		*clock;
 	struct clock_params	 clock_params;	/* -C */
 	struct coord_hosts	 hosts;
+	struct coord_ops	 ops;		/* stops, continues, kills */
+	uint32_t		 next_op;
+	struct coord_bps	 bps;
+	uint32_t		 next_bp;
+	/* A "stop *" in force: tasks that start meanwhile stop too. */
+	int			 stop_all;
+	unsigned		 stop_all_tool;
+	uint32_t		 stop_all_bp;
 
 	int			 ready;		/* said ready */
 	int			 ready_fd;	/* -r, or -1 */
@@ -223,8 +279,11 @@ void	coord_broadcast_task(struct coord *, const struct coord_task *);
 void	coord_check_ready(struct coord *);
 void	coord_start_ready_timer(struct coord *);
 void	coord_flush_start(struct coord *, struct coord_tool *, uint32_t id);
-int	coord_request_run(struct coord *, const struct coord_request *,
+void	coord_flush_reply(struct coord *, struct coord_tool *, uint32_t id);
+int	coord_request_run(struct coord *, struct coord_tool *,
+	    const struct coord_request *,
 	    char **body, size_t *len);
+int	coord_request_is_control(enum req_kind);
 void	coord_snapshot_send(struct coord *, struct coord_tool *);
 void	coord_flush_done(struct coord *, struct coord_agent *, uint32_t);
 void	coord_flush_forget(struct coord *, struct coord_agent *);
@@ -232,6 +291,24 @@ void	coord_flush_forget_tool(struct coord *, struct coord_tool *);
 void	coord_shutdown(struct coord *, const char *why);
 void	coord_sync_check(struct coord *);
 void	coord_output_check(struct coord *);
+
+/* coord_control.c */
+struct req;
+#define COORD_REPLY_LATER	2	/* coord_control_run: REPLY follows */
+int	coord_control_run(struct coord *, struct coord_tool *, uint32_t req_id,
+	    uint32_t flags, const struct req *, char **body, size_t *len);
+int	coord_control_done(struct coord_agent *, const uint8_t *, size_t);
+void	coord_control_break(struct coord *, int32_t tid,
+	    const struct record *);
+void	coord_control_install(struct coord *, struct coord_agent *to);
+void	coord_control_event(struct coord *, const struct order_event *);
+void	coord_control_task_new(struct coord *, struct coord_task *);
+void	coord_control_tool_gone(struct coord *, struct coord_tool *);
+void	coord_control_agent_gone(struct coord *, struct coord_agent *);
+void	coord_control_free(struct coord *);
+void	coord_notice(struct coord *, const char *json);
+void	coord_notice_tool(struct coord *, const struct coord_tool *,
+	    const char *what);
 
 /* coord_agent.c */
 /* The host field of a PVM tid: a small number naming the host. */
@@ -242,7 +319,6 @@ void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 void	coord_agent_free(struct coord_agent *);
 int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
-void	coord_agents_pause(struct coord *, int pause);
 
 /* coord_tool.c */
 int	coord_tool_listen(struct coord *);
@@ -254,7 +330,10 @@ void	coord_tool_send_tasks(struct coord_tool *);
 int	coord_tool_frame(struct coord_tool *, uint8_t type,
 	    const uint8_t *payload, size_t len);
 int	coord_tool_probe(const char *path);
-void	coord_tools_check_pause(struct coord *);
+void	coord_tools_send_event(struct coord *, const void *, size_t,
+	    const struct order_event *);
+void	coord_tools_send_problem(struct coord *, const char *json);
+void	coord_tool_lost(struct coord_tool *);
 
 /* coord_conn.c: framing shared by agents and tools */
 typedef int (*coord_frame_cb)(void *peer, uint8_t type,

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
 #include <errno.h>
@@ -55,6 +56,7 @@ coord_agent_free(struct coord_agent *a)
 	if (a->host != NULL)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
+	coord_control_agent_gone(c, a);
 	agent_end_tasks(a);
 	if (a->bev != NULL)
 		bufferevent_free(a->bev);
@@ -107,6 +109,8 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)
 		if (host->host_tid == h.host_tid)
 			host->hello = 1;
+	if (!TAILQ_EMPTY(&a->coord->bps))
+		coord_control_install(a->coord, a);
 	coord_check_ready(a->coord);
 	return 0;
 }
@@ -158,6 +162,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	    t->program) == -1)
 		fatal("%s", __func__);
 	coord_broadcast_task(c, t);
+	coord_control_task_new(c, t);
 	return 0;
 }
 
@@ -186,6 +191,9 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 
 	if (!agent_owns(a, tid, why))
 		return -1;
+	/* A task stopped at a breakpoint: act now, not at its release. */
+	if (r->call == PMON_CALL_BREAK)
+		coord_control_break(a->coord, tid, r);
 	return order_add(a->coord->order, tid, r, why);
 }
 
@@ -277,6 +285,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_task_end(a, p, len);
 	case MSG_FLUSH_DONE:
 		return agent_flush_done(a, p, len);
+	case MSG_CONTROL_DONE:
+		return coord_control_done(a, p, len);
 	default:
 		coord_agent_drop(a, "unexpected %s from an agent",
 		    proto_msg_name(type));
@@ -347,6 +357,7 @@ agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	struct coord *c = arg;
 	struct timeval tv = { COORD_HELLO_TIMEOUT, 0 };
 	struct coord_agent *a;
+	int one = 1;
 
 	(void)l;
 	(void)sa;
@@ -362,35 +373,19 @@ agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	a->coord = c;
 	a->state = COORD_P_HELLO;
 	coord_peer_name(fd, a->peer, sizeof(a->peer));
+	/* Small frames (a BREAK, a CONTROL) must not wait for an ACK. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)
+		log_warn("agent %s: TCP_NODELAY", a->peer);
 	a->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (a->bev == NULL)
 		fatalx("%s: bufferevent_socket_new", __func__);
 	bufferevent_setcb(a->bev, agent_read_cb, agent_write_cb,
 	    agent_event_cb, a);
 	bufferevent_set_timeouts(a->bev, &tv, NULL);
-	bufferevent_enable(a->bev, c->agents_paused ? EV_WRITE :
-	    EV_READ | EV_WRITE);
+	bufferevent_enable(a->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&c->agents, a, entry);
 	c->nagents++;
 	log_debug("agent connection from %s", a->peer);
-}
-
-/* Stops (or resumes) reading from every agent while a tool lags. */
-void
-coord_agents_pause(struct coord *c, int pause)
-{
-	struct coord_agent *a;
-
-	if (c->agents_paused == pause || (pause && c->shutting_down))
-		return;	/* the final flush must be read */
-	c->agents_paused = pause;
-	log_info("%s reading from agents", pause ? "pausing" : "resuming");
-	TAILQ_FOREACH(a, &c->agents, entry) {
-		if (pause)
-			bufferevent_disable(a->bev, EV_READ);
-		else
-			bufferevent_enable(a->bev, EV_READ);
-	}
 }
 
 static void

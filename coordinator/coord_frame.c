@@ -1,13 +1,16 @@
 /*
  * Frames the coordinator sends: events and task descriptions to tools,
- * flush and shutdown requests to agents, errors to anyone.
+ * flush, shutdown, control and breakpoint requests to agents, errors to
+ * anyone.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
 #include "coord.h"
 #include "record.h"
+#include "ring.h"
 #include "wire.h"
 
 
@@ -142,4 +145,49 @@ coord_frame_body(struct evbuffer *out, uint8_t type, const char *body,
 	frame_hdr_encode(hdr, type, (uint32_t)len);
 	evbuffer_add(out, hdr, sizeof(hdr));
 	evbuffer_add(out, body, len);
+}
+
+/*
+ * CONTROL: op (CONTROL_*) on n tasks of one agent.  n is at most 65535
+ * (the caller checks; more are cut).
+ */
+void
+coord_frame_control(struct evbuffer *out, uint32_t id, uint8_t op,
+    const int32_t *tids, size_t n)
+{
+	uint8_t hdr[FRAME_HDR_SIZE + 7], tid[4];
+	size_t i;
+
+	if (n > UINT16_MAX)
+		n = UINT16_MAX;
+	frame_hdr_encode(hdr, MSG_CONTROL, (uint32_t)(7 + 4 * n));
+	wire_put32(hdr + FRAME_HDR_SIZE, id);
+	hdr[FRAME_HDR_SIZE + 4] = op;
+	wire_put16(hdr + FRAME_HDR_SIZE + 5, (uint16_t)n);
+	evbuffer_add(out, hdr, sizeof(hdr));
+	for (i = 0; i < n; i++) {
+		wire_put32(tid, (uint32_t)tids[i]);
+		evbuffer_add(out, tid, sizeof(tid));
+	}
+}
+
+/*
+ * BREAKPOINTS: the whole table, n entries of at most RING_BP_MAX (the
+ * caller checks; more are cut: a task could not hold them).
+ */
+void
+coord_frame_breakpoints(struct evbuffer *out, const struct ring_bp *bps,
+    size_t n)
+{
+	uint8_t buf[FRAME_HDR_SIZE + 2 + RING_BP_MAX * BP_WIRE_MAX];
+	size_t i, len = FRAME_HDR_SIZE + 2;
+
+	if (n > RING_BP_MAX)
+		n = RING_BP_MAX;
+	wire_put16(buf + FRAME_HDR_SIZE, (uint16_t)n);
+	for (i = 0; i < n; i++)
+		len += bp_encode(buf + len, &bps[i]);
+	frame_hdr_encode(buf, MSG_BREAKPOINTS, (uint32_t)(len -
+	    FRAME_HDR_SIZE));
+	evbuffer_add(out, buf, len);
 }

@@ -182,9 +182,44 @@ coord_parse_request(const uint8_t *p, size_t len, struct coord_request *req,
 	wire_readstr(&r, req->text, sizeof(req->text));
 	if (reader_done(&r, why) == -1)
 		return -1;
-	if (req->flags & ~(uint32_t)REQUEST_JSON) {
+	if (req->flags & ~(uint32_t)(REQUEST_JSON | REQUEST_UNOWNED)) {
 		*why = "request has unknown flags";
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * CONTROL_DONE: u32 id, u16 n, n x (i32 tid, u8 status), into out (room
+ * for max).  The tids are the agent's echo of our CONTROL's, checked
+ * against it by the caller, not here.
+ */
+int
+coord_parse_control_done(const uint8_t *p, size_t len, uint32_t *id,
+    struct coord_control_status *out, size_t max, size_t *n,
+    const char **why)
+{
+	struct wire_reader r;
+	size_t i, count;
+
+	*n = 0;
+	wire_reader_init(&r, p, len);
+	*id = wire_read32(&r);
+	count = wire_read16(&r);
+	if (!r.err && count > max) {
+		*why = "CONTROL_DONE answers for more tasks than asked";
+		return -1;
+	}
+	for (i = 0; i < count && !r.err; i++) {
+		out[i].tid = (int32_t)wire_read32(&r);
+		out[i].status = wire_read8(&r);
+		if (!r.err && out[i].status > CONTROL_FAILED) {
+			*why = "CONTROL_DONE has an unknown status";
+			return -1;
+		}
+	}
+	if (reader_done(&r, why) == -1)
+		return -1;
+	*n = count;
 	return 0;
 }

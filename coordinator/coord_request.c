@@ -1,17 +1,16 @@
 /*
- * Requests from tools (REQUEST frames): the information services on the
- * state model.  A request is one line of words:
+ * Requests from tools (REQUEST frames).  request.c parses the text
+ * (doc/requests.md has the grammar); this file runs what it asked for.
+ * So far these are the information services on the state model:
  *
- *	snapshot | ps | hosts | groups | problems | queues [TASK] |
+ *	snapshot | ps | hosts | groups | problems | queues [TASK | *] |
  *	frontier TASK:SEQ
  *
- * TASK is a tid in decimal, 0x hex or PVM's t-hex (t40001).  The reply is
- * text, or JSON with REQUEST_JSON; a malformed request gets an error
- * naming the word and what is wrong with it.  doc/requests.md has the
- * grammar.
+ * The reply is text, or JSON with REQUEST_JSON.  A malformed request
+ * gets the parser's error, which names the column and what is wrong
+ * there; a request the language has but the coordinator does not run
+ * yet gets an error that says so.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,150 +20,128 @@
 
 #include "coord.h"
 #include "log.h"
+#include "request.h"
 
-#define REQUEST_WORDS	4
-
-struct words {
-	char	*v[REQUEST_WORDS];
-	size_t	 at[REQUEST_WORDS];	/* 1-based column of each */
-	size_t	 n;
-};
-
-/* Splits text (modified) at blanks; -1 with too many words. */
-static int
-split(char *text, struct words *w)
+/* The state parts each information request writes. */
+static unsigned
+info_parts(enum req_kind kind)
 {
-	char *p = text;
-
-	w->n = 0;
-	for (;;) {
-		while (*p == ' ' || *p == '\t')
-			*p++ = '\0';
-		if (*p == '\0')
-			return 0;
-		if (w->n == REQUEST_WORDS)
-			return -1;
-		w->at[w->n] = (size_t)(p - text) + 1;
-		w->v[w->n++] = p;
-		while (*p != '\0' && *p != ' ' && *p != '\t')
-			p++;
+	switch (kind) {
+	case REQ_SNAPSHOT:
+		return STATE_ALL;
+	case REQ_PS:
+		return STATE_TASKS;
+	case REQ_HOSTS:
+		return STATE_HOSTS;
+	case REQ_GROUPS:
+		return STATE_GROUPS;
+	case REQ_PROBLEMS:
+		return STATE_PROBLEMS;
+	case REQ_QUEUES:
+		return STATE_QUEUES;
+	default:
+		return 0;
 	}
 }
-
-/* A tid: decimal, 0x hex or t-hex.  end gets what follows it. */
-static int
-parse_tid(const char *s, int32_t *tid, char **end)
-{
-	unsigned long v;
-	int base = 10;
-
-	if (s[0] == 't') {
-		s++;
-		base = 16;
-	} else if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		base = 16;
-	if (*s < '0' || *s > '9') {
-		if (base != 16 || !((*s >= 'a' && *s <= 'f') ||
-		    (*s >= 'A' && *s <= 'F')))
-			return -1;
-	}
-	errno = 0;
-	v = strtoul(s, end, base);
-	if (errno != 0 || *end == s || v == 0 || v > INT32_MAX)
-		return -1;
-	*tid = (int32_t)v;
-	return 0;
-}
-
-static int
-parse_event(const char *s, int32_t *tid, uint64_t *seq)
-{
-	unsigned long long v;
-	char *end;
-
-	if (parse_tid(s, tid, &end) == -1 || *end != ':')
-		return -1;
-	s = end + 1;
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0)
-		return -1;
-	*seq = v;
-	return 0;
-}
-
-static const struct {
-	const char	*name;
-	unsigned	 parts;
-} info_requests[] = {
-	{ "snapshot",	STATE_ALL },
-	{ "ps",		STATE_TASKS },
-	{ "hosts",	STATE_HOSTS },
-	{ "groups",	STATE_GROUPS },
-	{ "problems",	STATE_PROBLEMS },
-	{ "queues",	STATE_QUEUES },
-};
 
 /*
- * Runs one request; *body (malloc'ed, not NUL-counted in *len) is the
- * reply or the error.  Returns REPLY_OK or REPLY_ERROR.
+ * The one task queues is limited to, 0 for all: queues takes no object,
+ * "*" or one task.  -1 with the error in err otherwise.
+ */
+static int
+queues_tid(const struct req *r, int32_t *tid, char *err, size_t size)
+{
+	const struct req_object *o;
+
+	*tid = 0;
+	if (r->objects.n == 0)
+		return 0;
+	o = &r->objects.v[r->objects.n > 1 ? 1 : 0];
+	if (r->objects.n > 1 || (o->kind != REQ_OBJ_TASK &&
+	    o->kind != REQ_OBJ_ALL)) {
+		snprintf(err, size, "column %u: queues takes one task or *",
+		    o->col);
+		return -1;
+	}
+	if (o->kind == REQ_OBJ_TASK)
+		*tid = o->tid;
+	return 0;
+}
+
+/* Hands err to the caller as the reply body. */
+static int
+request_error(const char *err, char **body, size_t *len)
+{
+	if ((*body = strdup(err)) == NULL)
+		fatal("%s", __func__);
+	*len = strlen(err);
+	return REPLY_ERROR;
+}
+
+/* The requests coord_control.c runs. */
+int
+coord_request_is_control(enum req_kind kind)
+{
+	switch (kind) {
+	case REQ_STOP:
+	case REQ_CONTINUE:
+	case REQ_KILL:
+	case REQ_FLUSH:
+	case REQ_STOPLINE:
+	case REQ_ON:
+	case REQ_ENABLE:
+	case REQ_DISABLE:
+	case REQ_DELETE:
+	case REQ_BREAKPOINTS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Runs one request of tool t; *body (malloc'ed, not NUL-counted in *len)
+ * is the reply or the error.  Returns REPLY_OK or REPLY_ERROR, or
+ * COORD_REPLY_LATER when a stop, continue, kill or flush answers by
+ * itself once done (coord_control.c).
  */
 int
-coord_request_run(struct coord *c, const struct coord_request *req,
-    char **body, size_t *len)
+coord_request_run(struct coord *c, struct coord_tool *t,
+    const struct coord_request *creq, char **body, size_t *len)
 {
-	char text[sizeof(req->text)], err[256];
-	struct words w;
+	struct req *r;
+	char err[256];
 	int32_t tid = 0;
 	uint64_t seq = 0;
 	unsigned parts = 0;
 	const char *why;
-	char *end;
-	size_t i, maxw = 1;
 	FILE *f;
-	int json = (req->flags & REQUEST_JSON) != 0, rv = 0;
+	int json = (creq->flags & REQUEST_JSON) != 0, rv = 0;
 
 	*body = NULL;
 	*len = 0;
-	memcpy(text, req->text, sizeof(text));
+	if ((r = malloc(sizeof(*r))) == NULL)
+		fatal("%s", __func__);
 	err[0] = '\0';
-	if (split(text, &w) == -1)
-		snprintf(err, sizeof(err), "column %zu: too many words",
-		    w.at[REQUEST_WORDS - 1]);
-	else if (w.n == 0)
-		snprintf(err, sizeof(err), "empty request");
-	for (i = 0; err[0] == '\0' &&
-	    i < sizeof(info_requests) / sizeof(info_requests[0]); i++)
-		if (strcmp(w.v[0], info_requests[i].name) == 0)
-			parts = info_requests[i].parts;
-	if (err[0] == '\0' && parts == 0 && strcmp(w.v[0], "frontier") != 0)
-		snprintf(err, sizeof(err), "column 1: unknown request \"%.32s\"",
-		    w.v[0]);
-	if (err[0] == '\0' && parts == STATE_QUEUES && w.n == 2) {
-		maxw = 2;
-		if (parse_tid(w.v[1], &tid, &end) == -1 || *end != '\0')
-			snprintf(err, sizeof(err), "column %zu: \"%.32s\" is "
-			    "not a task id", w.at[1], w.v[1]);
-	} else if (err[0] == '\0' && parts == 0) {
-		maxw = 2;
-		if (w.n < 2)
-			snprintf(err, sizeof(err), "column %zu: frontier needs "
-			    "an event, TASK:SEQ", strlen(req->text) + 1);
-		else if (parse_event(w.v[1], &tid, &seq) == -1)
-			snprintf(err, sizeof(err), "column %zu: \"%.32s\" is "
-			    "not an event (TASK:SEQ)", w.at[1], w.v[1]);
+	if (req_parse(creq->text, r, err, sizeof(err)) == 0) {
+		if (coord_request_is_control(r->kind)) {
+			rv = coord_control_run(c, t, creq->id, creq->flags, r,
+			    body, len);
+			free(r);
+			return rv;
+		}
+		if (r->kind == REQ_FRONTIER) {
+			tid = r->tid;
+			seq = r->seq;
+		} else if ((parts = info_parts(r->kind)) == 0)
+			snprintf(err, sizeof(err), "\"%s\" is not "
+			    "implemented yet", req_kind_name(r->kind));
+		else if (r->kind == REQ_QUEUES)
+			queues_tid(r, &tid, err, sizeof(err));
 	}
-	if (err[0] == '\0' && w.n > maxw)
-		snprintf(err, sizeof(err), "column %zu: unexpected \"%.32s\"",
-		    w.at[maxw], w.v[maxw]);
-	if (err[0] != '\0') {
-		if ((*body = strdup(err)) == NULL)
-			fatal("%s", __func__);
-		*len = strlen(err);
-		return REPLY_ERROR;
-	}
+	free(r);
+	if (err[0] != '\0')
+		return request_error(err, body, len);
 
 	if ((f = open_memstream(body, len)) == NULL)
 		fatal("%s", __func__);
@@ -180,10 +157,7 @@ coord_request_run(struct coord *c, const struct coord_request *req,
 		fatal("%s", __func__);
 	if (rv == -1 && parts == 0) {
 		free(*body);
-		if ((*body = strdup(why)) == NULL)
-			fatal("%s", __func__);
-		*len = strlen(why);
-		return REPLY_ERROR;
+		return request_error(why, body, len);
 	}
 	if (rv == -1)
 		fatalx("%s: state_write failed", __func__);

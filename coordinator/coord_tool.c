@@ -34,10 +34,13 @@ coord_tool_free(struct coord_tool *t)
 	TAILQ_REMOVE(&c->tools, t, entry);
 	c->ntools--;
 	coord_flush_forget_tool(c, t);
+	coord_control_tool_gone(c, t);
+	free(t->lost);
+	if (t->state == COORD_P_ACTIVE && !c->finishing)
+		coord_notice_tool(c, t, "detached");
 	if (t->bev != NULL)
 		bufferevent_free(t->bev);
 	free(t);
-	coord_tools_check_pause(c);
 	if (c->finishing)
 		coord_output_check(c);
 }
@@ -58,7 +61,11 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 	coord_tool_free(t);
 }
 
-/* Queues a frame to every tool that said hello (subscribers only). */
+/*
+ * Queues a frame to every tool that said hello (subscribers only, with
+ * subs): frames that must not be lost, like TASK_INFO.  A tool that lets
+ * them pile up beyond COORD_TOOL_MAX is dropped.
+ */
 void
 coord_tools_send(struct coord *c, const void *buf, size_t len, int subs)
 {
@@ -74,27 +81,132 @@ coord_tools_send(struct coord *c, const void *buf, size_t len, int subs)
 		if (queued > COORD_TOOL_MAX)
 			coord_tool_drop(t, "it reads too slowly (%zu bytes "
 			    "queued)", queued);
-		else if (queued > COORD_TOOL_HIGH)
-			coord_agents_pause(c, 1);
+	}
+}
+
+/* While t's queue is full: the event it loses, counted per task. */
+static void
+tool_lose(struct coord_tool *t, const struct order_event *ev)
+{
+	struct coord_lost *l;
+	uint64_t last = ev->rec->seq;
+	size_t i;
+
+	if ((ev->flags & EVENT_LOST) && ev->rec->bytes > 0)
+		last += (uint64_t)ev->rec->bytes - 1;
+	for (i = 0; i < t->nlost; i++)
+		if (t->lost[i].tid == ev->tid)
+			break;
+	if (i == t->nlost) {
+		if (t->nlost == t->lostcap) {
+			t->lostcap = t->lostcap ? t->lostcap * 2 : 16;
+			t->lost = reallocarray(t->lost, t->lostcap,
+			    sizeof(*t->lost));
+			if (t->lost == NULL)
+				fatal("%s", __func__);
+		}
+		l = &t->lost[t->nlost++];
+		l->tid = ev->tid;
+		l->first = ev->rec->seq;
+		l->events = 0;
+	}
+	l = &t->lost[i];
+	l->last = last;
+	l->events++;
+}
+
+/*
+ * A slow tool never holds anything up: once c->tool_high bytes wait
+ * for it, it gets no more events (nor problems) until its queue has
+ * drained to half; then it is told exactly what it lost (tool_resume).
+ */
+void
+coord_tools_send_event(struct coord *c, const void *buf, size_t len,
+    const struct order_event *ev)
+{
+	struct coord_tool *t;
+	struct evbuffer *out;
+
+	TAILQ_FOREACH(t, &c->tools, entry) {
+		if (t->state != COORD_P_ACTIVE || !t->subscribed)
+			continue;
+		if (t->full) {
+			tool_lose(t, ev);
+			continue;
+		}
+		out = bufferevent_get_output(t->bev);
+		evbuffer_add(out, buf, len);
+		if (evbuffer_get_length(out) > c->tool_high) {
+			t->full = 1;
+			log_warnx("tool %u (%s): %zu bytes queued; dropping "
+			    "its events until it catches up", t->id, t->name,
+			    evbuffer_get_length(out));
+		}
+	}
+}
+
+void
+coord_tools_send_problem(struct coord *c, const char *json)
+{
+	struct coord_tool *t;
+
+	TAILQ_FOREACH(t, &c->tools, entry) {
+		if (t->state != COORD_P_ACTIVE || !t->subscribed)
+			continue;
+		if (t->full)
+			t->lost_problems++;
+		else
+			coord_frame_body(bufferevent_get_output(t->bev),
+			    MSG_PROBLEM, json, strlen(json));
 	}
 }
 
 /*
- * While a subscriber has more than COORD_TOOL_HIGH queued, agents are not
- * read (their rings buffer, then drop and count); resume at half.
+ * t's queue drained after it was full: a "lost" notice (to t only) with
+ * the events it missed per task, then a snapshot if it subscribed with
+ * one, so that it can start over from there; then events again.
  */
-void
-coord_tools_check_pause(struct coord *c)
+static void
+tool_resume(struct coord_tool *t)
 {
-	struct coord_tool *t;
+	coord_tool_lost(t);
+	if (t->want_snapshot)
+		coord_snapshot_send(t->coord, t);
+}
 
-	if (!c->agents_paused || c->shutting_down)
-		return;
-	TAILQ_FOREACH(t, &c->tools, entry)
-		if (t->bev != NULL && evbuffer_get_length(
-		    bufferevent_get_output(t->bev)) > COORD_TOOL_HIGH / 2)
-			return;
-	coord_agents_pause(c, 0);
+/* The "lost" notice: what t missed since its queue was full. */
+void
+coord_tool_lost(struct coord_tool *t)
+{
+	char *buf = NULL;
+	size_t len = 0, i;
+	uint64_t total = 0;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		fatal("%s", __func__);
+	for (i = 0; i < t->nlost; i++)
+		total += t->lost[i].events;
+	fprintf(fp, "{\"notice\":\"lost\",\"tool\":%u,\"events\":%llu,"
+	    "\"problems\":%llu,\"tasks\":[", t->id,
+	    (unsigned long long)total, (unsigned long long)t->lost_problems);
+	for (i = 0; i < t->nlost; i++)
+		fprintf(fp, "%s{\"tid\":%d,\"first\":%llu,\"last\":%llu,"
+		    "\"events\":%llu}", i ? "," : "", t->lost[i].tid,
+		    (unsigned long long)t->lost[i].first,
+		    (unsigned long long)t->lost[i].last,
+		    (unsigned long long)t->lost[i].events);
+	fputs("]}", fp);
+	if (fclose(fp) != 0)
+		fatal("%s", __func__);
+	log_info("tool %u (%s) caught up: %s", t->id, t->name, buf);
+	coord_frame_body(bufferevent_get_output(t->bev), MSG_NOTICE, buf, len);
+	free(buf);
+	free(t->lost);
+	t->lost = NULL;
+	t->nlost = t->lostcap = 0;
+	t->lost_problems = 0;
+	t->full = 0;
 }
 
 void
@@ -136,9 +248,11 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	log_name(t->name, sizeof(t->name), h.name);
 	t->state = COORD_P_ACTIVE;
 	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;
+	t->want_snapshot = t->subscribed && (h.flags & TOOL_SNAPSHOT);
 	bufferevent_set_timeouts(t->bev, NULL, NULL);
 	log_info("tool %u: %s%s", t->id, t->name,
 	    t->subscribed ? ", subscribed" : "");
+	coord_notice_tool(t->coord, t, "attached");
 	if (t->subscribed)
 		coord_tool_send_tasks(t);
 	if (t->subscribed && (h.flags & TOOL_SNAPSHOT))
@@ -159,7 +273,9 @@ tool_request(struct coord_tool *t, const uint8_t *p, size_t len)
 		coord_tool_drop(t, "bad REQUEST: %s", why);
 		return -1;
 	}
-	status = coord_request_run(t->coord, &req, &body, &n);
+	status = coord_request_run(t->coord, t, &req, &body, &n);
+	if (status == COORD_REPLY_LATER)
+		return 0;
 	if (status == REPLY_ERROR)
 		log_info("tool %u (%s): request \"%s\": %.*s", t->id, t->name,
 		    req.text, (int)n, body);
@@ -239,10 +355,10 @@ tool_write_cb(struct bufferevent *bev, void *arg)
 	struct coord_tool *t = arg;
 
 	(void)bev;
+	if (t->full && !t->coord->finishing)
+		tool_resume(t);
 	if (t->coord->finishing)
 		coord_output_check(t->coord);
-	else
-		coord_tools_check_pause(t->coord);
 }
 
 static void
@@ -306,7 +422,7 @@ tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		fatalx("%s: bufferevent_socket_new", __func__);
 	bufferevent_setcb(t->bev, tool_read_cb, tool_write_cb, tool_event_cb,
 	    t);
-	bufferevent_setwatermark(t->bev, EV_WRITE, COORD_TOOL_HIGH / 2, 0);
+	bufferevent_setwatermark(t->bev, EV_WRITE, c->tool_high / 2, 0);
 	bufferevent_set_timeouts(t->bev, &tv, NULL);
 	bufferevent_enable(t->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&c->tools, t, entry);

@@ -30,7 +30,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
-	    "[-C clock-correction] [-l address] [-r fd]\n");
+	    "[-C clock-correction] [-l address] [-Q tool-queue-bytes] "
+	    "[-r fd]\n");
 	exit(1);
 }
 
@@ -170,6 +171,22 @@ parse_fd(const char *s)
 	return (int)v;
 }
 
+/* -Q: bytes a tool may have queued before it loses events. */
+static size_t
+parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || s[0] == '-' || v < COORD_TOOL_HIGH_MIN ||
+	    v > COORD_TOOL_HIGH_MAX)
+		fatalx("-Q %s: not a number of bytes from %d to %d", s,
+		    COORD_TOOL_HIGH_MIN, COORD_TOOL_HIGH_MAX);
+	return (size_t)v;
+}
+
 /* Checks that nothing stands in our way, before daemonizing. */
 static void
 preflight(void)
@@ -218,6 +235,7 @@ start(struct event_base *base)
 int
 main(int argc, char *argv[])
 {
+	struct event_config *cfg;
 	struct event_base *base;
 	int algo, ch, verbose = 0;
 
@@ -226,8 +244,11 @@ main(int argc, char *argv[])
 	coord.ready_fd = -1;
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
-	while ((ch = getopt(argc, argv, "A:C:dl:Nr:v")) != -1) {
+	while ((ch = getopt(argc, argv, "A:C:dl:NQ:r:v")) != -1) {
 		switch (ch) {
+		case 'Q':
+			coord.tool_high = parse_size(optarg);
+			break;
 		case 'C':
 			if ((algo = clock_algo_lookup(optarg)) == -1)
 				fatalx("-C: unknown clock correction %s", optarg);
@@ -268,8 +289,15 @@ main(int argc, char *argv[])
 	preflight();
 	if (!foreground)
 		daemonize();
-	if ((base = event_base_new()) == NULL)
+	/*
+	 * Precise timers: libevent's coarse clock ticks in 4 ms steps on
+	 * some kernels, too coarse for the stop path (doc/control.md).
+	 */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER) == -1 ||
+	    (base = event_base_new_with_config(cfg)) == NULL)
 		fatalx("event_base_new");
+	event_config_free(cfg);
 	coord.verbose = verbose;
 	start(base);
 	event_base_dispatch(base);

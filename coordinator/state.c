@@ -206,6 +206,12 @@ struct task {
 	struct episode	*ep;		/* barrier episode it is in */
 	struct packing	 pack;		/* its send buffer */
 	struct unpacking unpack;	/* its receive buffer */
+	int		 stopped;	/* by pmon (state_task_stopped) */
+	unsigned	 stop_tool;
+	uint32_t	 stop_bp;
+	int		 has_brk;	/* its last event is a BREAK */
+	struct call	 brk;		/* the call it stopped at */
+	uint8_t		 brk_phase;
 };
 
 /* A problem found: its JSON object and one line for people. */
@@ -1739,6 +1745,21 @@ state_event(struct state *s, const struct order_event *ev)
 		return -1;
 	if (advance(t, last, ev->t_corr) == -1)
 		return -1;
+	t->has_brk = 0;
+	if (r->call == PMON_CALL_BREAK) {
+		/* Not a call: where the task stopped itself. */
+		t->has_brk = 1;
+		t->brk_phase = r->phase;
+		t->brk.call = (uint8_t)(r->rc > 0 && r->rc < PMON_CALL_MAX ?
+		    r->rc : 0);
+		t->brk.seq = r->seq;
+		t->brk.peer = r->peer;
+		t->brk.tag = r->tag;
+		t->brk.ctx = r->ctx;
+		t->brk.inst = r->inst;
+		rec_group(r, t->brk.group);
+		return 0;
+	}
 	if (r->phase == PMON_BEGIN)
 		return event_begin(s, t, r, ev->t_corr);
 	return event_end(s, t, ev);
@@ -2401,7 +2422,37 @@ task_state(const struct state *s, const struct task *t)
 		return "exited";
 	if (t->end == TASK_KILLED)
 		return "killed";
+	if (t->stopped)
+		return "stopped";
 	return task_wait(s, t) != WAIT_NONE ? "blocked" : "running";
+}
+
+/* Who stopped the task, and where, if it stopped at a breakpoint. */
+static void
+write_stopped(FILE *fp, const struct task *t)
+{
+	if (!t->stopped || t->end != TASK_LIVE)
+		return;
+	fprintf(fp, ",\"stopped\":{\"tool\":%u", t->stop_tool);
+	if (t->stop_bp != 0)
+		fprintf(fp, ",\"breakpoint\":%" PRIu32, t->stop_bp);
+	if (t->has_brk) {
+		fprintf(fp, ",\"at\":{\"call\":\"%s\",\"phase\":\"%s\"",
+		    call_name(t->brk.call), t->brk_phase == PMON_BEGIN ?
+		    "before" : "after");
+		if (t->brk.peer != -1)
+			fprintf(fp, ",\"peer\":%" PRId32, t->brk.peer);
+		if (t->brk.tag != -1)
+			fprintf(fp, ",\"tag\":%" PRId32, t->brk.tag);
+		if (t->brk.group[0] != '\0') {
+			fputs(",\"group\":", fp);
+			json_str(fp, t->brk.group);
+		}
+		fputs(",\"event\":", fp);
+		json_id(fp, t->tid, t->brk.seq);
+		fputc('}', fp);
+	}
+	fputc('}', fp);
 }
 
 static void
@@ -2446,6 +2497,7 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	    ",\"program\":", t->pid, t->parent);
 	json_str(fp, t->program);
 	fprintf(fp, ",\"state\":\"%s\"", task_state(s, t));
+	write_stopped(fp, t);
 	write_blocked(fp, s, t);
 	if (t->has_exit_rc)
 		fprintf(fp, ",\"exit_status\":%" PRId32, t->exit_rc);
@@ -2831,6 +2883,42 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 #undef STATE_SEP
 	free(tv);
 	return rv == -1 || ferror(fp) ? -1 : 0;
+}
+
+/* --- stops ------------------------------------------------------------- */
+
+/*
+ * pmon stopped the task for tool (0: nobody's) at breakpoint bp (0:
+ * none), or continued it.  The model does not see stops in the stream:
+ * the coordinator says so when the task's agent confirmed.
+ */
+void
+state_task_stopped(struct state *s, int32_t tid, int stopped, unsigned tool,
+    uint32_t bp)
+{
+	struct task *t;
+
+	if ((t = task_find(s, tid)) == NULL)
+		return;
+	t->stopped = stopped;
+	t->stop_tool = tool;
+	t->stop_bp = bp;
+}
+
+/* The members of group name now (*tids is malloc'd; free it). */
+int
+state_group_members(const struct state *s, const char *name, int32_t **tids,
+    size_t *n)
+{
+	struct group *g = group_find(s, name);
+	size_t i;
+
+	*n = 0;
+	if ((*tids = calloc(g != NULL ? g->n + 1 : 1, sizeof(**tids))) == NULL)
+		return -1;
+	for (i = 0; g != NULL && i < g->n; i++)
+		(*tids)[(*n)++] = g->m[i].tid;
+	return 0;
 }
 
 /* --- frontiers --------------------------------------------------------- */

@@ -64,6 +64,10 @@ int	state_event(struct state *, const struct order_event *);
  * released: exited, or killed if it never called pvm_exit.
  */
 int	state_task_gone(struct state *, int32_t tid);
+void	state_task_stopped(struct state *, int32_t tid, int stopped,
+	    unsigned tool, uint32_t bp);
+int	state_group_members(const struct state *, const char *name,
+	    int32_t **tids, size_t *n);
 
 /*
  * Looks for deadlocks now.  Call it when the stream is up to date (after

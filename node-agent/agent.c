@@ -4,6 +4,9 @@
  */
 #include <sys/socket.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -54,6 +57,7 @@ agent_init(struct agent *a, struct event_base *base)
 	a->pvm_tid = -1;
 	a->dumpf = stdout;
 	TAILQ_INIT(&a->tasks);
+	TAILQ_INIT(&a->controls);
 	if ((a->batch = malloc(AGENT_BATCH)) == NULL)
 		return -1;
 	if ((a->out = evbuffer_new()) == NULL)
@@ -62,6 +66,27 @@ agent_init(struct agent *a, struct event_base *base)
 	if (a->ev_timer == NULL || event_add(a->ev_timer, &tv) == -1)
 		return -1;
 	return 0;
+}
+
+/*
+ * Frees everything agent_init and later work allocated, saying nothing
+ * to anyone (the unit tests; the daemon leaves with agent_exit).
+ */
+void
+agent_free(struct agent *a)
+{
+	agent_controls_free(a);
+	agent_tasks_free(a);
+	agent_unlisten(a);
+	if (a->ev_timer != NULL)
+		event_free(a->ev_timer);
+	if (a->coord != NULL)
+		bufferevent_free(a->coord);
+	else if (a->out != NULL)
+		evbuffer_free(a->out);
+	free(a->batch);
+	memset(a, 0, sizeof(*a));
+	a->listen_fd = -1;
 }
 
 void
@@ -115,6 +140,7 @@ coord_drain_out(struct agent *a)
 void
 agent_exit(struct agent *a, int code)
 {
+	agent_control_release(a);
 	if (a->dump || a->coord != NULL) {
 		agent_accept_all(a);
 		agent_tasks_hello_pending(a);
@@ -128,7 +154,10 @@ agent_exit(struct agent *a, int code)
 	exit(code);
 }
 
-/* A frame from the coordinator: FLUSH and SHUTDOWN are all it may send. */
+/*
+ * A frame from the coordinator: FLUSH, CONTROL, BREAKPOINTS and SHUTDOWN
+ * are all it may send.
+ */
 static void
 coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 {
@@ -138,6 +167,12 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 	switch (h->type) {
 	case MSG_FLUSH:
 		agent_flush(a, wire_get32(p));
+		break;
+	case MSG_CONTROL:
+		agent_control(a, p, h->len);
+		break;
+	case MSG_BREAKPOINTS:
+		agent_breakpoints(a, p, h->len);
 		break;
 	case MSG_SHUTDOWN:
 		log_debug("shutdown requested");
@@ -226,7 +261,7 @@ tcp_connect(const char *addrport)
 {
 	struct addrinfo hints, *res, *ai;
 	char host[256], port[16];
-	int fd = -1, rc;
+	int fd = -1, rc, one = 1;
 
 	if (agent_split_addr(addrport, host, sizeof(host), port,
 	    sizeof(port)) == -1) {
@@ -243,8 +278,13 @@ tcp_connect(const char *addrport)
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 		    ai->ai_protocol);
-		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			/* A BREAK must not wait for the last frame's ACK. */
+			if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one)) == -1)
+				log_warn("TCP_NODELAY");
 			break;
+		}
 		if (fd != -1)
 			close(fd);
 		fd = -1;
@@ -263,6 +303,16 @@ agent_coord_connect(struct agent *a, const char *addrport)
 
 	if ((fd = tcp_connect(addrport)) == -1)
 		return -1;
+	return agent_coord_attach(a, fd);
+}
+
+/*
+ * Talks to the coordinator on the connected socket fd, which the agent
+ * now owns (the unit tests hand it one end of a socketpair).
+ */
+int
+agent_coord_attach(struct agent *a, int fd)
+{
 	evutil_make_socket_nonblocking(fd);
 	a->coord = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (a->coord == NULL) {

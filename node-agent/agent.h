@@ -40,6 +40,8 @@ struct bufferevent;
 #define AGENT_HELLO_TIMEOUT	5		/* seconds to send TASK_HELLO */
 #define AGENT_MAX_TASKS		4096
 #define AGENT_CLOCK_OFFSET_MAX	86400000000000LL /* ns: a day */
+#define AGENT_STOP_POLL_MS	1		/* waiting for a stop: /proc */
+#define AGENT_STOP_TIMEOUT_MS	1000		/* ...and how long */
 
 enum agent_task_state {
 	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
@@ -55,12 +57,55 @@ struct agent_task {
 	time_t			 since;		/* accepted (monotonic) */
 	pid_t			 peer_pid;	/* SO_PEERCRED */
 	uint8_t			 hbuf[FRAME_HDR_SIZE + 1024];
-	size_t			 hlen;
+	size_t			 hlen;		/* the hello, then each
+						   TASK_STOPPED */
 	int			 ringfd;	/* received, not yet attached */
 	struct task_hello	 hello;
 	struct ring		 ring;
+	int			 at_break;	/* the last record drained is
+						   a BREAK, and no SIGCONT
+						   of ours came after it */
+	int			 stopped_by_us;	/* our SIGSTOP, no SIGCONT */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
+
+/* A decoded CONTROL: tids points at n big-endian i32 in the payload. */
+struct agent_control_msg {
+	uint32_t		 id;
+	uint8_t			 op;		/* CONTROL_* */
+	uint16_t		 n;
+	const uint8_t		*tids;
+};
+
+/* One task of a CONTROL, until it is settled. */
+struct agent_control_task {
+	int32_t			 tid;
+	pid_t			 pid;		/* 0: not found */
+	uint8_t			 status;	/* CONTROL_OK, ... */
+	int			 pending;	/* waiting for it to stop
+						   (a continue: before its
+						   SIGCONT) */
+	int			 held;		/* no signal sent yet: it
+						   is on its way to stop
+						   at a breakpoint */
+};
+
+/*
+ * A CONTROL in progress: stops wait for the kernel to show them, and so
+ * does a continue of a task on its way to stop at a breakpoint.
+ */
+struct agent_control {
+	TAILQ_ENTRY(agent_control) entry;
+	struct agent		*agent;
+	uint32_t		 id;
+	uint8_t			 op;
+	struct event		*ev;		/* the /proc poll */
+	struct timespec		 start;		/* monotonic */
+	unsigned		 npending;
+	uint16_t		 n;
+	struct agent_control_task t[];
+};
+TAILQ_HEAD(agent_controls, agent_control);
 
 struct agent {
 	struct event_base	*base;
@@ -81,11 +126,16 @@ struct agent {
 	char			 arch[64];
 	struct event		*ev_pvm[8];
 	int			 nev_pvm;
+	struct agent_controls	 controls;	/* CONTROLs in progress */
+	struct ring_bp		 bps[RING_BP_MAX]; /* the last BREAKPOINTS */
+	unsigned		 nbp;
 };
 
 /* agent.c */
 int	agent_init(struct agent *, struct event_base *);
+void	agent_free(struct agent *);
 int	agent_coord_connect(struct agent *, const char *addrport);
+int	agent_coord_attach(struct agent *, int fd);
 void	agent_send_hello(struct agent *);
 void	agent_flush(struct agent *, uint32_t id);
 void	agent_output(struct agent *);
@@ -93,9 +143,15 @@ void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);
 
-/* agent_hello.c */
+/* agent_hello.c: decoders of what tasks and the coordinator send */
 int	agent_parse_task_hello(const uint8_t *payload, size_t len,
 	    struct task_hello *, const char **why);
+int	agent_parse_task_stopped(const uint8_t *payload, size_t len,
+	    uint32_t *bp_id, uint64_t *seq, const char **why);
+int	agent_parse_control(const uint8_t *payload, size_t len,
+	    struct agent_control_msg *, const char **why);
+int	agent_parse_breakpoints(const uint8_t *payload, size_t len,
+	    struct ring_bp *bps, unsigned *n, const char **why);
 
 /* agent_frame.c */
 void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
@@ -106,8 +162,11 @@ void	agent_frame_records(struct evbuffer *, int32_t tid,
 void	agent_frame_task_end(struct evbuffer *, int32_t tid,
 	    uint64_t dropped);
 void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
+void	agent_frame_control_done(struct evbuffer *, uint32_t id,
+	    const struct agent_control_task *, size_t n);
 int	agent_ring_drain(struct ring *, int32_t tid, struct evbuffer *,
-	    uint8_t *batch, size_t batchsize, size_t max, const char **why);
+	    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
+	    const char **why);
 int	agent_dump_frames(struct evbuffer *, FILE *);
 int	agent_parse_clock_offset(const char *, int64_t *ns, const char **why);
 void	agent_set_clock_offset(int64_t ns);
@@ -119,6 +178,18 @@ void	agent_accept_all(struct agent *);
 void	agent_drain_all(struct agent *, size_t max);
 void	agent_tasks_tick(struct agent *);
 void	agent_tasks_hello_pending(struct agent *);
+void	agent_tasks_free(struct agent *);
+struct agent_task *agent_task_find(struct agent *, int32_t tid);
+int	agent_task_gone(const struct agent_task *);
+int	agent_task_drain(struct agent_task *);
+void	agent_tasks_set_breakpoints(struct agent *);
+
+/* agent_control.c */
+void	agent_control(struct agent *, const uint8_t *payload, size_t len);
+void	agent_breakpoints(struct agent *, const uint8_t *payload, size_t len);
+void	agent_controls_free(struct agent *);
+void	agent_control_release(struct agent *);
+int	agent_proc_stopped(pid_t);
 
 /* agent_pvm.c */
 int	agent_pvm_init(struct agent *);

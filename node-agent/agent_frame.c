@@ -95,6 +95,25 @@ agent_frame_flush_done(struct evbuffer *out, uint32_t id)
 	evbuffer_add(out, buf, sizeof(buf));
 }
 
+/* CONTROL_DONE: every task of the CONTROL, in its order. */
+void
+agent_frame_control_done(struct evbuffer *out, uint32_t id,
+    const struct agent_control_task *t, size_t n)
+{
+	uint8_t buf[6], one[5];
+	size_t i;
+
+	wire_put32(buf, id);
+	wire_put16(buf + 4, (uint16_t)n);
+	frame_start(out, MSG_CONTROL_DONE, sizeof(buf) + n * sizeof(one));
+	evbuffer_add(out, buf, sizeof(buf));
+	for (i = 0; i < n; i++) {
+		wire_put32(one, (uint32_t)t[i].tid);
+		one[4] = t[i].status;
+		evbuffer_add(out, one, sizeof(one));
+	}
+}
+
 /*
  * Test-only clock offset (PMON_TEST_CLOCK_OFFSET_NS, -O): added to the
  * t_ns of every record this agent ships, so that tests can give one host
@@ -153,7 +172,7 @@ shift_time(uint8_t *rec)
  * decoded.
  */
 static int
-check_records(uint8_t *p, size_t len, const char **why)
+check_records(uint8_t *p, size_t len, int *last_call, const char **why)
 {
 	struct record r;
 	size_t off;
@@ -163,6 +182,7 @@ check_records(uint8_t *p, size_t len, const char **why)
 			return -1;
 		if (clock_offset_ns != 0)
 			shift_time(p + off);
+		*last_call = r.call;
 	}
 	return 0;
 }
@@ -171,16 +191,20 @@ check_records(uint8_t *p, size_t len, const char **why)
  * Moves the ring's records into TASK_RECORDS frames on out, oldest first,
  * until the ring is empty or about max bytes were moved.  batch is a
  * scratch buffer of batchsize bytes (at least RECORD_MAX_SIZE, well under
- * PROTO_MAX_PAYLOAD).  Returns 0, or -1 with *why when the task has
- * corrupted its ring.
+ * PROTO_MAX_PAYLOAD).  When last_call is not NULL and records were moved,
+ * *last_call is the call (enum pmon_call) of the last one; it is left
+ * alone when the ring was empty.  Returns 0, or -1 with *why when the
+ * task has corrupted its ring.
  */
 int
 agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
-    uint8_t *batch, size_t batchsize, size_t max, const char **why)
+    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
+    const char **why)
 {
 	size_t moved = 0;
 	unsigned count;
 	ssize_t n;
+	int last = -1;
 
 	while (moved < max) {
 		n = ring_read(rg, batch, batchsize, &count, why);
@@ -188,8 +212,10 @@ agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
 			return -1;
 		if (n == 0)
 			break;
-		if (check_records(batch, (size_t)n, why) == -1)
+		if (check_records(batch, (size_t)n, &last, why) == -1)
 			return -1;
+		if (last_call != NULL)
+			*last_call = last;
 		agent_frame_records(out, tid, batch, (size_t)n, count);
 		moved += (size_t)n;
 	}
@@ -270,6 +296,22 @@ dump_task_new(FILE *f, const uint8_t *p, size_t len)
 	return 0;
 }
 
+static void
+dump_control_done(FILE *f, const uint8_t *p, size_t len)
+{
+	static const char *const names[] = { "ok", "no_task", "failed" };
+	size_t i, n = wire_get16(p + 4);
+
+	fprintf(f, "# control_done %u", wire_get32(p));
+	for (i = 0; i < n && 6 + 5 * i + 5 <= len; i++) {
+		fputc(' ', f);
+		print_tid(f, (int32_t)wire_get32(p + 6 + 5 * i));
+		fprintf(f, "=%s", p[10 + 5 * i] < 3 ? names[p[10 + 5 * i]] :
+		    "?");
+	}
+	fputc('\n', f);
+}
+
 static int
 dump_frame(FILE *f, uint8_t type, const uint8_t *p, size_t len)
 {
@@ -285,6 +327,9 @@ dump_frame(FILE *f, uint8_t type, const uint8_t *p, size_t len)
 		return 0;
 	case MSG_FLUSH_DONE:
 		fprintf(f, "# flush_done %u\n", wire_get32(p));
+		return 0;
+	case MSG_CONTROL_DONE:
+		dump_control_done(f, p, len);
 		return 0;
 	case MSG_AGENT_HELLO:
 		fprintf(f, "# agent host_tid ");

@@ -1,11 +1,15 @@
 /*
- * The agent's decoder of TASK_HELLO (task_hello.h).  A task is not
- * trusted: every field is checked before the agent acts on it.  Depends
- * on common/ only, so a fuzz target can link it alone.
+ * The agent's decoders: TASK_HELLO and TASK_STOPPED from tasks
+ * (task_hello.h), CONTROL and BREAKPOINTS from the coordinator.  A task
+ * is not trusted, and the coordinator is checked: every field is checked
+ * before the agent acts on it.  Depends on common/ only, so a fuzz
+ * target can link it alone.
  */
 #include <string.h>
 
 #include "agent.h"
+#include "proto.h"
+#include "record.h"
 #include "wire.h"
 
 /*
@@ -45,5 +49,88 @@ agent_parse_task_hello(const uint8_t *payload, size_t len,
 		*why = "TASK_HELLO parent_tid and spawn_seq disagree";
 		return -1;
 	}
+	return 0;
+}
+
+/* TASK_STOPPED: the task stopped itself at breakpoint bp_id. */
+int
+agent_parse_task_stopped(const uint8_t *payload, size_t len, uint32_t *bp_id,
+    uint64_t *seq, const char **why)
+{
+	if (len != TASK_STOPPED_LEN) {
+		*why = "TASK_STOPPED has the wrong length";
+		return -1;
+	}
+	*bp_id = wire_get32(payload);
+	*seq = wire_get64(payload + 4);
+	if (*bp_id == 0 || *seq == 0) {
+		*why = "TASK_STOPPED names breakpoint 0 or record 0";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * CONTROL: u32 id, u8 op, u16 n, n x i32 tid.  The tids stay in the
+ * payload (m->tids); any tid is fine here, one the agent does not serve
+ * is answered CONTROL_NO_TASK.
+ */
+int
+agent_parse_control(const uint8_t *payload, size_t len,
+    struct agent_control_msg *m, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, payload, len);
+	m->id = wire_read32(&r);
+	m->op = wire_read8(&r);
+	m->n = wire_read16(&r);
+	m->tids = wire_take(&r, 4 * (size_t)m->n);
+	if (r.err) {
+		*why = "CONTROL truncated";
+		return -1;
+	}
+	if (r.off != len) {
+		*why = "CONTROL has trailing bytes";
+		return -1;
+	}
+	if (m->op != CONTROL_STOP && m->op != CONTROL_CONTINUE &&
+	    m->op != CONTROL_KILL) {
+		*why = "CONTROL has an unknown operation";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * BREAKPOINTS: u16 n, then n entries (bp_decode), at most RING_BP_MAX,
+ * into bps.  One bad entry rejects the whole table.
+ */
+int
+agent_parse_breakpoints(const uint8_t *payload, size_t len,
+    struct ring_bp *bps, unsigned *n, const char **why)
+{
+	size_t off = 2, used;
+	unsigned i, count;
+
+	*n = 0;
+	if (len < 2) {
+		*why = "BREAKPOINTS truncated";
+		return -1;
+	}
+	count = wire_get16(payload);
+	if (count > RING_BP_MAX) {
+		*why = "BREAKPOINTS has more entries than a task can hold";
+		return -1;
+	}
+	for (i = 0; i < count; i++, off += used)
+		if (bp_decode(payload + off, len - off, &bps[i], &used,
+		    why) == -1)
+			return -1;
+	if (off != len) {
+		*why = "BREAKPOINTS has trailing bytes";
+		return -1;
+	}
+	*n = count;
 	return 0;
 }

@@ -2,15 +2,20 @@
  * Tasks: the unix socket instrumented tasks register on, their TASK_HELLO
  * with the ring's memfd, and the rings' lifetimes.
  *
- * A task's socket carries exactly one frame; afterwards it only tells us,
- * by closing, that the task is gone.  A task that misbehaves is logged and
- * dropped; the agent keeps serving the others.
+ * A task's socket carries TASK_HELLO, then nothing but TASK_STOPPED (the
+ * task stopped itself at a breakpoint: its ring is drained at once); by
+ * closing, it tells us that the task is gone.  We send one frame back,
+ * TASK_READY, once the task's control page holds the breakpoint table:
+ * the task waits for it before it goes on.  A task that misbehaves is
+ * logged and dropped (its ring drained a last time); the agent keeps
+ * serving the others.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +27,7 @@
 #include "log.h"
 #include "paths.h"
 #include "proto.h"
+#include "record.h"
 
 static void	task_read_cb(int, short, void *);
 
@@ -60,6 +66,27 @@ task_reject(struct agent_task *t, const char *why)
 }
 
 /*
+ * Every drain of a task's ring: at most max bytes into TASK_RECORDS.
+ * Notes whether the last record moved is a BREAK (the task is then on
+ * its way to raise(SIGSTOP), or stopped there: agent_control.c waits
+ * for that stop before it continues the task); a drain that moves
+ * nothing changes nothing.
+ */
+static int
+task_ring_drain(struct agent_task *t, size_t max, const char **why)
+{
+	struct agent *a = t->agent;
+	int last = -1;
+
+	if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
+	    AGENT_BATCH, max, &last, why) == -1)
+		return -1;
+	if (last != -1)
+		t->at_break = last == PMON_CALL_BREAK;
+	return 0;
+}
+
+/*
  * The end of an active task: the last records, then TASK_END.  why is
  * NULL for a normal end (the task closed its socket).
  */
@@ -69,8 +96,7 @@ task_end(struct agent_task *t, const char *why)
 	struct agent *a = t->agent;
 	const char *rwhy;
 
-	if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
-	    AGENT_BATCH, SIZE_MAX, &rwhy) == -1) {
+	if (task_ring_drain(t, SIZE_MAX, &rwhy) == -1) {
 		log_warnx("task t%x: %s", (unsigned)t->hello.tid, rwhy);
 		why = why ? why : "corrupt ring";
 	}
@@ -85,8 +111,8 @@ task_end(struct agent_task *t, const char *why)
 	agent_output(a);
 }
 
-static struct agent_task *
-task_find(struct agent *a, int32_t tid)
+struct agent_task *
+agent_task_find(struct agent *a, int32_t tid)
 {
 	struct agent_task *t;
 
@@ -96,7 +122,29 @@ task_find(struct agent *a, int32_t tid)
 	return NULL;
 }
 
-/* The hello is complete: check it, attach the ring, announce the task. */
+/*
+ * TASK_READY: the control page holds the table, the task may go on.  A
+ * fresh socket has room for it; if it cannot be written (the task is
+ * gone), the task, if any, goes on after its wait.  A task that never
+ * reads it (it gave up waiting) leaves it in its socket: its close then
+ * shows as ECONNRESET, an end like any other.
+ */
+static void
+task_ready(struct agent_task *t, unsigned nbp)
+{
+	uint8_t frame[TASK_READY_FRAME];
+
+	task_ready_encode(frame, nbp);
+	if (send(t->fd, frame, sizeof(frame), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(frame))
+		log_debug("task t%x: TASK_READY not sent",
+		    (unsigned)t->hello.tid);
+}
+
+/*
+ * The hello is complete: check it, attach the ring, write the breakpoint
+ * table into it, announce the task, and let the task go on.
+ */
 static void
 task_activate(struct agent_task *t)
 {
@@ -115,15 +163,18 @@ task_activate(struct agent_task *t)
 		return task_reject(t, "TASK_HELLO came without a ring");
 	if ((pid_t)t->hello.pid != t->peer_pid)
 		return task_reject(t, "TASK_HELLO pid is not the peer's");
-	if (task_find(a, t->hello.tid) != NULL)
+	if (agent_task_find(a, t->hello.tid) != NULL)
 		return task_reject(t, "a task with this tid is registered");
 	if (ring_attach(&t->ring, t->ringfd, &why) == -1)
 		return task_reject(t, why);
 	t->ringfd = -1;		/* now owned by the ring */
 	t->state = TASK_S_ACTIVE;
+	t->hlen = 0;		/* hbuf now takes TASK_STOPPED frames */
+	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
 	log_debug("task t%x (%s, pid %u) registered",
 	    (unsigned)t->hello.tid, t->hello.program, t->hello.pid);
 	agent_frame_task_new(a->out, &t->hello);
+	task_ready(t, a->nbp > RING_BP_MAX ? RING_BP_MAX : a->nbp);
 }
 
 /* Takes the fds a recvmsg carried; more than one ring in all is an error. */
@@ -210,22 +261,117 @@ task_read_hello(struct agent_task *t)
 	return t->state == TASK_S_ACTIVE ? 0 : -1;
 }
 
-/* After the hello a task never writes: readable means it is gone. */
-static void
-task_check_gone(struct agent_task *t)
+/*
+ * Moves all of an active task's ring into TASK_RECORDS now.  Returns 0,
+ * or -1 when the ring was corrupt and the task has been ended (freed).
+ */
+int
+agent_task_drain(struct agent_task *t)
 {
-	char c;
-	ssize_t n;
+	const char *why;
 
-	n = recv(t->fd, &c, 1, MSG_DONTWAIT);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n == 0 || (n == -1 && errno == ECONNRESET))
-		task_end(t, NULL);
-	else if (n == -1)
-		task_end(t, strerror(errno));
-	else
-		task_end(t, "wrote after TASK_HELLO");
+	if (task_ring_drain(t, SIZE_MAX, &why) == -1) {
+		task_end(t, why);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The task closed its socket (it exited or was killed), whether or not
+ * we have read that yet.  Its pid cannot have been reused while the
+ * socket is open: a process closes its files before it can be reaped.
+ */
+int
+agent_task_gone(const struct agent_task *t)
+{
+	struct pollfd pfd = { .fd = t->fd, .events = POLLRDHUP };
+
+	return poll(&pfd, 1, 0) == 1 &&
+	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/*
+ * A complete frame in hbuf after the hello: only TASK_STOPPED is valid.
+ * Returns 0, or -1 when the task has been ended.
+ */
+static int
+task_frame(struct agent_task *t)
+{
+	struct frame_hdr h;
+	uint32_t bp_id;
+	uint64_t seq;
+	const char *why;
+
+	if (frame_hdr_decode(t->hbuf, &h, &why) == -1 ||
+	    agent_parse_task_stopped(t->hbuf + FRAME_HDR_SIZE, h.len, &bp_id,
+	    &seq, &why) == -1) {
+		task_end(t, why);
+		return -1;
+	}
+	t->hlen = 0;
+	log_debug("task t%x (%s) stopped at breakpoint %u, record %llu",
+	    (unsigned)t->hello.tid, t->hello.program, bp_id,
+	    (unsigned long long)seq);
+	if (agent_task_drain(t) == -1)
+		return -1;
+	agent_output(t->agent);
+	return 0;
+}
+
+/*
+ * Bytes of the frame after the hello still to read: 0 when it is
+ * complete, -1 when its header is bad or not TASK_STOPPED's.
+ */
+static ssize_t
+frame_want(const struct agent_task *t)
+{
+	struct frame_hdr h;
+	const char *why;
+
+	if (t->hlen < FRAME_HDR_SIZE)
+		return (ssize_t)(FRAME_HDR_SIZE - t->hlen);
+	if (frame_hdr_decode(t->hbuf, &h, &why) == -1 ||
+	    h.type != MSG_TASK_STOPPED)
+		return -1;
+	return (ssize_t)(FRAME_HDR_SIZE + h.len - t->hlen);
+}
+
+/*
+ * After the hello: TASK_STOPPED frames, and the end.  Anything else is a
+ * task that misbehaves; like one that is gone, it is ended.  A task that
+ * sends frames without end gets a few per turn, as everyone else.
+ */
+static void
+task_read_frames(struct agent_task *t)
+{
+	ssize_t want, n;
+	int frames = 0;
+
+	for (;;) {
+		if ((want = frame_want(t)) == -1) {
+			task_end(t, "sent a frame other than TASK_STOPPED");
+			return;
+		}
+		if (want == 0) {
+			if (task_frame(t) == -1 || ++frames == 16)
+				return;
+			continue;
+		}
+		n = recv(t->fd, t->hbuf + t->hlen, (size_t)want, MSG_DONTWAIT);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n == 0 || (n == -1 && errno == ECONNRESET)) {
+			task_end(t, t->hlen == 0 ? NULL :
+			    "closed in the middle of a frame");
+			return;
+		}
+		if (n == -1) {
+			task_end(t, strerror(errno));
+			return;
+		}
+		t->hlen += (size_t)n;
+	}
 }
 
 static void
@@ -238,7 +384,7 @@ task_read_cb(int fd, short what, void *arg)
 	if (t->state == TASK_S_HELLO)
 		task_read_hello(t);
 	else
-		task_check_gone(t);
+		task_read_frames(t);
 }
 
 static void
@@ -326,10 +472,31 @@ agent_drain_all(struct agent *a, size_t max)
 	TAILQ_FOREACH_SAFE(t, &a->tasks, entry, next) {
 		if (t->state != TASK_S_ACTIVE)
 			continue;
-		if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
-		    AGENT_BATCH, max, &why) == -1)
+		if (task_ring_drain(t, max, &why) == -1)
 			task_end(t, why);
 	}
+}
+
+/*
+ * BREAKPOINTS came: the new table goes into every active task's control
+ * page (a task still in its hello gets it when it becomes active).
+ */
+void
+agent_tasks_set_breakpoints(struct agent *a)
+{
+	struct agent_task *t;
+
+	TAILQ_FOREACH(t, &a->tasks, entry)
+		if (t->state == TASK_S_ACTIVE)
+			ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
+}
+
+/* Forgets every task without a word to the coordinator (agent_free). */
+void
+agent_tasks_free(struct agent *a)
+{
+	while (!TAILQ_EMPTY(&a->tasks))
+		task_free(TAILQ_FIRST(&a->tasks));
 }
 
 /* Drops tasks that connected but never finished their hello. */

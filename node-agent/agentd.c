@@ -80,6 +80,7 @@ watch_signal(struct event_base *base, int sig)
 int
 main(int argc, char *argv[])
 {
+	struct event_config *cfg;
 	struct event_base *base;
 	const char *coord = NULL, *offset = NULL;
 	int ch, verbose = 0, dump = 0;
@@ -107,8 +108,16 @@ main(int argc, char *argv[])
 	log_init("pmon-agentd", verbose);
 	clock_offset_init(offset);
 	signal(SIGPIPE, SIG_IGN);
-	if ((base = event_base_new()) == NULL || agent_init(&agent, base) == -1)
+	/*
+	 * Precise timers: the stop poll ticks every millisecond, and
+	 * libevent's coarse clock moves in 4 ms steps on some kernels.
+	 */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER) == -1 ||
+	    (base = event_base_new_with_config(cfg)) == NULL ||
+	    agent_init(&agent, base) == -1)
 		fatalx("cannot initialise libevent");
+	event_config_free(cfg);
 	agent.dump = dump;
 	if (agent_pvm_init(&agent) == -1) {
 		if (!dump)

@@ -6,8 +6,10 @@
  * enrolled.
  *
  * Rules that shape this file:
- * - A task never waits for, or fails because of, pmon: no agent means
- *   the ring fills and drops are counted.
+ * - A task never fails because of pmon: no agent means the ring fills
+ *   and drops are counted.  It waits for pmon once, when it registers:
+ *   for the agent's TASK_READY (its breakpoint table is in place), at
+ *   most TASK_READY_WAIT_MS.
  * - Only depth-0 calls are recorded: libpvm3 calls its own public API
  *   through the PLT, and those inner calls are not the application's.
  * - The record path makes no system call but clock_gettime and does not
@@ -17,6 +19,9 @@
  * - In the group server, pvmgs, it records nothing but the requests the
  *   server takes (one receive end each, flagged RECORD_GS): their order
  *   is the order of every group's membership changes.
+ * - Breakpoints (doc/control.md) are checked before a call runs and
+ *   after its end record; while the agent has set none, the check is
+ *   one relaxed load.  pvmgs never stops.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -25,6 +30,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +72,11 @@ static struct {
 	uint64_t	 seq;
 	int		 registered;
 	atomic_int	 registering;
-	int		 sock;		/* to the agent; never written again */
+	int32_t		 tid;		/* registered as; under lock */
+	int		 sock;		/* to the agent, under lock; after
+					   the hello, read once for
+					   TASK_READY, written only for
+					   TASK_STOPPED */
 	uint64_t	 last_try_ns;
 	int		 stale_tid;	/* the parent's tid, in a forked child */
 	int32_t		 spawn_parent;	/* from PMON_SPAWN */
@@ -262,11 +272,76 @@ server_emit(struct pcall *c, int rc)
 		try_register(c->r.t_ns);
 }
 
+/*
+ * A breakpoint hit: the BREAK record (record.h), then TASK_STOPPED so
+ * that the agent drains the ring at once, then the stop.  A failed or
+ * short write of the frame is ignored: the agent drains at its next
+ * tick anyway.  After SIGCONT the call goes on.
+ *
+ * The match runs under the lock, so the BP_SEQ stopline compares the
+ * number the next record really gets and the BREAK record takes it;
+ * but in a task whose threads call PVM concurrently, another thread's
+ * record may still come between the BREAK record and this call's.
+ */
+static void
+bp_stop(struct pcall *c, uint8_t phase)
+{
+	uint8_t buf[RECORD_HDR_SIZE + RECORD_GROUP_MAX];
+	uint8_t frame[TASK_STOPPED_FRAME];
+	struct ring_bp hit;
+	struct record b;
+	uint64_t t = now_ns();
+	int fd = -1, hitp = 0, saved = errno;
+
+	lock();
+	if (st.ring.hdr != NULL && ring_bp_match(st.ring.hdr, st.tid, &c->r,
+	    st.seq + 1, phase, &hit)) {
+		hitp = 1;
+		b = c->r;
+		b.call = PMON_CALL_BREAK;
+		b.phase = phase;
+		b.seq = ++st.seq;
+		b.t_ns = t;
+		b.rc = c->r.call;
+		b.inst = (int32_t)hit.id;
+		b.npeers = 0;
+		b.flags = 0;
+		ring_write(&st.ring, buf, record_encode(buf, &b, NULL));
+		fd = st.sock;
+		task_stopped_encode(frame, hit.id, b.seq);
+	}
+	unlock();
+	if (!hitp)
+		return;
+	if (fd != -1)
+		(void)send(fd, frame, sizeof(frame), MSG_DONTWAIT |
+		    MSG_NOSIGNAL);
+	raise(SIGSTOP);
+	errno = saved;
+}
+
+/*
+ * The hot path: an active call's ring exists and stays (call_enter saw
+ * ring_ok; only a forked child drops it, in call_end of a call that
+ * forked), so while the table is empty this is one relaxed load.
+ */
+static inline void
+bp_check(struct pcall *c, uint8_t phase)
+{
+	struct ring_hdr *h = st.ring.hdr;
+
+	if (h != NULL && atomic_load_explicit(&h->ctl.nbp,
+	    memory_order_relaxed) != 0)
+		bp_stop(c, phase);
+}
+
 void
 call_begin(struct pcall *c, const int32_t *peers, unsigned npeers)
 {
-	if (c->active)
+	if (c->active) {
+		bp_check(c, PMON_BEGIN);
 		emit(c, PMON_BEGIN, peers, npeers);
+	}
 }
 
 /* Sets the record's group name, cut to what a record can carry. */
@@ -287,6 +362,7 @@ call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
 	if (c->active) {
 		c->r.rc = rc;
 		emit(c, PMON_END, peers, npeers);
+		bp_check(c, PMON_END);
 		outer = NULL;
 	}
 	if (--depth == 0 && c->active && !st.registered)
@@ -314,8 +390,9 @@ bcast_capture_mcast(const int *tids, int count)
 }
 
 /*
- * Registration: one TASK_HELLO with the ring's memfd attached.  Any
- * failure leaves the task unregistered; the next try is a second later.
+ * Registration: one TASK_HELLO with the ring's memfd attached, then the
+ * wait for TASK_READY.  Any failure before the hello is sent leaves the
+ * task unregistered; the next try is a second later.
  */
 static int
 agent_connect(void)
@@ -389,6 +466,7 @@ static void
 try_register(uint64_t now)
 {
 	struct task_hello h;
+	uint32_t nbp;
 	int tid, fd, saved = errno;
 
 	if (st.ring.hdr == NULL || (tid = enrolled_tid()) <= 0)
@@ -403,12 +481,27 @@ try_register(uint64_t now)
 		goto out;
 	st.ring.hdr->tid = tid;
 	hello_fill(&h, tid);
+	/* The agent may set breakpoints as soon as it has the hello. */
+	lock();
+	st.tid = tid;
+	st.sock = fd;
+	unlock();
 	if (send_hello(fd, &h) == -1) {
+		lock();
+		st.sock = -1;
+		unlock();
 		close(fd);
 		goto out;
 	}
-	st.sock = fd;
 	st.registered = 1;
+	/*
+	 * Our calls are checked against the breakpoints only once the agent
+	 * has written its table into our control page: wait until it says
+	 * so.  A task that has been waiting TASK_READY_WAIT_MS, or that gets
+	 * anything else, goes on registered (the table may come later).
+	 * Other threads go on meanwhile, unchecked until then.
+	 */
+	(void)task_ready_wait(fd, TASK_READY_WAIT_MS, &nbp);
 out:
 	atomic_store(&st.registering, 0);
 	errno = saved;
@@ -558,6 +651,7 @@ atfork_child(void)
 	ring_close(&st.ring);
 	atomic_store(&st.ring_ok, 0);
 	st.sock = -1;
+	st.tid = 0;
 	st.ring_failed = 0;
 	st.seq = 0;
 	st.registered = 0;

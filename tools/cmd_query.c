@@ -66,7 +66,8 @@ const struct cmd_entry cmd_frontier_entry = {
 };
 
 int
-tool_query(const char *name, const char *request, int json, FILE *out)
+tool_query(const char *name, const char *request, unsigned flags,
+    FILE *out)
 {
 	struct pmon *p;
 	char *reply;
@@ -76,7 +77,7 @@ tool_query(const char *name, const char *request, int json, FILE *out)
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
 	if (pmon_connect(p, NULL, name, 0) == -1 || pmon_flush(p) == -1 ||
-	    pmon_request(p, request, json ? PMON_JSON : 0, &reply,
+	    pmon_request(p, request, flags, &reply,
 	    &len) == -1)
 		rv = tool_error("%s", pmon_error(p));
 	else {
@@ -103,5 +104,5 @@ cmd_query(const struct cmd_args *a)
 	else
 		snprintf(request, sizeof(request), "%s", cmd);
 	snprintf(name, sizeof(name), "pmon-%s", cmd);
-	return tool_query(name, request, json, stdout);
+	return tool_query(name, request, json ? PMON_JSON : 0, stdout);
 }

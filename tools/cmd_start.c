@@ -28,20 +28,23 @@ static int	cmd_start(const struct cmd_args *);
 static const struct option start_longopts[] = {
 	{ "clock", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_start_entry = {
-	"start", "[-v] [-C clock]",
+	"start", "[-v] [-C clock] [-Q bytes]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
+	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
+	"                 events (default 8 MiB; doc/control.md)\n"
 	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT);\n"
 	"                 twice: also run pmon-coordd with -v\n"
 	"\nA pvmd must run for $PVM_TMP.  pmon-coordd is taken from\n"
 	"$PMON_COORDD or the directory of the pmon binary.\n",
-	"+C:hv", start_longopts, 0, 0, cmd_start
+	"+C:hQ:v", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -125,12 +128,26 @@ coordd_path(char *buf, size_t size)
 	return 0;
 }
 
+/* pmon-coordd -Q's bounds (coord.h). */
+static int
+queue_size_ok(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0' && s[0] >= '0' && s[0] <= '9' &&
+	    v >= 65536 && v <= 1073741824ULL;
+}
+
 /* In the child: runs the coordinator with the pipe's write end as -r. */
 static void __attribute__((noreturn))
-coordd_exec(const char *path, int wfd, int verbose, const char *clock)
+coordd_exec(const char *path, int wfd, int verbose, const char *clock,
+    const char *queue)
 {
 	char fdarg[16];
-	const char *argv[8];
+	const char *argv[10];
 	int i = 0, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
@@ -147,6 +164,10 @@ coordd_exec(const char *path, int wfd, int verbose, const char *clock)
 	if (clock != NULL) {
 		argv[i++] = "-C";
 		argv[i++] = clock;
+	}
+	if (queue != NULL) {
+		argv[i++] = "-Q";
+		argv[i++] = queue;
 	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
@@ -234,6 +255,9 @@ cmd_start(const struct cmd_args *a)
 	if (a->arg['C'] != NULL && !clock_name_ok(a->arg['C']))
 		return tool_usage_error("unknown clock correction: %s "
 		    "(clc, tc, kz, lamport or raw)", a->arg['C']);
+	if (a->arg['Q'] != NULL && !queue_size_ok(a->arg['Q']))
+		return tool_usage_error("--tool-queue %s: not a number of bytes "
+		    "from 65536 to 1073741824", a->arg['Q']);
 	if (pvmd_check() != 0 || coordd_path(path, sizeof(path)) != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())
@@ -244,7 +268,8 @@ cmd_start(const struct cmd_args *a)
 	if ((pid = fork()) == -1)
 		return tool_error("fork: %s", strerror(errno));
 	if (pid == 0)
-		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C']);
+		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C'],
+		    a->arg['Q']);
 	close(fds[1]);
 	got = read_ready_line(fds[0], line, sizeof(line));
 	close(fds[0]);

@@ -48,7 +48,9 @@ const struct cmd_entry cmd_trace_entry = {
 	"  -S, --snapshot first the state where the stream starts, as one\n"
 	"                 line {\"type\":\"snapshot\",\"state\":{...}}\n"
 	"\nProblems the coordinator finds (deadlocks, races...) are lines\n"
-	"{\"type\":\"problem\",...} in JSON, \"problem: {...}\" in text.\n"
+	"{\"type\":\"problem\",...} in JSON, \"problem: {...}\" in text; what\n"
+	"tools do (stops, breakpoints) and the events this trace lost while\n"
+	"it lagged (doc/control.md) are \"notice\" lines.\n"
 	"\nEnds with status 0 when the coordinator shuts down or on SIGINT "
 	"or\nSIGTERM, after printing every event that arrived.\n",
 	"+hjsqtS", trace_longopts, 0, 0, cmd_trace
@@ -334,22 +336,39 @@ trace_task(const struct pmon_task *task, void *arg)
 		t->failed = 1;
 }
 
-/* A problem or the snapshot: JSON objects from the coordinator. */
+/* A problem or a notice: a line {"type":TYPE,...} or "TYPE: {...}". */
 static void
-trace_problem(const char *json, size_t len, void *arg)
+trace_object(struct trace *t, const char *type, const char *json, size_t len)
 {
-	struct trace *t = arg;
 	int rv;
 
 	if (t->quiet || len < 2 || json[0] != '{')
 		return;
 	if (t->json)
-		rv = printf("{\"type\":\"problem\"%s%s\n",
+		rv = printf("{\"type\":\"%s\"%s%s\n", type,
 		    len > 2 ? "," : "", json + 1);
 	else
-		rv = printf("problem: %s\n", json);
+		rv = printf("%s: %s\n", type, json);
 	if (rv < 0)
 		t->failed = 1;
+}
+
+static void
+trace_problem(const char *json, size_t len, void *arg)
+{
+	trace_object(arg, "problem", json, len);
+}
+
+/*
+ * What tools did (stops, breakpoints) and what this one lost while it
+ * lagged; tools coming and going are left out.
+ */
+static void
+trace_notice(const char *json, size_t len, void *arg)
+{
+	if (strstr(json, "\"notice\":\"attached\"") == NULL &&
+	    strstr(json, "\"notice\":\"detached\"") == NULL)
+		trace_object(arg, "notice", json, len);
 }
 
 static void
@@ -429,7 +448,8 @@ static int
 cmd_trace(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .task = trace_task, .event = trace_event,
-	    .problem = trace_problem, .snapshot = trace_snapshot };
+	    .problem = trace_problem, .snapshot = trace_snapshot,
+	    .notice = trace_notice };
 	struct trace t = { .json = a->seen['j'] > 0, .quiet = a->seen['q'] > 0,
 	    .tasks = a->seen['t'] > 0 };
 	struct pmon *p;

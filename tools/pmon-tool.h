@@ -44,6 +44,11 @@ extern const struct cmd_entry cmd_queues_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_problems_entry;
 extern const struct cmd_entry cmd_frontier_entry;
+extern const struct cmd_entry cmd_stop_entry;
+extern const struct cmd_entry cmd_continue_entry;
+extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_request_entry;
+extern const struct cmd_entry cmd_watch_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
@@ -53,9 +58,9 @@ int		 tool_usage_error(const char *, ...)
 int		 tool_sibling(char *, size_t, const char *);
 const char	*tool_command_name(void);
 
-/* cmd_query.c: flush, send one request, print its reply. */
-int		 tool_query(const char *name, const char *request, int json,
-		    FILE *);
+/* cmd_query.c: flush, send one request (PMON_* flags), print its reply. */
+int		 tool_query(const char *name, const char *request,
+		    unsigned flags, FILE *);
 
 /* trace_summary.c */
 struct pmon_event;

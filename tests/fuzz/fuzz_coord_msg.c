@@ -16,6 +16,7 @@
 #include "order.h"
 #include "proto.h"
 #include "record.h"
+#include "request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,6 +71,24 @@ add_record(int32_t tid, const struct record *r, void *arg, const char **why)
 	return order_add(arg, tid, r, why);
 }
 
+/* CONTROL_DONE: what the decoder accepts is within its bounds. */
+static void
+control_done(const uint8_t *p, size_t len)
+{
+	static struct coord_control_status st[UINT16_MAX];
+	const char *why;
+	uint32_t id;
+	size_t n, max = len % 2 ? UINT16_MAX : 4, i;
+
+	if (coord_parse_control_done(p, len, &id, st, max, &n, &why) == -1)
+		return;
+	if (n > max || len != 6 + 5 * n)
+		__builtin_trap();
+	for (i = 0; i < n; i++)
+		if (st[i].status > CONTROL_FAILED)
+			__builtin_trap();
+}
+
 /* One frame, as coord_agent_frame and coord_tool_frame would take it. */
 static void
 one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
@@ -78,6 +97,8 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 	struct coord_task_new tn;
 	struct coord_tool_hello th;
 	struct coord_request req;
+	static struct req parsed;
+	char err[256];
 	uint64_t dropped;
 	char *body;
 	size_t n;
@@ -107,8 +128,11 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 			order_task_end(o, tid, dropped, &why);
 		break;
 	case MSG_REQUEST:
-		if (coord_parse_request(p, len, &req, &why) == 0) {
-			coord_request_run(&coord, &req, &body, &n);
+		/* Stops and breakpoints need agents and tools: not here. */
+		if (coord_parse_request(p, len, &req, &why) == 0 &&
+		    (req_parse(req.text, &parsed, err, sizeof(err)) == -1 ||
+		    !coord_request_is_control(parsed.kind))) {
+			coord_request_run(&coord, NULL, &req, &body, &n);
 			if (body == NULL || strlen(body) != n)
 				__builtin_trap();
 			free(body);
@@ -116,6 +140,9 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_TOOL_HELLO:
 		coord_parse_tool_hello(p, len, &th, &why);
+		break;
+	case MSG_CONTROL_DONE:
+		control_done(p, len);
 		break;
 	default:
 		coord_parse_u32(p, len, &id, &why);

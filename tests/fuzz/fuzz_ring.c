@@ -1,7 +1,9 @@
 /*
  * Fuzzes the agent's ring reader with ring contents and a head position
  * chosen by a hostile task: ring_read must report corruption, never read
- * outside the ring or hand out a record of impossible length.
+ * outside the ring or hand out a record of impossible length.  The same
+ * bytes, as a control page, go through the task's breakpoint check,
+ * which must stay inside the page whatever it holds.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,28 @@
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Any control page: a hit is an entry of the page, its group ended. */
+static void
+check_ctl(struct ring *rg, const uint8_t *data, size_t size)
+{
+	struct ring_ctl *ctl = &rg->hdr->ctl;
+	struct ring_bp hit;
+	struct record r;
+	size_t n = size < sizeof(ctl->bp) ? size : sizeof(ctl->bp);
+
+	memset(ctl->bp, 0, sizeof(ctl->bp));
+	memcpy(ctl->bp, data, n);
+	atomic_store(&ctl->gen, size > 0 ? data[0] & 2 : 0);
+	atomic_store(&ctl->nbp, size > 4 ? wire_get32(data + size - 4) : 1);
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_send;
+	r.group = (const char *)data;
+	r.glen = (uint8_t)(size > 255 ? 255 : size);
+	if (ring_bp_match(rg->hdr, 0x40005, &r, 7, PMON_BEGIN, &hit) == 1 &&
+	    (hit.id == 0 || hit.group[RING_BP_GROUP_MAX] != '\0'))
+		__builtin_trap();
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,5 +62,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	atomic_store(&rg.hdr->head, head);
 	while (ring_read(&rg, out, sizeof(out), &n, &why) > 0)
 		;
+	check_ctl(&rg, data, size);
 	return 0;
 }

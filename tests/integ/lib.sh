@@ -242,8 +242,13 @@ sock_pid() {
 # pmon_start: starts the coordinator (and its agents) for $PVM_TMP.
 # Sets COORD_PID, and COORD_ADDR (the TCP address for agents, which
 # `pmon start -v` prints).
+# pmon_start [ARGS...]: pmon start -v ARGS.  Without ARGS the tools'
+# queues are 256 MiB, not 8: the tests check complete streams, also of
+# fast programs on a slow (sanitized, loaded) machine, so their tools
+# must not lose events; t_slowtool checks what a full queue does.
 pmon_start() {
-	$PM_ON timeout 30 "$PMON" start -v </dev/null \
+	[ $# -gt 0 ] || set -- -Q 268435456
+	$PM_ON timeout 30 "$PMON" start -v "$@" </dev/null \
 	    >"$PVM_TMP.pmon-start.out" 2>&1 ||
 	    fail "pmon start failed: $(cat "$PVM_TMP.pmon-start.out")"
 	COORD_PID=$(sock_pid "$(coord_sock)")

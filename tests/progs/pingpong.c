@@ -1,9 +1,10 @@
 /*
  * pingpong: a plain PVM program that sends as fast as PVM lets it.  The
  * master spawns K workers and, ROUNDS times, sends each worker a message
- * of BYTES bytes and waits for it to come back.
+ * of BYTES bytes and waits for it to come back; with PAUSE_US, it sleeps
+ * that long after each round (a steady rate rather than the fastest).
  *
- *	pingpong K ROUNDS BYTES FILE
+ *	pingpong K ROUNDS BYTES FILE [PAUSE_US]
  *
  * Every task appends "master TID PID" or "worker TID PID" to FILE when it
  * starts, and the master appends
@@ -71,7 +72,7 @@ worker(void)
 }
 
 static int
-master(int k, int rounds, int bytes, const char *file)
+master(int k, int rounds, int bytes, const char *file, int pause_us)
 {
 	char *args[] = { wflag, (char *)file, NULL }, *buf;
 	int tids[MAXTASKS], hdr[3], i, r;
@@ -93,13 +94,16 @@ master(int k, int rounds, int bytes, const char *file)
 			return -1;
 	}
 	t0 = now_ns();
-	for (r = 0; r < rounds; r++)
+	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < k; i++) {
 			if (send_bytes(tids[i], TAG_PING, buf, bytes) < 0 ||
 			    pvm_recv(tids[i], TAG_PONG) < 0)
 				return -1;
 			pvm_upkbyte(buf, bytes, 1);
 		}
+		if (pause_us > 0)
+			usleep((useconds_t)pause_us);
+	}
 	prog_log(file, "rtt_ns %lld\n",
 	    (now_ns() - t0) / ((long long)rounds * k));
 	free(buf);
@@ -110,18 +114,20 @@ int
 main(int argc, char **argv)
 {
 	int child = argc == 3 && strcmp(argv[1], wflag) == 0;
-	int k = 0, rounds = 0, bytes = -1, mytid, rc;
-	const char *file = argv[argc - 1];
+	int k = 0, rounds = 0, bytes = -1, pause_us = 0, mytid, rc;
+	const char *file = child ? argv[2] : argv[argc > 4 ? 4 : 0];
 
-	if (argc == 5) {
+	if (argc == 5 || argc == 6) {
 		k = atoi(argv[1]);
 		rounds = atoi(argv[2]);
 		bytes = atoi(argv[3]);
+		pause_us = argc == 6 ? atoi(argv[5]) : 0;
 	}
 	if (!child && (k < 1 || k > MAXTASKS || rounds < 1 || bytes < 1 ||
-	    bytes > MAXBYTES)) {
-		fprintf(stderr, "usage: pingpong K ROUNDS BYTES FILE "
-		    "(1 <= K <= %d, 1 <= BYTES <= %d)\n", MAXTASKS, MAXBYTES);
+	    bytes > MAXBYTES || pause_us < 0 || pause_us > 1000000)) {
+		fprintf(stderr, "usage: pingpong K ROUNDS BYTES FILE [PAUSE_US] "
+		    "(1 <= K <= %d, 1 <= BYTES <= %d, PAUSE_US <= 1000000)\n",
+		    MAXTASKS, MAXBYTES);
 		return 2;
 	}
 	alarm(ALARM_SECS);
@@ -130,7 +136,7 @@ main(int argc, char **argv)
 	pvm_setopt(PvmAutoErr, 0);
 	prog_log(file, "%s %d %ld\n", child ? "worker" : "master", mytid,
 	    (long)getpid());
-	rc = child ? worker() : master(k, rounds, bytes, file);
+	rc = child ? worker() : master(k, rounds, bytes, file, pause_us);
 	if (rc)
 		fprintf(stderr, "pingpong: t%x: failed\n", mytid);
 	else if (!child)

@@ -325,7 +325,8 @@ event_call(json_t *o)
 
 	if (name == NULL)
 		return -1;
-	if (strncmp(name, "pvm_", 4) != 0 && strcmp(name, "lost") != 0) {
+	if (strncmp(name, "pvm_", 4) != 0 && strcmp(name, "lost") != 0 &&
+	    strcmp(name, "break") != 0) {
 		snprintf(buf, sizeof(buf), "pvm_%s", name);
 		name = buf;
 	}
@@ -1012,6 +1013,9 @@ event(json_t *o)
 		return;
 	t->nevents++;
 	spawn_check(t, (uint64_t)seq);
+	/* A task stopped at a breakpoint: between calls, not a call. */
+	if (call == PMON_CALL_BREAK)
+		return;
 	pairing_check(t, (uint64_t)seq, call, phase);
 	if (opt_times)
 		time_check(o, t, (uint64_t)seq);

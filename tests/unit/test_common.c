@@ -1,8 +1,10 @@
 /*
  * Protects the codecs every part shares: the record encoding (task ring,
  * agent frames and coordinator all rely on it), the frame header checks
- * that stand between a daemon and an untrusted peer, and the record ring
- * that lets an agent read a task's records without the task's help.
+ * that stand between a daemon and an untrusted peer, the record ring
+ * that lets an agent read a task's records without the task's help, and
+ * the breakpoint table in the ring's control page that a task checks at
+ * every call (doc/control.md), with its wire encoding.
  */
 #include <sys/mman.h>
 
@@ -274,6 +276,315 @@ test_ring_attach_checks(void)
 	ring_close(&tx);
 }
 
+/* --- breakpoints ------------------------------------------------------ */
+
+static struct ring_bp
+bp_sample(uint32_t id)
+{
+	struct ring_bp bp;
+
+	memset(&bp, 0, sizeof(bp));
+	bp.id = id;
+	bp.phase = PMON_BEGIN;
+	return bp;
+}
+
+/* The begin of a pvm_send to t40003, tag 22, ctx 3, in group "matrix". */
+static struct record
+bp_call(void)
+{
+	struct record r = sample_record(9);
+
+	r.call = PMON_CALL_send;
+	r.peer = 0x40003;
+	return r;
+}
+
+/* Does the table bps (n entries, written into a real ring) stop r? */
+static int
+bp_check(const struct ring_bp *bps, unsigned n, int32_t tid,
+    const struct record *r, uint64_t seq, uint8_t phase, uint32_t *id)
+{
+	static struct ring rg = { .fd = -1 };
+	struct ring_bp hit;
+	int rc;
+
+	if (rg.hdr == NULL)
+		CU_ASSERT_FATAL(ring_create(&rg, RING_MIN_SIZE) == 0);
+	ring_ctl_write(rg.hdr, bps, n);
+	memset(&hit, 0xa5, sizeof(hit));
+	rc = ring_bp_match(rg.hdr, tid, r, seq, phase, &hit);
+	if (rc == 1) {
+		*id = hit.id;
+		CU_ASSERT(memchr(hit.group, '\0', sizeof(hit.group)) != NULL);
+	}
+	return rc;
+}
+
+static void
+test_bp_empty(void)
+{
+	struct ring rg = { .fd = -1 };
+	struct record r = bp_call();
+	struct ring_bp bp = bp_sample(1), hit;
+	uint32_t id;
+
+	/* A fresh ring: nothing set, nothing hits. */
+	CU_ASSERT_FATAL(ring_create(&rg, RING_MIN_SIZE) == 0);
+	CU_ASSERT_EQUAL(atomic_load(&rg.hdr->ctl.nbp), 0);
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 0x40005, &r, 9, PMON_BEGIN,
+	    &hit), 0);
+	ring_close(&rg);
+	/* An empty table written over a full one. */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40005, &r, 9, PMON_BEGIN, &id), 1);
+	CU_ASSERT_EQUAL(bp_check(&bp, 0, 0x40005, &r, 9, PMON_BEGIN, &id), 0);
+	CU_ASSERT_EQUAL(bp_check(NULL, 0, 0x40005, &r, 9, PMON_END, &id), 0);
+}
+
+/* Each field named by match must equal the call's; others do not count. */
+static void
+test_bp_fields(void)
+{
+	struct record r = bp_call();
+	struct ring_bp bp;
+	uint32_t id;
+
+	bp = bp_sample(1);
+	bp.match = BP_PEER;
+	bp.peer = 0x40003;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	bp.peer = 0x40004;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	bp.match = 0;				/* peer not asked for */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+
+	bp = bp_sample(2);
+	bp.match = BP_TAG;
+	bp.tag = 22;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	bp.tag = 23;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+
+	bp = bp_sample(3);
+	bp.match = BP_CTX;
+	bp.ctx = 3;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	bp.ctx = 0;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+
+	/* All of them at once: one wrong field is enough to miss. */
+	bp = bp_sample(4);
+	bp.match = BP_PEER | BP_TAG | BP_CTX;
+	bp.peer = 0x40003;
+	bp.tag = 22;
+	bp.ctx = 3;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	r.tag = 1;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+
+	/* The call: 0 is any. */
+	r = bp_call();
+	bp = bp_sample(5);
+	bp.call = PMON_CALL_recv;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	bp.call = PMON_CALL_send;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	CU_ASSERT_EQUAL(id, 5);
+
+	/* Match bits the task does not know never match. */
+	bp.match = 0x80;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+}
+
+static void
+test_bp_tid_phase(void)
+{
+	struct record r = bp_call();
+	struct ring_bp bp = bp_sample(7);
+	uint32_t id;
+
+	bp.tid = 0x40005;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40005, &r, 9, PMON_BEGIN, &id), 1);
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40006, &r, 9, PMON_BEGIN, &id), 0);
+	bp.tid = 0;				/* every task */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40006, &r, 9, PMON_BEGIN, &id), 1);
+	/* Before the call is not after it. */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40006, &r, 9, PMON_END, &id), 0);
+	bp.phase = PMON_END;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40006, &r, 9, PMON_END, &id), 1);
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 0x40006, &r, 9, PMON_BEGIN, &id), 0);
+}
+
+/* A stopline: the record about to be written has that number. */
+static void
+test_bp_seq(void)
+{
+	struct record r = bp_call();
+	struct ring_bp bp = bp_sample(8);
+	uint32_t id;
+
+	bp.match = BP_SEQ;
+	bp.seq = 41;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 40, PMON_BEGIN, &id), 0);
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 41, PMON_BEGIN, &id), 1);
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 42, PMON_BEGIN, &id), 0);
+	/* The record's own seq does not count: the next one's does. */
+	r.seq = 41;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 42, PMON_BEGIN, &id), 0);
+}
+
+static void
+test_bp_group(void)
+{
+	struct record r = bp_call();
+	struct ring_bp bp = bp_sample(9);
+	uint32_t id;
+
+	bp.match = BP_GROUP;
+	strcpy(bp.group, "matrix");
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	strcpy(bp.group, "matri");		/* a prefix is not it */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	strcpy(bp.group, "matrixx");
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	strcpy(bp.group, "");			/* no group */
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	r.glen = 0;
+	r.group = NULL;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+
+	/* A table whose group lacks its NUL is compared within bounds. */
+	memset(bp.group, 'g', sizeof(bp.group));
+	r.group = bp.group;
+	r.glen = sizeof(bp.group);
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
+	r.glen = sizeof(bp.group) + 1;
+	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+}
+
+/* The first entry that matches wins; a hostile nbp is bounded. */
+static void
+test_bp_table(void)
+{
+	struct ring_bp bps[RING_BP_MAX], hit;
+	struct ring rg = { .fd = -1 }, rx = { .fd = -1 };
+	struct record r = bp_call();
+	const char *why;
+	uint32_t id;
+	unsigned i;
+
+	for (i = 0; i < RING_BP_MAX; i++) {
+		bps[i] = bp_sample(100 + i);
+		bps[i].match = BP_TAG;
+		bps[i].tag = (int32_t)i;
+	}
+	r.tag = RING_BP_MAX - 1;
+	CU_ASSERT_EQUAL(bp_check(bps, RING_BP_MAX, 5, &r, 9, PMON_BEGIN,
+	    &id), 1);
+	CU_ASSERT_EQUAL(id, 100 + RING_BP_MAX - 1);
+	bps[3].tag = RING_BP_MAX - 1;
+	CU_ASSERT_EQUAL(bp_check(bps, RING_BP_MAX, 5, &r, 9, PMON_BEGIN,
+	    &id), 1);
+	CU_ASSERT_EQUAL(id, 103);
+	/* Only the n entries written count. */
+	CU_ASSERT_EQUAL(bp_check(bps, 3, 5, &r, 9, PMON_BEGIN, &id), 0);
+
+	/* The agent writes through its own mapping; the task sees it. */
+	CU_ASSERT_FATAL(ring_create(&rg, RING_MIN_SIZE) == 0);
+	CU_ASSERT_FATAL(ring_attach(&rx, dup(rg.fd), &why) == 0);
+	ring_ctl_write(rx.hdr, bps, 5);
+	CU_ASSERT_EQUAL(atomic_load(&rg.hdr->ctl.nbp), 5);
+	CU_ASSERT_EQUAL(atomic_load(&rg.hdr->ctl.gen) % 2, 0);
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 1);
+	CU_ASSERT_EQUAL(hit.id, 103);
+	/* A writer that died mid-write: the task gives up, and a new
+	 * write makes the page good again. */
+	atomic_store(&rg.hdr->ctl.gen, 7);
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 0);
+	ring_ctl_write(rx.hdr, bps, 5);
+	CU_ASSERT_EQUAL(atomic_load(&rg.hdr->ctl.gen) % 2, 0);
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 1);
+	/* An nbp beyond the table is read as a full table. */
+	atomic_store(&rg.hdr->ctl.nbp, 1000000);
+	r.tag = 1000;
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 0);
+	ring_close(&rx);
+	ring_close(&rg);
+}
+
+static void
+test_bp_wire(void)
+{
+	uint8_t buf[BP_WIRE_MAX + 8], bad[BP_WIRE_MAX + 8];
+	struct ring_bp in = bp_sample(0xdeadbeef), out;
+	const char *why = NULL;
+	size_t n, used, i;
+
+	in.tid = 0x40005;
+	in.call = PMON_CALL_recv;
+	in.phase = PMON_END;
+	in.match = BP_ALL;
+	in.peer = -1;
+	in.tag = 77;
+	in.ctx = -5;
+	in.seq = 0x123456789aULL;
+	strcpy(in.group, "workers");
+	n = bp_encode(buf, &in);
+	CU_ASSERT_EQUAL(n, BP_WIRE_FIXED + 2 + 7);
+	CU_ASSERT_EQUAL(bp_decode(buf, n, &out, &used, &why), 0);
+	CU_ASSERT_EQUAL(used, n);
+	CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof(in)), 0);
+	/* The documented layout: id first, the group's length at 32. */
+	CU_ASSERT_EQUAL(wire_get32(buf), 0xdeadbeef);
+	CU_ASSERT_EQUAL(wire_get64(buf + 24), in.seq);
+	CU_ASSERT_EQUAL(wire_get16(buf + BP_WIRE_FIXED), 7);
+	/* Trailing bytes are the next entry's: used says where it ends. */
+	CU_ASSERT_EQUAL(bp_decode(buf, n + 8, &out, &used, &why), 0);
+	CU_ASSERT_EQUAL(used, n);
+
+	/* The longest group fits BP_WIRE_MAX. */
+	memset(in.group, 'x', RING_BP_GROUP_MAX);
+	in.group[RING_BP_GROUP_MAX] = '\0';
+	CU_ASSERT_EQUAL(bp_encode(buf, &in), BP_WIRE_MAX);
+	CU_ASSERT_EQUAL(bp_decode(buf, BP_WIRE_MAX, &out, &used, &why), 0);
+	CU_ASSERT_STRING_EQUAL(out.group, in.group);
+	strcpy(in.group, "workers");
+	n = bp_encode(buf, &in);
+
+	for (i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(bp_decode(buf, i, &out, &used, &why), -1);
+	memcpy(bad, buf, n);
+	wire_put32(bad, 0);				/* id 0 */
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "id 0"));
+	memcpy(bad, buf, n);
+	wire_put16(bad + 10, BP_ALL + 1);		/* unknown match bit */
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "unknown fields"));
+	memcpy(bad, buf, n);
+	bad[9] = 2;					/* phase */
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "phase"));
+	memcpy(bad, buf, n);
+	bad[8] = PMON_CALL_MAX;				/* call */
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "call"));
+	memcpy(bad, buf, n);
+	bad[BP_WIRE_FIXED + 4] = '\0';			/* NUL in group */
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "NUL"));
+	memcpy(bad, buf, n);
+	wire_put16(bad + BP_WIRE_FIXED, RING_BP_GROUP_MAX + 1);
+	memset(bad + n, 'y', sizeof(bad) - n);
+	CU_ASSERT_EQUAL(bp_decode(bad, sizeof(bad), &out, &used, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "too long"));
+	memcpy(bad, buf, n);
+	bad[8] = PMON_CALL_MAX - 1;			/* the last call is fine */
+	bad[9] = PMON_BEGIN;
+	wire_put16(bad + 10, 0);
+	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), 0);
+}
+
 static CU_TestInfo record_tests[] = {
 	{ "round trip", test_record_roundtrip },
 	{ "rejects malformed records", test_record_rejects },
@@ -294,10 +605,22 @@ static CU_TestInfo ring_tests[] = {
 	CU_TEST_INFO_NULL
 };
 
+static CU_TestInfo bp_tests[] = {
+	{ "empty table", test_bp_empty },
+	{ "peer, tag, ctx, call", test_bp_fields },
+	{ "tid and phase", test_bp_tid_phase },
+	{ "stopline (seq)", test_bp_seq },
+	{ "group", test_bp_group },
+	{ "table written by the agent", test_bp_table },
+	{ "wire round trip and rejects", test_bp_wire },
+	CU_TEST_INFO_NULL
+};
+
 static CU_SuiteInfo common_suites[] = {
 	{ "record", NULL, NULL, NULL, NULL, record_tests },
 	{ "frame", NULL, NULL, NULL, NULL, frame_tests },
 	{ "ring", NULL, NULL, NULL, NULL, ring_tests },
+	{ "breakpoints", NULL, NULL, NULL, NULL, bp_tests },
 	CU_SUITE_INFO_NULL
 };
 
