@@ -634,16 +634,25 @@ bp_table(struct coord *c, struct ring_bp *tab, size_t *n, const char **why)
 	TAILQ_FOREACH(b, &c->bps, entry) {
 		if (!b->enabled || !bp_in_task(b))
 			continue;
-		if (!(b->req->trig.filters & REQ_F_TASKS) && b->stopline_tid == 0) {
+		if (!(b->req->trig.filters & REQ_F_TASKS) &&
+		    b->stopline_tid == 0) {
 			if (*n == RING_BP_MAX)
 				goto full;
 			bp_entry(b, 0, &tab[(*n)++]);
 			continue;
 		}
 		if (b->stopline_tid != 0) {
-			if (*n == RING_BP_MAX)
+			/*
+			 * Before record SEQ if it begins a call; if it ends
+			 * one, the task cannot stop inside PVM: right after
+			 * that call, before record SEQ + 1.
+			 */
+			if (*n + 2 > RING_BP_MAX)
 				goto full;
 			bp_entry(b, b->stopline_tid, &tab[(*n)++]);
+			bp_entry(b, b->stopline_tid, &tab[*n]);
+			tab[*n].phase = PMON_END;
+			tab[(*n)++].seq = b->stopline + 1;
 			continue;
 		}
 		memset(&tmp, 0, sizeof(tmp));
@@ -760,6 +769,14 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid, int stopped)
 
 	b->hits++;
 	self.v[0].kind = REQ_OBJ_SELF;
+	if (b->stopline != 0) {
+		/* A stopline's one action: the task stays stopped. */
+		o = op_new(c, CONTROL_STOP, NULL, 0, 0);
+		o->owner = b->owner != NULL ? b->owner->id : 0;
+		o->bp = b->id;
+		op_start(c, o, &self, tid, 0);
+		stops = 1;
+	}
 	for (i = 0; i < r->nact; i++) {
 		const struct req_action *a = &r->act[i];
 

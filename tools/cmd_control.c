@@ -8,6 +8,10 @@
  *	pmon watch [--json] REQUEST...	conditional requests that live as
  *					long as the command: prints what
  *					they and the other tools do
+ *	pmon stopline [--json] FRONTIER|TID:SEQ...
+ *					stop tasks at a frontier (`pmon
+ *					frontier` output) or at records, as
+ *					long as the command runs
  *
  * OBJECTS is a comma-separated list of tasks (t40003, 262147), host:NAME,
  * group:NAME, or "*".  A stop belongs to the tool that made it and ends
@@ -22,12 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "pmon-tool.h"
 #include "pmon.h"
 
 static int	cmd_manip(const struct cmd_args *);
 static int	cmd_request(const struct cmd_args *);
 static int	cmd_watch(const struct cmd_args *);
+static int	cmd_stopline(const struct cmd_args *);
 
 static const struct option control_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -75,6 +82,20 @@ const struct cmd_entry cmd_watch_entry = {
 	"and per problem; ends on SIGINT or SIGTERM, which removes the\n"
 	"requests and continues the tasks they stopped.\n",
 	"+hj", control_longopts, 1, -1, cmd_watch
+};
+
+const struct cmd_entry cmd_stopline_entry = {
+	"stopline", "[--json] FRONTIER|TID:SEQ...",
+	"stop tasks at a frontier or before given records, e.g. in a rerun",
+	JSON_HELP
+	"FRONTIER is a file (or - for stdin) holding `pmon frontier --json`\n"
+	"output: each task stops just after its event of the past frontier.\n"
+	"TID:SEQ stops task TID before its record SEQ (right after the call\n"
+	"if SEQ ends one).  Tids must be those of the run being stopped: a\n"
+	"rerun in a fresh virtual machine started the same way gets the same\n"
+	"tids.  Like watch, prints notices until interrupted; that releases\n"
+	"the stops.\n",
+	"+hj", control_longopts, 1, -1, cmd_stopline
 };
 
 /* Joins words with blanks into buf; -1 if it does not fit. */
@@ -165,8 +186,13 @@ watch_bye(const char *reason, void *arg)
 	fprintf(stderr, "pmon watch: the coordinator went away: %s\n", reason);
 }
 
+/*
+ * Sends each request, printing its reply, then prints notices and
+ * problems until SIGINT, SIGTERM or the coordinator's BYE.  Leaving
+ * removes the requests and releases their stops.
+ */
 static int
-cmd_watch(const struct cmd_args *a)
+watch_run(const char *name, char **requests, size_t n, int json)
 {
 	struct pmon_callbacks cb = { .notice = watch_notice,
 	    .problem = watch_problem, .bye = watch_bye };
@@ -174,26 +200,26 @@ cmd_watch(const struct cmd_args *a)
 	struct pollfd pfd;
 	struct pmon *p;
 	char *reply;
-	size_t len;
-	int json = a->seen['j'] > 0, i, rv = EXIT_SUCCESS;
+	size_t len, i;
+	int rv = EXIT_SUCCESS;
 
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
 	pmon_set_callbacks(p, &cb, &json);
-	if (pmon_connect(p, NULL, "pmon-watch", 0) == -1) {
+	if (pmon_connect(p, NULL, name, 0) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}
-	for (i = 0; i < a->argc; i++) {
-		if (pmon_request(p, a->argv[i], json ? PMON_JSON : 0, &reply,
+	for (i = 0; i < n; i++) {
+		if (pmon_request(p, requests[i], json ? PMON_JSON : 0, &reply,
 		    &len) == -1) {
-			rv = tool_error("%s: %s", a->argv[i], pmon_error(p));
+			rv = tool_error("%s: %s", requests[i], pmon_error(p));
 			goto out;
 		}
 		if (json)
 			printf("%.*s\n", (int)len, reply);
 		else
-			printf("%s: %.*s", a->argv[i], (int)len, reply);
+			printf("%s: %.*s", requests[i], (int)len, reply);
 		free(reply);
 	}
 	fflush(stdout);
@@ -218,5 +244,112 @@ cmd_watch(const struct cmd_args *a)
 	}
 out:
 	pmon_free(p);
+	return rv;
+}
+
+static int
+cmd_watch(const struct cmd_args *a)
+{
+	return watch_run("pmon-watch", a->argv, (size_t)a->argc,
+	    a->seen['j'] > 0);
+}
+
+/* --- stopline ---------------------------------------------------------- */
+
+/* Appends "stopline TID:SEQ" to the list. */
+static int
+stopline_add(char ***v, size_t *n, long long tid, long long seq)
+{
+	char **nv;
+
+	if ((nv = reallocarray(*v, *n + 1, sizeof(**v))) == NULL)
+		return -1;
+	*v = nv;
+	if (asprintf(&nv[*n], "stopline %lld:%lld", tid, seq) == -1)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/*
+ * A frontier from `pmon frontier --json` (file or "-"): each task with
+ * an event in the past frontier stops just after it, before the next
+ * one; a task with none cannot be stopped (its first records come
+ * before its agent can give it a table) and is left out, said on stderr.
+ */
+static int
+stopline_frontier(const char *path, char ***v, size_t *n)
+{
+	json_error_t err;
+	json_t *root, *past, *seq;
+	const char *key;
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	char *end;
+	long long tid;
+
+	if (f == NULL)
+		return tool_error("%s: %s", path, strerror(errno));
+	root = json_loadf(f, 0, &err);
+	if (f != stdin)
+		fclose(f);
+	if (root == NULL)
+		return tool_error("%s: line %d: %s", path, err.line, err.text);
+	if (!json_is_object(past = json_object_get(root, "past"))) {
+		json_decref(root);
+		return tool_error("%s: not a frontier (no \"past\" object; "
+		    "see pmon frontier)", path);
+	}
+	json_object_foreach(past, key, seq) {
+		errno = 0;
+		tid = strtoll(key, &end, 10);
+		if (errno || *end != '\0' || tid <= 0 ||
+		    !(json_is_integer(seq) || json_is_null(seq))) {
+			json_decref(root);
+			return tool_error("%s: bad frontier entry \"%s\"", path,
+			    key);
+		}
+		if (json_is_null(seq)) {
+			fprintf(stderr, "pmon stopline: t%llx has no event "
+			    "before the frontier: not stopped\n", tid);
+			continue;
+		}
+		if (stopline_add(v, n, tid, json_integer_value(seq) + 1) == -1) {
+			json_decref(root);
+			return tool_error("out of memory");
+		}
+	}
+	json_decref(root);
+	return EXIT_SUCCESS;
+}
+
+static int
+cmd_stopline(const struct cmd_args *a)
+{
+	char **v = NULL, **nv, *req;
+	size_t n = 0, i;
+	int j, rv = EXIT_SUCCESS;
+
+	for (j = 0; j < a->argc && rv == EXIT_SUCCESS; j++) {
+		if (strchr(a->argv[j], ':') == NULL) {
+			rv = stopline_frontier(a->argv[j], &v, &n);
+			continue;
+		}
+		/* TID:SEQ, checked by the coordinator's parser. */
+		if ((nv = reallocarray(v, n + 1, sizeof(*v))) == NULL ||
+		    asprintf(&req, "stopline %s", a->argv[j]) == -1) {
+			v = nv != NULL ? nv : v;
+			rv = tool_error("out of memory");
+			break;
+		}
+		v = nv;
+		v[n++] = req;
+	}
+	if (rv == EXIT_SUCCESS && n == 0)
+		rv = tool_usage_error("no task to stop");
+	if (rv == EXIT_SUCCESS)
+		rv = watch_run("pmon-stopline", v, n, a->seen['j'] > 0);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 	return rv;
 }

@@ -49,6 +49,7 @@ extern const struct cmd_entry cmd_continue_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_request_entry;
 extern const struct cmd_entry cmd_watch_entry;
+extern const struct cmd_entry cmd_stopline_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
