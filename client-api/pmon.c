@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "pmon.h"
 #include "proto.h"
 #include "record.h"
+#include "secret.h"
 #include "wire.h"
 
 /* Bytes read from the socket at a time. */
@@ -639,6 +641,26 @@ pmon_wait_writable(struct pmon *p)
 	return 0;
 }
 
+/*
+ * The coordinator closed the connection while we were sending: it may
+ * have said why first (an ERROR, say "wrong secret"), and that is the
+ * better message.
+ */
+static int
+pmon_send_failed(struct pmon *p, int err)
+{
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	int i;
+
+	for (i = 0; i < 64 && poll(&pfd, 1, 0) == 1; i++)
+		if (pmon_dispatch(p) == -1)
+			break;
+	if (p->failed)
+		return -1;
+	p->closed = 0;
+	return pmon_fail(p, "sending to the coordinator: %s", strerror(err));
+}
+
 static int
 pmon_send_frame(struct pmon *p, uint8_t type, const uint8_t *payload,
     size_t len)
@@ -664,6 +686,8 @@ pmon_send_frame(struct pmon *p, uint8_t type, const uint8_t *payload,
 		}
 		if (errno == EINTR)
 			continue;
+		if (errno == EPIPE || errno == ECONNRESET)
+			return pmon_send_failed(p, errno);
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return pmon_fail(p, "sending to the coordinator: %s",
 			    strerror(errno));
@@ -756,24 +780,64 @@ pmon_socket_connect(struct pmon *p, const char *path, int explicit)
 	return 0;
 }
 
+/*
+ * Only our own user's coordinator (or root's) hears the secret: a
+ * socket someone else bound at the path gets nothing.
+ */
 static int
-pmon_send_hello(struct pmon *p, const char *name, unsigned flags)
+pmon_peer_check(struct pmon *p, const char *path)
 {
-	uint8_t payload[4 + PMON_STR_MAX];
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(p->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return pmon_fail(p, "%s: SO_PEERCRED: %s", path,
+		    strerror(errno));
+	if (cred.uid != getuid() && cred.uid != 0 && getuid() != 0)
+		return pmon_fail(p, "%s belongs to uid %u, not to this user: "
+		    "not a coordinator of ours", path, (unsigned)cred.uid);
+	return 0;
+}
+
+/* The secret in the file that goes with the socket at path. */
+static int
+pmon_read_secret(struct pmon *p, const char *path, char *secret)
+{
+	char file[PATH_MAX];
+	const char *why;
+
+	if (pmon_secret_path_for(file, sizeof(file), path) == -1)
+		return pmon_fail(p, "socket path too long: %s", path);
+	if (pmon_secret_read(file, secret, &why) == -1)
+		return pmon_fail(p, "cannot read the virtual machine's "
+		    "secret %s: %s", file, why);
+	return 0;
+}
+
+static int
+pmon_send_hello(struct pmon *p, const char *name, unsigned flags,
+    const char *secret)
+{
+	uint8_t payload[4 + PMON_STR_MAX], *q;
 	uint32_t wflags = 0;
+	int rv;
 
 	if (name == NULL)
 		name = "libpmon";
-	if (4 + wire_strsize(name) > proto_msg(MSG_TOOL_HELLO)->max_len)
+	if (4 + wire_strsize(name) + wire_strsize(secret) >
+	    proto_msg(MSG_TOOL_HELLO)->max_len)
 		return pmon_fail(p, "tool name too long");
 	if (flags & PMON_SUBSCRIBE)
 		wflags |= TOOL_SUBSCRIBE;
 	if (flags & PMON_SNAPSHOT)
 		wflags |= TOOL_SNAPSHOT;
 	wire_put32(payload, wflags);
-	wire_putstr(payload + 4, name);
-	return pmon_send_frame(p, MSG_TOOL_HELLO, payload,
-	    4 + wire_strsize(name));
+	q = wire_putstr(payload + 4, name);
+	q = wire_putstr(q, secret);
+	rv = pmon_send_frame(p, MSG_TOOL_HELLO, payload,
+	    (size_t)(q - payload));
+	explicit_bzero(payload, sizeof(payload));
+	return rv;
 }
 
 int
@@ -781,6 +845,8 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
     unsigned flags)
 {
 	char buf[sizeof(((struct sockaddr_un *)NULL)->sun_path)];
+	char secret[PMON_SECRET_LEN + 1];
+	int rv;
 
 	if (p->fd != -1)
 		return pmon_fail(p, "already connected");
@@ -796,7 +862,15 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
 	}
 	if (pmon_socket_connect(p, path, path != buf) == -1)
 		return -1;
-	return pmon_send_hello(p, name, flags);
+	if (pmon_peer_check(p, path) == -1 ||
+	    pmon_read_secret(p, path, secret) == -1) {
+		close(p->fd);
+		p->fd = -1;
+		return -1;
+	}
+	rv = pmon_send_hello(p, name, flags, secret);
+	explicit_bzero(secret, sizeof(secret));
+	return rv;
 }
 
 /* --- blocking mode ------------------------------------------------------- */

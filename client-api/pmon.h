@@ -114,7 +114,11 @@ void		 pmon_free(struct pmon *);
 /*
  * Connects to the coordinator's socket at path, or, when path is NULL, to
  * the one of the virtual machine named by $PVM_TMP.  name identifies the
- * tool to the others.  Blocks until the coordinator accepted the tool.
+ * tool to the others.  The hello carries the virtual machine's secret,
+ * read from the file next to the socket (pmon-secret.UID in the same
+ * directory); it fails, naming the file, when that cannot be read.  A
+ * coordinator that refuses the tool (a wrong secret) says why in an
+ * ERROR, which the next call that reads reports through pmon_error().
  */
 int		 pmon_connect(struct pmon *, const char *path, const char *name,
 		    unsigned flags);

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC	0xb7
-#define PROTO_VERSION	2
+#define PROTO_VERSION	3	/* 3: the hellos carry the secret */
 #define FRAME_HDR_SIZE	8
 
 /* The largest payload any message may carry. */
@@ -27,14 +27,14 @@
 
 /*	  name		number	min payload	max payload */
 #define PROTO_MESSAGES(X)						\
-	X(AGENT_HELLO,	1,	12,		1024)			\
+	X(AGENT_HELLO,	1,	14,		1024)			\
 	X(TASK_NEW,	2,	22,		1024)			\
 	X(TASK_RECORDS,	3,	8,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_END,	4,	12,		12)			\
 	X(FLUSH,	5,	4,		4)			\
 	X(FLUSH_DONE,	6,	4,		4)			\
 	X(SHUTDOWN,	7,	0,		0)			\
-	X(TOOL_HELLO,	8,	6,		1024)			\
+	X(TOOL_HELLO,	8,	8,		1024)			\
 	X(EVENT,	9,	73,		PROTO_MAX_PAYLOAD)	\
 	X(BYE,		10,	2,		1024)			\
 	X(ERROR,	11,	2,		1024)			\

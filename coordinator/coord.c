@@ -36,14 +36,19 @@ coord_release(const struct order_event *ev, void *arg)
 		coord_control_event(c, ev);
 }
 
-/* A problem the state model found: an event for every subscriber. */
+/*
+ * A problem the state model found: an event for every subscriber, and
+ * the breakpoints it triggers.
+ */
 static void
-coord_problem(const char *json, void *arg)
+coord_problem(const struct state_problem *sp, void *arg)
 {
 	struct coord *c = arg;
 
-	log_info("problem: %s", json);
-	coord_tools_send_problem(c, json);
+	log_info("problem: %s", sp->json);
+	coord_tools_send_problem(c, sp->json);
+	if (!TAILQ_EMPTY(&c->bps))
+		coord_control_problem(c, sp);
 }
 
 /* Every event of an ended task is out: the model may end it. */
@@ -121,6 +126,8 @@ coord_free(struct coord *c)
 	}
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
+	if (c->agent_listener_wide != NULL)
+		evconnlistener_free(c->agent_listener_wide);
 	if (c->tool_listener != NULL)
 		evconnlistener_free(c->tool_listener);
 	for (i = 0; i < c->nev_pvm; i++)
@@ -496,6 +503,8 @@ coord_shutdown(struct coord *c, const char *why)
 	log_info("shutting down: %s", why);
 	if (c->agent_listener != NULL)
 		evconnlistener_disable(c->agent_listener);
+	if (c->agent_listener_wide != NULL)
+		evconnlistener_disable(c->agent_listener_wide);
 	if (c->tool_listener != NULL)
 		evconnlistener_disable(c->tool_listener);
 	if (c->ev_ready != NULL)

@@ -18,6 +18,7 @@
 #include "order.h"
 #include "proto.h"
 #include "request.h"
+#include "secret.h"
 #include "state.h"
 
 struct bufferevent;
@@ -48,6 +49,7 @@ struct coord_agent_hello {
 	uint32_t	pid;
 	char		host[COORD_STR_MAX];
 	char		arch[COORD_STR_MAX];
+	char		secret[PMON_SECRET_LEN + 1];	/* "": none sent */
 };
 
 struct coord_task_new {
@@ -61,6 +63,7 @@ struct coord_task_new {
 struct coord_tool_hello {
 	uint32_t	flags;
 	char		name[COORD_STR_MAX];
+	char		secret[PMON_SECRET_LEN + 1];	/* "": none sent */
 };
 
 struct coord_request {
@@ -228,10 +231,14 @@ struct coord {
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */
 	struct evconnlistener	*agent_listener;
+	struct evconnlistener	*agent_listener_wide; /* opened when a host
+						   joins a loopback VM */
 	struct coord_agents	 agents;
 	unsigned		 nagents;
 
 	char			 sock_path[108];
+	char			 secret_path[108];	/* the secret's file */
+	char			 secret[PMON_SECRET_LEN + 1];
 	struct evconnlistener	*tool_listener;
 	struct coord_tools	 tools;
 	unsigned		 ntools;
@@ -264,7 +271,8 @@ struct coord {
 	int			 pvm_tid;	/* -1: not enrolled */
 	struct event		*ev_pvm[8];
 	int			 nev_pvm;
-	int			 all_local;	/* every host is this one */
+	int			 all_local;	/* every host is this one:
+						   agents dial loopback */
 
 	int			 shutting_down;	/* the final flush runs */
 	int			 finishing;	/* writing the last frames */
@@ -303,6 +311,7 @@ void	coord_control_break(struct coord *, int32_t tid,
 void	coord_control_install(struct coord *, struct coord_agent *to);
 void	coord_control_event(struct coord *, const struct order_event *);
 void	coord_control_task_new(struct coord *, struct coord_task *);
+void	coord_control_problem(struct coord *, const struct state_problem *);
 void	coord_control_tool_gone(struct coord *, struct coord_tool *);
 void	coord_control_agent_gone(struct coord *, struct coord_agent *);
 void	coord_control_free(struct coord *);
@@ -314,6 +323,7 @@ void	coord_notice_tool(struct coord *, const struct coord_tool *,
 /* The host field of a PVM tid: a small number naming the host. */
 #define coord_host_number(tid)	((uint32_t)(((uint32_t)(tid) >> 18) & 0xfff))
 int	coord_agent_listen(struct coord *);
+int	coord_agent_listen_wide(struct coord *, const char *host);
 void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	coord_agent_free(struct coord_agent *);
@@ -342,6 +352,8 @@ int	coord_conn_read(struct bufferevent *, coord_frame_cb, void *peer,
 	    const char **why);
 void	coord_conn_close(struct bufferevent *, const char *error);
 int	coord_peer_name(int fd, char *buf, size_t size);
+int	coord_secret_check(const struct coord *, const char *got, char *msg,
+	    size_t size);
 
 /* coord_pvm.c */
 int	coord_pvm_init(struct coord *);

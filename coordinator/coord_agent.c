@@ -1,8 +1,10 @@
 /*
- * The agents' side of the coordinator: a TCP listener, one bufferevent
- * per agent, and the handling of what agents send.  An agent that sends
- * anything malformed or out of place is logged and dropped; its tasks are
- * ended so that nobody waits for them, and the others go on.
+ * The agents' side of the coordinator: a TCP listener (on loopback while
+ * every host is this one), one bufferevent per agent, and the handling
+ * of what agents send.  An agent's first frame is its hello, with the
+ * secret.  An agent that sends anything malformed or out of place, or a
+ * wrong secret, is logged and dropped; its tasks are ended so that
+ * nobody waits for them, and the others go on.
  */
 #include <sys/socket.h>
 
@@ -88,6 +90,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	struct coord_agent_hello h;
 	struct coord_host *host;
 	const char *why;
+	char msg[256];
 
 	if (a->state != COORD_P_HELLO) {
 		coord_agent_drop(a, "AGENT_HELLO sent twice");
@@ -97,6 +100,12 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad AGENT_HELLO: %s", why);
 		return -1;
 	}
+	if (coord_secret_check(a->coord, h.secret, msg, sizeof(msg)) == -1) {
+		explicit_bzero(h.secret, sizeof(h.secret));
+		coord_agent_drop(a, "%s", msg);
+		return -1;
+	}
+	explicit_bzero(h.secret, sizeof(h.secret));
 	if ((a->host = strdup(h.host)) == NULL)
 		fatal("%s", __func__);
 	a->host_tid = h.host_tid;
@@ -458,43 +467,70 @@ split_listen(const char *s, char *host, size_t hsize, char *port,
 }
 
 /*
- * Listens for agents on c->listen_host, "ADDR" or "ADDR:PORT" (default:
- * an ephemeral port), and sets c->listen_addr to what agents dial.
+ * Listens for agents on spec, "ADDR", "ADDR:PORT" or "[ADDR]:PORT"
+ * (default: an ephemeral port), and sets c->listen_addr to what agents
+ * dial from now on.
  */
-int
-coord_agent_listen(struct coord *c)
+static struct evconnlistener *
+agent_bind(struct coord *c, const char *spec)
 {
+	struct evconnlistener *l;
 	struct addrinfo hints, *res;
 	char host[256], port[16] = "0";
 	int rc;
 
-	if (split_listen(c->listen_host, host, sizeof(host), port,
-	    sizeof(port)) == -1) {
+	if (split_listen(spec, host, sizeof(host), port, sizeof(port)) == -1) {
 		log_warnx("bad listen address %s (want ADDR, ADDR:PORT or "
-		    "[ADDR]:PORT)", c->listen_host);
-		return -1;
+		    "[ADDR]:PORT)", spec);
+		return NULL;
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE;
 	if ((rc = getaddrinfo(host, port, &hints, &res)) != 0) {
-		log_warnx("listen address %s: %s", c->listen_host,
-		    gai_strerror(rc));
-		return -1;
+		log_warnx("listen address %s: %s", spec, gai_strerror(rc));
+		return NULL;
 	}
-	c->agent_listener = evconnlistener_new_bind(c->base, agent_accept_cb,
-	    c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
-	    LEV_OPT_CLOSE_ON_EXEC, 64, res->ai_addr, (int)res->ai_addrlen);
+	l = evconnlistener_new_bind(c->base, agent_accept_cb, c,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+	    64, res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
-	if (c->agent_listener == NULL) {
-		log_warn("listening on %s", c->listen_host);
-		return -1;
+	if (l == NULL) {
+		log_warn("listening on %s", spec);
+		return NULL;
 	}
-	evconnlistener_set_error_cb(c->agent_listener, agent_listen_error_cb);
-	if (listen_name(c, evconnlistener_get_fd(c->agent_listener)) == -1) {
+	evconnlistener_set_error_cb(l, agent_listen_error_cb);
+	if (listen_name(c, evconnlistener_get_fd(l)) == -1) {
 		log_warn("getsockname");
-		return -1;
+		evconnlistener_free(l);
+		return NULL;
 	}
 	log_info("listening for agents on %s", c->listen_addr);
+	return l;
+}
+
+/* Listens for agents on c->listen_host (-l, or coord_pvm_choose_listen). */
+int
+coord_agent_listen(struct coord *c)
+{
+	if ((c->agent_listener = agent_bind(c, c->listen_host)) == NULL)
+		return -1;
+	return 0;
+}
+
+/*
+ * A host joined a machine whose agents dial loopback: listens on host,
+ * an address the new host can reach, too; agents spawned from now on
+ * dial it, those already here stay on loopback.
+ */
+int
+coord_agent_listen_wide(struct coord *c, const char *host)
+{
+	if (c->agent_listener_wide != NULL)
+		return 0;
+	if ((c->agent_listener_wide = agent_bind(c, host)) == NULL)
+		return -1;
+	if (c->shutting_down)
+		evconnlistener_disable(c->agent_listener_wide);
 	return 0;
 }

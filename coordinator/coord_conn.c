@@ -2,7 +2,8 @@
  * Framing on the coordinator's connections, shared by agents (TCP) and
  * tools (unix socket): frames are checked header first, before anything
  * is buffered for their payload, and a dropped peer gets an ERROR frame
- * that is written out after its owner has forgotten it.
+ * that is written out after its owner has forgotten it.  Both kinds of
+ * peer prove with their hello that they know the secret.
  */
 #include <sys/socket.h>
 
@@ -18,6 +19,7 @@
 
 #include "coord.h"
 #include "proto.h"
+#include "secret.h"
 
 /*
  * Hands every complete frame in bev's input to cb.  cb returns 0 to go
@@ -115,5 +117,27 @@ coord_peer_name(int fd, char *buf, size_t size)
 	if (inet_ntop(ss.ss_family, a, host, sizeof(host)) == NULL)
 		return -1;
 	snprintf(buf, size, "%s:%u", host, port);
+	return 0;
+}
+
+/*
+ * Is got, from a peer's hello, this virtual machine's secret?  If not,
+ * msg says why, for the peer's ERROR and the log; it never holds a
+ * secret.  The comparison takes the same time however much of got is
+ * right.
+ */
+int
+coord_secret_check(const struct coord *c, const char *got, char *msg,
+    size_t size)
+{
+	if (got[0] == '\0') {
+		snprintf(msg, size, "no secret: read %s", c->secret_path);
+		return -1;
+	}
+	if (!pmon_secret_equal(c->secret, got)) {
+		snprintf(msg, size, "wrong secret (not the one in %s)",
+		    c->secret_path);
+		return -1;
+	}
 	return 0;
 }

@@ -757,9 +757,23 @@ bp_add(struct coord *c, struct coord_tool *t, const struct req *r,
 	return b;
 }
 
-/* The actions of breakpoint b, for an event of task tid. */
+/* An action's objects: none written (self, column 0) means deflt. */
+static const struct req_objects *
+act_objects(const struct req_action *a, const struct req_objects *deflt)
+{
+	if (a->objects.n == 0 || (a->objects.n == 1 &&
+	    a->objects.v[0].kind == REQ_OBJ_SELF && a->objects.v[0].col == 0))
+		return deflt;
+	return &a->objects;
+}
+
+/*
+ * The actions of breakpoint b, for an event of task tid; a stop or
+ * continue without objects is of all (a problem's tasks), or of tid.
+ */
 static void
-bp_act(struct coord *c, struct coord_bp *b, int32_t tid, int stopped)
+bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
+    const struct req_objects *all, int stopped)
 {
 	const struct req *r = b->req;
 	struct req_objects self = { .n = 1 };
@@ -787,8 +801,8 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid, int stopped)
 			    CONTROL_CONTINUE, NULL, 0, 0);
 			o->owner = b->owner != NULL ? b->owner->id : 0;
 			o->bp = b->id;
-			op_start(c, o, a->objects.n ? &a->objects : &self, tid,
-			    0);
+			op_start(c, o, act_objects(a, all != NULL ? all :
+			    &self), tid, 0);
 			stops |= a->kind == REQ_ACT_STOP;
 			break;
 		case REQ_ACT_FLUSH:
@@ -849,7 +863,7 @@ coord_control_break(struct coord *c, int32_t tid, const struct record *r)
 	t->stop_bp = b->id;
 	log_info("t%x stopped at breakpoint %u (%s)", (unsigned)tid, b->id,
 	    record_call_name((unsigned)r->rc));
-	bp_act(c, b, tid, 1);
+	bp_act(c, b, tid, NULL, 1);
 	if (b->stopline != 0) {
 		/* A stopline stops once. */
 		notice_bp(c, b, "deleted");
@@ -902,23 +916,61 @@ coord_control_event(struct coord *c, const struct order_event *ev)
 			    ((tr->filters & REQ_F_TAG) && r->tag != tr->tag) ||
 			    ((tr->filters & REQ_F_CTX) && r->ctx != tr->ctx))
 				continue;
-			bp_act(c, b, ev->tid, 0);
+			bp_act(c, b, ev->tid, NULL, 0);
 			break;
 		case REQ_TRIG_SPAWN:
 			if (r->call != PMON_CALL_spawn || r->phase != PMON_END)
 				continue;
 			for (i = 0; i < r->npeers; i++)
 				if (record_peer(r, i) > 0)
-					bp_act(c, b, record_peer(r, i), 0);
+					bp_act(c, b, record_peer(r, i), NULL, 0);
 			break;
 		case REQ_TRIG_EXIT:
 			if (r->call != PMON_CALL_exit || r->phase != PMON_BEGIN)
 				continue;
-			bp_act(c, b, ev->tid, 0);
+			bp_act(c, b, ev->tid, NULL, 0);
 			break;
 		default:
 			break;
 		}
+	}
+}
+
+/*
+ * A problem the model found: the deadlock, race and problem triggers
+ * whose task filter names one of its tasks.  Their stops and continues
+ * without objects are of all its tasks (every task of a deadlock, the
+ * receiver of a race); self is the first.
+ */
+void
+coord_control_problem(struct coord *c, const struct state_problem *sp)
+{
+	static struct req_objects all;
+	struct coord_bp *b, *nb;
+	size_t i;
+	int in;
+
+	all.n = 0;
+	for (i = 0; i < sp->ntids && all.n < REQ_OBJECTS_MAX; i++) {
+		memset(&all.v[all.n], 0, sizeof(all.v[0]));
+		all.v[all.n].kind = REQ_OBJ_TASK;
+		all.v[all.n++].tid = sp->tids[i];
+	}
+	for (b = TAILQ_FIRST(&c->bps); b != NULL; b = nb) {
+		const struct req_trigger *tr = &b->req->trig;
+
+		nb = TAILQ_NEXT(b, entry);
+		if (!b->enabled || sp->ntids == 0 ||
+		    (tr->kind != REQ_TRIG_PROBLEM &&
+		    !(tr->kind == REQ_TRIG_DEADLOCK &&
+		    strcmp(sp->kind, "deadlock") == 0) &&
+		    !(tr->kind == REQ_TRIG_RACE &&
+		    strcmp(sp->kind, "race") == 0)))
+			continue;
+		for (i = 0, in = 0; i < sp->ntids && !in; i++)
+			in = trig_task(c, tr, sp->tids[i]);
+		if (in)
+			bp_act(c, b, sp->tids[0], &all, 0);
 	}
 }
 
@@ -1006,13 +1058,6 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 		coord_flush_reply(c, t, req_id);
 		return COORD_REPLY_LATER;
 	case REQ_ON:
-		if (r->trig.kind == REQ_TRIG_DEADLOCK ||
-		    r->trig.kind == REQ_TRIG_RACE ||
-		    r->trig.kind == REQ_TRIG_PROBLEM)
-			return reply_text(body, len, "trigger \"%s\" is not "
-			    "implemented yet", r->trig.kind == REQ_TRIG_RACE ?
-			    "race" : r->trig.kind == REQ_TRIG_DEADLOCK ?
-			    "deadlock" : "problem"), REPLY_ERROR;
 		if ((b = bp_add(c, t, r, 0, 0, &why)) == NULL)
 			return reply_text(body, len, "%s", why), REPLY_ERROR;
 		return json ? reply_text(body, len, "{\"id\":%u}", b->id) :

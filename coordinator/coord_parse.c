@@ -25,6 +25,24 @@ reader_done(const struct wire_reader *r, const char **why)
 	return 0;
 }
 
+/*
+ * The secret that ends both hellos: empty (none sent) or at most
+ * PMON_SECRET_LEN bytes; whether it is the right one is the caller's
+ * question (coord_secret_check).
+ */
+static int
+read_secret(struct wire_reader *r, char *dst, const char **why)
+{
+	dst[0] = '\0';
+	if (!r->err && r->len - r->off >= 2 &&
+	    wire_get16(r->p + r->off) > PMON_SECRET_LEN) {
+		*why = "secret longer than 64 bytes";
+		return -1;
+	}
+	wire_readstr(r, dst, PMON_SECRET_LEN + 1);
+	return 0;
+}
+
 /* A task tid: neither 0 nor a daemon tid. */
 static int
 valid_tid(int32_t tid)
@@ -43,7 +61,8 @@ coord_parse_agent_hello(const uint8_t *p, size_t len,
 	h->pid = wire_read32(&r);
 	wire_readstr(&r, h->host, sizeof(h->host));
 	wire_readstr(&r, h->arch, sizeof(h->arch));
-	if (reader_done(&r, why) == -1)
+	if (read_secret(&r, h->secret, why) == -1 ||
+	    reader_done(&r, why) == -1)
 		return -1;
 	if (h->host[0] == '\0') {
 		*why = "agent hello without a host name";
@@ -161,7 +180,8 @@ coord_parse_tool_hello(const uint8_t *p, size_t len,
 	wire_reader_init(&r, p, len);
 	h->flags = wire_read32(&r);
 	wire_readstr(&r, h->name, sizeof(h->name));
-	if (reader_done(&r, why) == -1)
+	if (read_secret(&r, h->secret, why) == -1 ||
+	    reader_done(&r, why) == -1)
 		return -1;
 	if (h->flags & ~(uint32_t)(TOOL_SUBSCRIBE | TOOL_SNAPSHOT)) {
 		*why = "tool hello has unknown flags";

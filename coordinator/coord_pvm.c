@@ -1,7 +1,8 @@
 /*
  * The coordinator as a PVM task: it enrols, picks the address agents can
  * reach, spawns one pmon-agentd per host (and on every host added later,
- * told by a PvmHostAdd notify), and shuts down when its pvmd goes away.
+ * told by a PvmHostAdd notify) with the secret in its environment, and
+ * shuts down when its pvmd goes away.
  */
 #include <sys/types.h>
 
@@ -107,20 +108,15 @@ resolve_host(const char *name, char *out, size_t size)
 }
 
 /*
- * Without -l: the address of this host's PVM host name, which the other
- * hosts resolve too, so that hosts added later can reach us as well.  A
- * machine of one host whose name resolves only to loopback (Debian's
- * default 127.0.1.1) gets loopback: no other host could join it anyway
- * (pvm-facts.md).
+ * The address of this host's PVM host name that the other hosts can
+ * reach (they resolve the name too), into out.
  */
-int
-coord_pvm_choose_listen(struct coord *c)
+static int
+this_host_addr(struct coord *c, char *out, size_t size)
 {
 	struct pvmhostinfo *hi;
 	int nhost, narch, i, me;
 
-	if (c->listen_host[0] != '\0')
-		return 0;
 	if (pvm_config(&nhost, &narch, &hi) < 0 || nhost < 1) {
 		log_warnx("pvm_config failed");
 		return -1;
@@ -129,18 +125,59 @@ coord_pvm_choose_listen(struct coord *c)
 	for (i = 0; i < nhost; i++)
 		if (hi[i].hi_tid == me)
 			break;
-	if (i == nhost || resolve_host(hi[i].hi_name, c->listen_host,
-	    sizeof(c->listen_host)) == -1) {
-		if (nhost == 1) {
-			c->all_local = 1;
-			snprintf(c->listen_host, sizeof(c->listen_host),
-			    "127.0.0.1");
-			return 0;
-		}
+	if (i == nhost || resolve_host(hi[i].hi_name, out, size) == -1) {
 		log_warnx("this host's PVM name %s has no address other "
 		    "hosts can reach; use -l", i < nhost ? hi[i].hi_name : "?");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Without -l: while every host of the machine is this one, agents dial
+ * loopback (127.0.0.1) and no other host can reach the listener; when a
+ * host joins, coord_agent_listen_wide opens one on this host's address
+ * too (hosts_added).  A machine of several hosts gets the address of
+ * this host's PVM host name at once.  With -l, what it says.
+ */
+int
+coord_pvm_choose_listen(struct coord *c)
+{
+	struct pvmhostinfo *hi;
+	int nhost, narch;
+
+	if (c->listen_host[0] != '\0')
+		return 0;
+	if (pvm_config(&nhost, &narch, &hi) < 0 || nhost < 1) {
+		log_warnx("pvm_config failed");
+		return -1;
+	}
+	if (nhost == 1) {
+		c->all_local = 1;
+		snprintf(c->listen_host, sizeof(c->listen_host), "127.0.0.1");
+		return 0;
+	}
+	return this_host_addr(c, c->listen_host, sizeof(c->listen_host));
+}
+
+/*
+ * A host joined a machine whose agents dial loopback: agents spawned
+ * from now on dial this host's address.  Returns 0 when they can.
+ */
+static int
+listen_wide(struct coord *c)
+{
+	char addr[256];
+
+	if (!c->all_local)
+		return 0;
+	if (this_host_addr(c, addr, sizeof(addr)) == -1 ||
+	    coord_agent_listen_wide(c, addr) == -1) {
+		log_warnx("a host was added, but agents can reach this one "
+		    "on loopback only; restart pmon with -l to monitor it");
+		return -1;
+	}
+	c->all_local = 0;
 	return 0;
 }
 
@@ -159,18 +196,74 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 	TAILQ_INSERT_TAIL(&c->hosts, h, entry);
 }
 
+/* Is name one of the colon-separated names of list? */
+static int
+export_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ':') &&
+		    (p[n] == '\0' || p[n] == ':'))
+			return 1;
+	return 0;
+}
+
+/*
+ * The agents learn the secret from their environment, never from a
+ * command line: for the pvm_spawn only, PMON_SECRET is set and named in
+ * PVM_EXPORT, which makes libpvm send it along to the new task through
+ * the pvmds.  Returns the PVM_EXPORT to put back (spawn_env_restore).
+ */
+static char *
+spawn_env_set(struct coord *c, int *had)
+{
+	const char *old = getenv("PVM_EXPORT");
+	char *saved = NULL, *val;
+
+	*had = old != NULL;
+	if (old != NULL && (saved = strdup(old)) == NULL)
+		fatal("%s", __func__);
+	if (setenv(PMON_SECRET_ENV, c->secret, 1) == -1)
+		fatal("%s", __func__);
+	if (old == NULL || old[0] == '\0') {
+		if (setenv("PVM_EXPORT", PMON_SECRET_ENV, 1) == -1)
+			fatal("%s", __func__);
+	} else if (!export_has(old, PMON_SECRET_ENV)) {
+		if (asprintf(&val, "%s:%s", old, PMON_SECRET_ENV) == -1 ||
+		    setenv("PVM_EXPORT", val, 1) == -1)
+			fatal("%s", __func__);
+		free(val);
+	}
+	return saved;
+}
+
+static void
+spawn_env_restore(char *saved, int had)
+{
+	unsetenv(PMON_SECRET_ENV);
+	if (had)
+		setenv("PVM_EXPORT", saved, 1);
+	else
+		unsetenv("PVM_EXPORT");
+	free(saved);
+}
+
 /* Starts an agent on one host with pvm_spawn (which takes a full path). */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
-	char *argv[3], host[256];
-	int tid, n;
+	char *argv[3], host[256], *saved;
+	int tid, n, had;
 
 	argv[0] = (char *)"-c";
 	argv[1] = c->listen_addr;
 	argv[2] = NULL;
 	snprintf(host, sizeof(host), "%s", name);
+	saved = spawn_env_set(c, &had);
 	n = pvm_spawn(c->agent_path, argv, PvmTaskHost, host, 1, &tid);
+	spawn_env_restore(saved, had);
 	if (n != 1) {
 		log_warnx("cannot start %s on host %s: %s", c->agent_path,
 		    name, pvm_err(n < 0 ? n : tid));
@@ -208,12 +301,13 @@ hosts_added(struct coord *c)
 	}
 	if (n > (int)(sizeof(tids) / sizeof(tids[0])))
 		n = sizeof(tids) / sizeof(tids[0]);
-	if (pvm_upkint(tids, n, 1) < 0 ||
-	    pvm_config(&nhost, &narch, &hi) < 0)
+	if (pvm_upkint(tids, n, 1) < 0)
 		return;
-	if (c->all_local && n > 0)
-		log_warnx("a host was added, but agents were told to dial "
-		    "%s; restart pmon with -l to monitor it", c->listen_addr);
+	/* Before our pvm_config: another one frees what it returned. */
+	if (n > 0 && listen_wide(c) == -1)
+		return;
+	if (pvm_config(&nhost, &narch, &hi) < 0)
+		return;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < nhost; j++)
 			if (hi[j].hi_tid == tids[i])

@@ -1,10 +1,11 @@
 /*
  * The tools' side of the coordinator: a unix socket in the virtual
- * machine's PVM_TMP, readable by our user only.  A tool says TOOL_HELLO
- * first; a subscriber then gets TASK_INFO for every known task (and a
- * snapshot of the state, if it asked) and the ordered EVENT stream, with
- * PROBLEM frames where the state model found one.  Tools may ask for
- * FLUSH, SHUTDOWN and information (REQUEST).
+ * machine's PVM_TMP, readable by our user only, whose peers are checked
+ * by uid.  A tool says TOOL_HELLO first, with the secret; a subscriber
+ * then gets TASK_INFO for every known task (and a snapshot of the state,
+ * if it asked) and the ordered EVENT stream, with PROBLEM frames where
+ * the state model found one.  Tools may ask for FLUSH, SHUTDOWN and
+ * information (REQUEST).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -236,6 +237,7 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 {
 	struct coord_tool_hello h;
 	const char *why;
+	char msg[256];
 
 	if (t->state != COORD_P_HELLO) {
 		coord_tool_drop(t, "TOOL_HELLO sent twice");
@@ -245,6 +247,12 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 		coord_tool_drop(t, "bad TOOL_HELLO: %s", why);
 		return -1;
 	}
+	if (coord_secret_check(t->coord, h.secret, msg, sizeof(msg)) == -1) {
+		explicit_bzero(h.secret, sizeof(h.secret));
+		coord_tool_drop(t, "%s", msg);
+		return -1;
+	}
+	explicit_bzero(h.secret, sizeof(h.secret));
 	log_name(t->name, sizeof(t->name), h.name);
 	t->state = COORD_P_ACTIVE;
 	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;

@@ -21,10 +21,13 @@
 #include "coord.h"
 #include "log.h"
 #include "paths.h"
+#include "secret.h"
 
 static struct coord coord;
 static int ready_pipe = -1;	/* to the parent waiting in daemonize() */
 static int foreground;
+static int sock_ours;		/* we made the tool socket: remove it */
+static int secret_ours;		/* ...and the secret's file */
 
 static void __attribute__((noreturn))
 usage(void)
@@ -206,6 +209,39 @@ preflight(void)
 		fatal("agent %s", coord.agent_path);
 }
 
+/*
+ * Removes the files that are ours: the tool socket and the secret, at
+ * the end and on every exit() (fatal() included) after they were made.
+ */
+static void
+remove_files(void)
+{
+	if (sock_ours && unlink(coord.sock_path) == -1)
+		log_warn("%s", coord.sock_path);
+	if (secret_ours && unlink(coord.secret_path) == -1)
+		log_warn("%s", coord.secret_path);
+	sock_ours = secret_ours = 0;
+}
+
+/*
+ * A new secret at every start, in $PVM_TMP/pmon-secret.UID.  A file
+ * left there by a coordinator that died is replaced: we hold the tool
+ * socket, so no other coordinator of this machine runs.
+ */
+static void
+secret_create(struct coord *c)
+{
+	if (pmon_runtime_path(c->secret_path, sizeof(c->secret_path),
+	    PMON_FILE_SECRET) == -1)
+		fatal("secret file path");
+	if (pmon_secret_make(c->secret) == -1)
+		fatal("making the secret");
+	if (pmon_secret_write(c->secret_path, c->secret) == -1)
+		fatal("writing the secret to %s", c->secret_path);
+	secret_ours = 1;
+	log_debug("the secret is in %s", c->secret_path);
+}
+
 static void
 start(struct event_base *base)
 {
@@ -214,13 +250,15 @@ start(struct event_base *base)
 	if (coord_init(&coord, base) == -1)
 		fatal("%s", __func__);
 	coord.ready_hook = ready_hook;
+	atexit(remove_files);
 	if (coord_pvm_init(&coord) == -1 || coord_tool_listen(&coord) == -1)
 		exit(1);
+	sock_ours = 1;
+	/* After the bind, which only one of two racing starts wins. */
+	secret_create(&coord);
 	if (coord_pvm_choose_listen(&coord) == -1 ||
-	    coord_agent_listen(&coord) == -1 || coord_pvm_watch(&coord) == -1) {
-		unlink(coord.sock_path);
+	    coord_agent_listen(&coord) == -1 || coord_pvm_watch(&coord) == -1)
 		exit(1);
-	}
 	sig[0] = evsignal_new(base, SIGTERM, signal_cb, &coord);
 	sig[1] = evsignal_new(base, SIGINT, signal_cb, &coord);
 	if (sig[0] == NULL || sig[1] == NULL || evsignal_add(sig[0], NULL) ||
@@ -302,7 +340,7 @@ main(int argc, char *argv[])
 	start(base);
 	event_base_dispatch(base);
 	log_info("exiting");
-	unlink(coord.sock_path);
+	remove_files();
 	coord_pvm_exit(&coord);
 	coord_free(&coord);
 	event_base_free(base);

@@ -743,10 +743,21 @@ task_wait(const struct state *s, const struct task *t)
 
 /* A problem being written: JSON to fp, the text line to tx. */
 struct pbuf {
-	FILE	*fp, *tx;
-	char	*buf, *tbuf;
-	size_t	 len, tlen;
+	FILE		*fp, *tx;
+	char		*buf, *tbuf;
+	size_t		 len, tlen;
+	const char	*kind;
+	int32_t		 tids[STATE_PROBLEM_TIDS];
+	size_t		 ntids;
 };
+
+/* A task the problem is about (for the callback). */
+static void
+pb_task(struct pbuf *pb, int32_t tid)
+{
+	if (pb->ntids < STATE_PROBLEM_TIDS)
+		pb->tids[pb->ntids++] = tid;
+}
 
 static void
 pb_discard(struct pbuf *pb)
@@ -770,6 +781,7 @@ pb_open(struct pbuf *pb, const char *kind)
 	}
 	fprintf(pb->fp, "{\"kind\":\"%s\"", kind);
 	fprintf(pb->tx, "%-15s ", kind);
+	pb->kind = kind;
 	return 0;
 }
 
@@ -794,8 +806,12 @@ pb_emit(struct state *s, struct pbuf *pb)
 	p = &s->problems[s->nproblems++];
 	p->json = pb->buf;
 	p->text = pb->tbuf;
-	if (s->cb != NULL)
-		s->cb(p->json, s->arg);
+	if (s->cb != NULL) {
+		struct state_problem sp = { p->json, pb->kind, pb->tids,
+		    pb->ntids };
+
+		s->cb(&sp, s->arg);
+	}
 	return 0;
 }
 
@@ -807,6 +823,7 @@ report_waits_on_exited(struct state *s, const struct task *w,
 
 	if (pb_open(&pb, "waits_on_exited") == -1)
 		return -1;
+	pb_task(&pb, w->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"exited\":%" PRId32
 	    ",\"in\":\"%s\"", w->tid, exited, call_name(w->cur.call));
 	fprintf(pb.tx, "t%x waits in %s on t%x, which exited",
@@ -822,6 +839,7 @@ report_unreceived(struct state *s, const struct task *t,
 
 	if (pb_open(&pb, "unreceived") == -1)
 		return -1;
+	pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"from\":%" PRId32
 	    ",\"tag\":%" PRId32 ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32
 	    ",\"send\":", t->tid, q->from, q->tag, q->ctx, q->bytes);
@@ -842,6 +860,7 @@ report_race(struct state *s, const struct task *t, const struct cand *c,
 
 	if (pb_open(&pb, "race") == -1)
 		return -1;
+	pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
 	json_id(pb.fp, t->tid, c->recv_seq);
 	fprintf(pb.fp, ",\"tag\":%" PRId32 ",\"sends\":[", c->tag);
@@ -869,6 +888,7 @@ report_unpack(struct state *s, const struct task *t, const struct record *r,
 
 	if (pb_open(&pb, "unpack_mismatch") == -1)
 		return -1;
+	pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
 	json_id(pb.fp, t->tid, u->recv_seq);
 	fputs(",\"send\":", pb.fp);
@@ -2304,6 +2324,7 @@ dl_report(struct state *s, const struct task **comp, size_t n,
 	for (i = 0; i < n; i++) {
 		fprintf(pb.fp, "%s%" PRId32, i ? "," : "", tids[i]);
 		fprintf(pb.tx, "%st%x", i ? " " : "", (unsigned)tids[i]);
+		pb_task(&pb, tids[i]);
 	}
 	fputc(']', pb.fp);
 	dl_explain(pb.fp, s, comp, n, in, walk, pos);

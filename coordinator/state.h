@@ -42,10 +42,19 @@ struct state;
 
 /*
  * Called once for each problem when it is first found, with its JSON
- * object (the same object `problems` lists).  The coordinator forwards
- * it to the tools as a PROBLEM frame.
+ * object (the same object `problems` lists), its kind and the tasks it
+ * is about (the receiver of a message, the waiting task, every task of
+ * a deadlock; at most STATE_PROBLEM_TIDS).  The coordinator forwards it
+ * to the tools as a PROBLEM frame and runs the breakpoints it triggers.
  */
-typedef void (*state_problem_cb)(const char *json, void *arg);
+#define STATE_PROBLEM_TIDS	64
+struct state_problem {
+	const char	*json;
+	const char	*kind;		/* "deadlock", "race", ... */
+	const int32_t	*tids;
+	size_t		 ntids;
+};
+typedef void (*state_problem_cb)(const struct state_problem *, void *arg);
 
 /* NULL only when out of memory.  state_free(NULL) is a no-op. */
 struct state	*state_new(state_problem_cb, void *arg);

@@ -93,7 +93,8 @@ void
 agent_send_hello(struct agent *a)
 {
 	agent_frame_agent_hello(a->out, a->host_tid, (uint32_t)getpid(),
-	    a->host, a->arch);
+	    a->host, a->arch, a->secret);
+	explicit_bzero(a->secret, sizeof(a->secret));	/* said once */
 	agent_output(a);
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "ring.h"
+#include "secret.h"
 #include "task_hello.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterators. */
@@ -124,6 +125,8 @@ struct agent {
 	int			 host_tid;
 	char			 host[256];
 	char			 arch[64];
+	char			 secret[PMON_SECRET_LEN + 1]; /* for the
+						   coordinator; never logged */
 	struct event		*ev_pvm[8];
 	int			 nev_pvm;
 	struct agent_controls	 controls;	/* CONTROLs in progress */
@@ -155,7 +158,8 @@ int	agent_parse_breakpoints(const uint8_t *payload, size_t len,
 
 /* agent_frame.c */
 void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
-	    uint32_t pid, const char *host, const char *arch);
+	    uint32_t pid, const char *host, const char *arch,
+	    const char *secret);
 void	agent_frame_task_new(struct evbuffer *, const struct task_hello *);
 void	agent_frame_records(struct evbuffer *, int32_t tid,
 	    const uint8_t *recs, size_t len, unsigned count);

@@ -35,9 +35,11 @@ put_str(uint8_t *p, const char *s, size_t max)
 	return p + 2 + n;
 }
 
+/* AGENT_HELLO ends with the secret ("" for none: the coordinator says
+ * what it wants). */
 void
 agent_frame_agent_hello(struct evbuffer *out, int32_t host_tid, uint32_t pid,
-    const char *host, const char *arch)
+    const char *host, const char *arch, const char *secret)
 {
 	uint8_t buf[1024], *p = buf;
 
@@ -45,8 +47,10 @@ agent_frame_agent_hello(struct evbuffer *out, int32_t host_tid, uint32_t pid,
 	wire_put32(p + 4, pid);
 	p = put_str(p + 8, host, 255);
 	p = put_str(p, arch, 63);
+	p = put_str(p, secret, PMON_SECRET_LEN);
 	frame_start(out, MSG_AGENT_HELLO, (size_t)(p - buf));
 	evbuffer_add(out, buf, (size_t)(p - buf));
+	explicit_bzero(buf, sizeof(buf));
 }
 
 void

@@ -1,10 +1,16 @@
 /*
  * pmon-agentd: the per-host agent.
  *
- *	pmon-agentd [-v] [-D] [-O NS] [-c ADDR:PORT]
+ *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
  * dump mode: no coordinator, every frame is printed on stdout.
+ *
+ * The agent tells the coordinator the virtual machine's secret: the one
+ * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
+ * the agents the coordinator spawns), else the one in this host's
+ * $PVM_TMP/pmon-secret.UID.  PMON_SECRET leaves the environment first
+ * thing, and the secret is never logged.
  *
  * -O NS, or PMON_TEST_CLOCK_OFFSET_NS=NS in the environment (which is how
  * it reaches agents spawned by the coordinator: they get their pvmd's
@@ -13,24 +19,31 @@
  * were off by that much.  -O wins over the environment.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
 #include "agent.h"
 #include "log.h"
+#include "paths.h"
+#include "secret.h"
 
 static struct agent agent;
 
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-c ADDR:PORT]\n"
-	    "  -O NS  test only: add NS nanoseconds to every record's time\n"
-	    "         (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n");
+	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-s FILE] "
+	    "[-c ADDR:PORT]\n"
+	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
+	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
+	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
+	    "           else $PVM_TMP/pmon-secret.UID)\n");
 	exit(2);
 }
 
@@ -60,6 +73,58 @@ clock_offset_init(const char *opt)
 		    "every record", ns);
 }
 
+/*
+ * Takes PMON_SECRET out of the environment before anything could
+ * inherit it: its value is overwritten where it lies (so that it no
+ * longer shows in /proc/PID/environ either) and the variable is unset.
+ * Returns 1 with a valid secret in out, 0 without one, -1 when the
+ * variable holds something else.
+ */
+static int
+secret_from_env(char *out)
+{
+	char *v = getenv(PMON_SECRET_ENV);
+	int rv;
+
+	out[0] = '\0';
+	if (v == NULL)
+		return 0;
+	if ((rv = pmon_secret_valid(v) ? 1 : -1) == 1)
+		memcpy(out, v, PMON_SECRET_LEN + 1);
+	explicit_bzero(v, strlen(v));
+	unsetenv(PMON_SECRET_ENV);
+	return rv;
+}
+
+/*
+ * The secret for the coordinator: -s FILE, else PMON_SECRET (env: what
+ * secret_from_env found), else this host's secret file.  Fatal without
+ * one: the coordinator would refuse us anyway.
+ */
+static void
+secret_init(char *out, const char *file, int env)
+{
+	char path[PATH_MAX];
+	const char *why;
+
+	if (file != NULL) {
+		if (pmon_secret_read(file, out, &why) == -1)
+			fatalx("-s %s: %s", file, why);
+		return;
+	}
+	if (env == -1)
+		fatalx("%s holds no secret (64 lowercase hex digits)",
+		    PMON_SECRET_ENV);
+	if (env == 1)
+		return;
+	if (pmon_runtime_path(path, sizeof(path), PMON_FILE_SECRET) == -1)
+		fatalx("no secret: %s is unset and PVM_TMP is too long",
+		    PMON_SECRET_ENV);
+	if (pmon_secret_read(path, out, &why) == -1)
+		fatalx("no secret: %s is unset, no -s FILE, and %s: %s",
+		    PMON_SECRET_ENV, path, why);
+}
+
 static void
 signal_cb(int sig, short what, void *arg)
 {
@@ -82,10 +147,12 @@ main(int argc, char *argv[])
 {
 	struct event_config *cfg;
 	struct event_base *base;
-	const char *coord = NULL, *offset = NULL;
-	int ch, verbose = 0, dump = 0;
+	const char *coord = NULL, *offset = NULL, *secret_file = NULL;
+	char secret[PMON_SECRET_LEN + 1];
+	int ch, verbose = 0, dump = 0, env_secret;
 
-	while ((ch = getopt(argc, argv, "vDO:c:")) != -1) {
+	env_secret = secret_from_env(secret);
+	while ((ch = getopt(argc, argv, "vDO:c:s:")) != -1) {
 		switch (ch) {
 		case 'v':
 			verbose++;
@@ -99,6 +166,9 @@ main(int argc, char *argv[])
 		case 'O':
 			offset = optarg;
 			break;
+		case 's':
+			secret_file = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -106,6 +176,8 @@ main(int argc, char *argv[])
 	if (optind != argc || (coord == NULL) == !dump)
 		usage();
 	log_init("pmon-agentd", verbose);
+	if (!dump)
+		secret_init(secret, secret_file, env_secret);
 	clock_offset_init(offset);
 	signal(SIGPIPE, SIG_IGN);
 	/*
@@ -119,6 +191,9 @@ main(int argc, char *argv[])
 		fatalx("cannot initialise libevent");
 	event_config_free(cfg);
 	agent.dump = dump;
+	if (!dump)
+		memcpy(agent.secret, secret, sizeof(agent.secret));
+	explicit_bzero(secret, sizeof(secret));
 	if (agent_pvm_init(&agent) == -1) {
 		if (!dump)
 			fatalx("cannot enrol in PVM: is pvmd running?");

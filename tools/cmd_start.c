@@ -4,7 +4,9 @@
  * one agent per host itself; it reports "ready ADDR:PORT" on the pipe
  * given with -r once it listens, so success here means tools can connect.
  */
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -18,8 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "pmon-tool.h"
-#include "pmon.h"
 
 #define START_TIMEOUT_MS	15000
 
@@ -28,23 +30,29 @@ static int	cmd_start(const struct cmd_args *);
 static const struct option start_longopts[] = {
 	{ "clock", required_argument, NULL, 'C' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "listen", required_argument, NULL, 'l' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_start_entry = {
-	"start", "[-v] [-C clock] [-Q bytes]",
+	"start", "[-v] [-C clock] [-l address] [-Q bytes]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
+	"  -l, --listen ADDR[:PORT]  where the coordinator listens for agents\n"
+	"                 (default: 127.0.0.1 while the machine has one host,\n"
+	"                 else this host's address; doc/protocol.md)\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events (default 8 MiB; doc/control.md)\n"
 	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT);\n"
 	"                 twice: also run pmon-coordd with -v\n"
 	"\nA pvmd must run for $PVM_TMP.  pmon-coordd is taken from\n"
-	"$PMON_COORDD or the directory of the pmon binary.\n",
-	"+C:hQ:v", start_longopts, 0, 0, cmd_start
+	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
+	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
+	"tools and agents must show it.\n",
+	"+C:hl:Q:v", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -99,16 +107,25 @@ pvmd_check(void)
 	return 0;
 }
 
+/*
+ * Does a coordinator answer on this machine's tool socket?  A connect
+ * is enough to know; it needs no hello, hence no secret.
+ */
 static int
 coordinator_running(void)
 {
-	struct pmon *p;
-	int up;
+	struct sockaddr_un sun;
+	int fd, up;
 
-	if ((p = pmon_new()) == NULL)
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (pmon_runtime_path(sun.sun_path, sizeof(sun.sun_path),
+	    PMON_SOCK_COORD) == -1)
 		return 0;
-	up = pmon_connect(p, NULL, "pmon-start", 0) == 0;
-	pmon_free(p);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	up = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
 	return up;
 }
 
@@ -144,10 +161,10 @@ queue_size_ok(const char *s)
 /* In the child: runs the coordinator with the pipe's write end as -r. */
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, int verbose, const char *clock,
-    const char *queue)
+    const char *queue, const char *listen)
 {
 	char fdarg[16];
-	const char *argv[10];
+	const char *argv[12];
 	int i = 0, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
@@ -168,6 +185,10 @@ coordd_exec(const char *path, int wfd, int verbose, const char *clock,
 	if (queue != NULL) {
 		argv[i++] = "-Q";
 		argv[i++] = queue;
+	}
+	if (listen != NULL) {
+		argv[i++] = "-l";
+		argv[i++] = listen;
 	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
@@ -269,7 +290,7 @@ cmd_start(const struct cmd_args *a)
 		return tool_error("fork: %s", strerror(errno));
 	if (pid == 0)
 		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C'],
-		    a->arg['Q']);
+		    a->arg['Q'], a->arg['l']);
 	close(fds[1]);
 	got = read_ready_line(fds[0], line, sizeof(line));
 	close(fds[0]);

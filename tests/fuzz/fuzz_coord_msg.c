@@ -2,7 +2,8 @@
  * Fuzzes what an agent or a tool can make the coordinator do: a stream of
  * frames goes through the coordinator's payload decoders, and what they
  * accept drives a real ordering core and state model, and requests are
- * answered, as the daemon's handlers do.  The released stream must stay
+ * answered, as the daemon's handlers do; the hellos' secrets go through
+ * the coordinator's check.  The released stream must stay
  * sane whatever the input: each task's events in increasing sequence,
  * every event encodable as an EVENT frame.
  */
@@ -30,10 +31,10 @@ static struct {
 static struct coord coord;
 
 static void
-problem(const char *json, void *arg)
+problem(const struct state_problem *sp, void *arg)
 {
 	(void)arg;
-	if (json[0] != '{')
+	if (sp->json[0] != '{' || sp->ntids == 0)
 		__builtin_trap();
 }
 
@@ -89,6 +90,29 @@ control_done(const uint8_t *p, size_t len)
 			__builtin_trap();
 }
 
+/*
+ * A hello's secret, as the coordinator checks it: what the decoder
+ * accepts fits, only the right one passes (the seeds carry it), and a
+ * refusal never tells the right one.
+ */
+static void
+check_secret(const char *got)
+{
+	static const char right[] = "0123456789abcdef0123456789abcdef"
+	    "0123456789abcdef0123456789abcdef";
+	char msg[256];
+	int rv;
+
+	if (strlen(got) > PMON_SECRET_LEN)
+		__builtin_trap();
+	snprintf(coord.secret, sizeof(coord.secret), "%s", right);
+	snprintf(coord.secret_path, sizeof(coord.secret_path), "/s");
+	rv = coord_secret_check(&coord, got, msg, sizeof(msg));
+	if ((rv == 0) != (strcmp(got, right) == 0) ||
+	    (rv == -1 && strstr(msg, right) != NULL))
+		__builtin_trap();
+}
+
 /* One frame, as coord_agent_frame and coord_tool_frame would take it. */
 static void
 one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
@@ -108,7 +132,8 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 
 	switch (type) {
 	case MSG_AGENT_HELLO:
-		coord_parse_agent_hello(p, len, &ah, &why);
+		if (coord_parse_agent_hello(p, len, &ah, &why) == 0)
+			check_secret(ah.secret);
 		break;
 	case MSG_TASK_NEW:
 		if (coord_parse_task_new(p, len, &tn, &why) == 0 &&
@@ -139,7 +164,8 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		}
 		break;
 	case MSG_TOOL_HELLO:
-		coord_parse_tool_hello(p, len, &th, &why);
+		if (coord_parse_tool_hello(p, len, &th, &why) == 0)
+			check_secret(th.secret);
 		break;
 	case MSG_CONTROL_DONE:
 		control_done(p, len);

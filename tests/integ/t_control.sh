@@ -9,7 +9,10 @@
 #   the send with nothing sent yet and the master waiting for it; every
 #   tool is told of the stop; when the watching tool ends, its stop is
 #   released and pingpong finishes;
-# - continuing another tool's stop needs --force.
+# - continuing another tool's stop needs --force;
+# - triggers on the released stream: a message received, a task exiting
+#   (hits counted exactly), a deadlock (its two tasks stopped);
+# - `pmon kill` ends the stopped pair.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -162,8 +165,41 @@ expect_eq "tasks of the recv hits" "$worker" "$(jq -s --argjson b "$recv_bp" \
 kill -TERM "$WATCH_PID"
 wait "$WATCH_PID" || fail "pmon watch exited with $?: $(cat "$WATCH.err")"
 
+# --- a deadlock stops its tasks; pmon kill ends them ---------------------------
+
+f=$RUN/deadpair.tids
+WATCH=$RUN/watch3.json
+bg $PM_ON "$PMON" watch --json 'on deadlock do stop, notify' \
+    </dev/null >"$WATCH" 2>"$WATCH.err"
+WATCH_PID=$BG_PID
+wait_for 10 grep -q '"what":"added"' "$WATCH" ||
+    fail "pmon watch did not set its request: $(cat "$WATCH" "$WATCH.err")"
+bg $PM_ON timeout 60 "$PMON" exec "$PROGS/deadpair" "$f" \
+    >"$RUN/deadpair.out" 2>&1
+EXEC_PID=$BG_PID
+wait_for 20 grep -q '"notice":"hit"' "$WATCH" ||
+    fail "no hit on the deadlock: $(cat "$WATCH")"
+p=$(awk '$1 == "parent" { print $2 }' "$f")
+c=$(awk '$1 == "child" { print $2 }' "$f")
+pids=$(awk '{ print $3 }' "$f")
+wait_for 5 all_in_state T $pids || fail "the deadlocked pair is not \
+stopped: $(for x in $pids; do echo "$x $(proc_state "$x")"; done)"
+jq -se --argjson p "$p" --argjson c "$c" 'map(select(.notice ==
+    "stopped")) | map(.tasks[]) | sort == ([$p, $c] | sort)' "$WATCH" \
+    >/dev/null || fail "the stop should name $p and $c: $(cat "$WATCH")"
+query "$RUN/kill.json" kill --json "t$(printf %x "$p"),t$(printf %x "$c")"
+jq -e '[.results[].status] == ["killed", "killed"]' "$RUN/kill.json" \
+    >/dev/null || fail "pmon kill: $(cat "$RUN/kill.json")"
+wait_for 10 pid_dead "$EXEC_PID" || fail "deadpair did not end when killed"
+wait "$EXEC_PID" 2>/dev/null
+EXEC_PID=""
+kill -TERM "$WATCH_PID"
+wait "$WATCH_PID" || fail "pmon watch exited with $?: $(cat "$WATCH.err")"
+
 pmon_shutdown "$TRACE_PID"
-"$STREAMCHECK" -a "$RUN/trace.json" || fail "stream violations"
+# deadpair's tasks were killed inside pvm_recv: checked without them.
+grep -v '"program":"deadpair"' "$RUN/trace.json" >"$RUN/trace.alive.json"
+"$STREAMCHECK" -a "$RUN/trace.alive.json" || fail "stream violations"
 expect_eq "BREAK records in the stream" 1 \
     "$(count_lines '"call":"break"' "$RUN/trace.json")"
 pass

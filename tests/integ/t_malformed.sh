@@ -1,8 +1,9 @@
 #!/bin/bash
 # Protects the daemons against broken peers: garbage, a truncated frame,
-# a wrong protocol version, an oversized length, an unknown type and a
-# bad payload, sent to the agent's unix socket, the coordinator's tool
-# socket and its TCP port for agents.  Each bad peer is logged and
+# a wrong protocol version, an oversized length, an unknown type, a bad
+# payload and hellos without the secret (t_auth has the rest of that),
+# sent to the agent's unix socket, the coordinator's tool socket and its
+# TCP port for agents.  Each bad peer is logged and
 # dropped; the daemons keep serving: a trace started before still gets a
 # later program's events, and flush and shutdown still work.
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +27,8 @@ esac
 
 log_lines() { cat "$PVM_TMP"/*.log "$PVM_TMP"/pvml.* 2>/dev/null | wc -l; }
 for addr in "$(agent_sock)" "$(coord_sock)" "$tcp"; do
-	for kind in garbage truncated version oversize badtype badpayload; do
+	for kind in garbage truncated version oversize badtype badpayload \
+	    toolhello agenthello; do
 		before=$(log_lines)
 		"$SENDFRAME" -w 5 "$addr" "$kind" >/dev/null ||
 		    fail "$addr kept a peer that sent $kind"

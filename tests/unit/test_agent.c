@@ -427,11 +427,12 @@ test_frames_valid(void)
 	int i = 0;
 
 	hello_sample(&h);
-	agent_frame_agent_hello(eb, 0x40000, 99, "host", "LINUX64");
+	agent_frame_agent_hello(eb, 0x40000, 99, "host", "LINUX64",
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	agent_frame_task_new(eb, &h);
 	agent_frame_task_end(eb, 0x40005, 3);
 	agent_frame_flush_done(eb, 42);
-	agent_frame_agent_hello(eb, 0x40000, 99, "", "");
+	agent_frame_agent_hello(eb, 0x40000, 99, "", "", "");
 	while (evbuffer_remove(eb, hdr, sizeof(hdr)) == sizeof(hdr)) {
 		CU_ASSERT_EQUAL_FATAL(frame_hdr_decode(hdr, &fh, &why), 0);
 		types[i++] = fh.type;

@@ -3,9 +3,12 @@
  * records from record_encode, FLUSH_DONE, BYE) reach the callbacks with
  * every field intact, and malformed input from the coordinator (truncated,
  * wrong version, oversized, garbage, inconsistent) is an error that says
- * what was wrong instead of a crash or a silent skip.
+ * what was wrong instead of a crash or a silent skip.  Connecting sends
+ * the secret from the file next to the socket, and a refusal reaches
+ * pmon_error() with the coordinator's words.
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -14,10 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
+
+#include "coord.h"
 #include "pmon-internal.h"
 #include "pmon.h"
 #include "proto.h"
 #include "record.h"
+#include "secret.h"
 #include "unit.h"
 #include "wire.h"
 
@@ -692,6 +699,9 @@ test_bad_string(void)
 
 static char sockdir[32];
 static char sockpath[96];
+static char secretpath[96];
+
+#define SECRET "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 
 static int
 conn_setup(void)
@@ -701,6 +711,8 @@ conn_setup(void)
 		return 1;
 	snprintf(sockpath, sizeof(sockpath), "%s/pmon-coord.%u", sockdir,
 	    (unsigned)getuid());
+	snprintf(secretpath, sizeof(secretpath), "%s/pmon-secret.%u", sockdir,
+	    (unsigned)getuid());
 	return 0;
 }
 
@@ -708,45 +720,157 @@ static int
 conn_teardown(void)
 {
 	unlink(sockpath);
+	unlink(secretpath);
 	rmdir(sockdir);
 	return 0;
+}
+
+/* A coordinator's socket at sockpath; returns the listening fd. */
+static int
+conn_listen(void)
+{
+	struct sockaddr_un sun;
+	int lfd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sockpath);
+	unlink(sockpath);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(lfd != -1);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 1) == 0);
+	return lfd;
+}
+
+/* Accepts the tool and reads its hello as the coordinator decodes it. */
+static int
+conn_hello(int lfd, struct coord_tool_hello *h)
+{
+	uint8_t got[256];
+	const char *why = "";
+	struct frame_hdr fh;
+	ssize_t n;
+	int afd;
+
+	CU_ASSERT_FATAL((afd = accept(lfd, NULL, NULL)) != -1);
+	n = read(afd, got, sizeof(got));
+	CU_ASSERT_FATAL(n >= FRAME_HDR_SIZE);
+	CU_ASSERT_FATAL(frame_hdr_decode(got, &fh, &why) == 0);
+	CU_ASSERT_FATAL(fh.type == MSG_TOOL_HELLO);
+	CU_ASSERT_FATAL(n == FRAME_HDR_SIZE + (ssize_t)fh.len);
+	CU_ASSERT_FATAL(coord_parse_tool_hello(got + FRAME_HDR_SIZE, fh.len,
+	    h, &why) == 0);
+	return afd;
 }
 
 static void
 test_connect_hello(void)
 {
-	struct sockaddr_un sun;
+	struct coord_tool_hello h;
 	struct pmon *c;
-	uint8_t got[64];
 	int lfd, afd;
-	ssize_t n;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sockpath);
-	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-	CU_ASSERT_FATAL(lfd != -1);
-	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
-	CU_ASSERT_FATAL(listen(lfd, 1) == 0);
-
+	lfd = conn_listen();
+	CU_ASSERT_FATAL(pmon_secret_write(secretpath, SECRET) == 0);
 	setenv("PVM_TMP", sockdir, 1);
 	c = pmon_new();
 	CU_ASSERT_FATAL(c != NULL);
 	CU_ASSERT_FATAL(pmon_connect(c, NULL, "unit", PMON_SUBSCRIBE) == 0);
-	CU_ASSERT_FATAL((afd = accept(lfd, NULL, NULL)) != -1);
-	n = read(afd, got, sizeof(got));
-	CU_ASSERT_FATAL(n == FRAME_HDR_SIZE + 4 + 2 + 4);
-	CU_ASSERT(got[2] == MSG_TOOL_HELLO);
-	CU_ASSERT(wire_get32(got + 4) == 10);
-	CU_ASSERT(wire_get32(got + 8) == TOOL_SUBSCRIBE);
-	CU_ASSERT(wire_get16(got + 12) == 4);
-	CU_ASSERT(memcmp(got + 14, "unit", 4) == 0);
+	afd = conn_hello(lfd, &h);
+	CU_ASSERT(h.flags == TOOL_SUBSCRIBE);
+	CU_ASSERT_STRING_EQUAL(h.name, "unit");
+	CU_ASSERT_STRING_EQUAL(h.secret, SECRET);
 	close(afd);
 	CU_ASSERT(pmon_wait(c, 1000) == -1);
 	CU_ASSERT(pmon_closed(c) == 1);
 	pmon_free(c);
+
+	/* An explicit path: the secret next to it. */
+	unsetenv("PVM_TMP");
+	c = pmon_new();
+	CU_ASSERT_FATAL(pmon_connect(c, sockpath, NULL, 0) == 0);
+	afd = conn_hello(lfd, &h);
+	CU_ASSERT_STRING_EQUAL(h.name, "libpmon");
+	CU_ASSERT_STRING_EQUAL(h.secret, SECRET);
+	close(afd);
+	pmon_free(c);
 	close(lfd);
 	unlink(sockpath);
+	unlink(secretpath);
+}
+
+/* No secret file: pmon_connect fails and names it. */
+static void
+test_connect_no_secret(void)
+{
+	struct pmon *c;
+	int lfd;
+
+	lfd = conn_listen();
+	unlink(secretpath);
+	setenv("PVM_TMP", sockdir, 1);
+	c = pmon_new();
+	CU_ASSERT_FATAL(c != NULL);
+	CU_ASSERT(pmon_connect(c, NULL, "unit", 0) == -1);
+	CU_ASSERT(strstr(pmon_error(c), secretpath) != NULL);
+	CU_ASSERT(strstr(pmon_error(c), "secret") != NULL);
+	CU_ASSERT(strstr(pmon_error(c), strerror(ENOENT)) != NULL);
+	CU_ASSERT(pmon_fd(c) == -1);
+	pmon_free(c);
+
+	/* Readable by others: refused too. */
+	CU_ASSERT_FATAL(pmon_secret_write(secretpath, SECRET) == 0);
+	CU_ASSERT_FATAL(chmod(secretpath, 0644) == 0);
+	c = pmon_new();
+	CU_ASSERT(pmon_connect(c, NULL, "unit", 0) == -1);
+	CU_ASSERT(strstr(pmon_error(c), "mode 0600") != NULL);
+	pmon_free(c);
+	close(lfd);
+	unlink(sockpath);
+	unlink(secretpath);
+	unsetenv("PVM_TMP");
+}
+
+/*
+ * A coordinator that refuses the secret says so and closes: the tool's
+ * next call reports its words, even when that call is a send that
+ * finds the connection gone.
+ */
+static void
+test_connect_refused(void)
+{
+	static const char *const why = "wrong secret (not the one in X)";
+	struct coord_tool_hello h;
+	struct evbuffer *eb;
+	struct pmon *c;
+	int lfd, afd, round;
+
+	lfd = conn_listen();
+	CU_ASSERT_FATAL(pmon_secret_write(secretpath, SECRET) == 0);
+	setenv("PVM_TMP", sockdir, 1);
+	for (round = 0; round < 2; round++) {
+		c = pmon_new();
+		CU_ASSERT_FATAL(pmon_connect(c, NULL, "unit", 0) == 0);
+		afd = conn_hello(lfd, &h);
+		eb = evbuffer_new();
+		coord_frame_text(eb, MSG_ERROR, why);
+		CU_ASSERT_FATAL(evbuffer_write(eb, afd) > 0);
+		evbuffer_free(eb);
+		close(afd);
+		if (round == 0) {
+			CU_ASSERT(pmon_flush(c) == -1);
+		} else {
+			usleep(20000);	/* the close is in: a send fails */
+			CU_ASSERT(pmon_send_flush(c, NULL) == -1);
+		}
+		CU_ASSERT(strstr(pmon_error(c), why) != NULL);
+		CU_ASSERT(pmon_closed(c) == 0);
+		pmon_free(c);
+	}
+	close(lfd);
+	unlink(sockpath);
+	unlink(secretpath);
 	unsetenv("PVM_TMP");
 }
 
@@ -803,6 +927,8 @@ static CU_TestInfo malformed_tests[] = {
 static CU_TestInfo connect_tests[] = {
 	{ "hello", test_connect_hello },
 	{ "missing coordinator", test_connect_missing },
+	{ "no secret file", test_connect_no_secret },
+	{ "refused", test_connect_refused },
 	CU_TEST_INFO_NULL
 };
 

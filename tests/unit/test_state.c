@@ -34,11 +34,14 @@ static uint64_t clock_ns;
 static uint64_t seqs[16];
 
 static void
-pcollect(const char *json, void *arg)
+pcollect(const struct state_problem *sp, void *arg)
 {
 	(void)arg;
 	CU_ASSERT_FATAL(nprob < PROB_MAX);
-	probs[nprob] = strdup(json);
+	/* Every problem is about at least one task, the kind's own. */
+	CU_ASSERT(sp->ntids >= 1);
+	CU_ASSERT(strstr(sp->json, sp->kind) != NULL);
+	probs[nprob] = strdup(sp->json);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(probs[nprob]);
 	nprob++;
 }
