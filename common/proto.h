@@ -48,7 +48,8 @@
 	X(CONTROL_DONE,	19,	6,		PROTO_MAX_PAYLOAD)	\
 	X(BREAKPOINTS,	20,	2,		PROTO_MAX_PAYLOAD)	\
 	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_READY,	22,	4,		4)
+	X(TASK_READY,	22,	4,		4)			\
+	X(TASK_PROC,	23,	49,		49)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -79,10 +80,15 @@ struct msg_info {
 #define CONTROL_STOP		1	/* SIGSTOP, then drain the ring */
 #define CONTROL_CONTINUE	2	/* SIGCONT */
 #define CONTROL_KILL		3	/* SIGKILL */
+#define CONTROL_INFO		4	/* a TASK_PROC per task, no signal */
 #define CONTROL_OK		0
 #define CONTROL_NO_TASK		1	/* not a live task of this host */
 #define CONTROL_FAILED		2	/* the signal failed, or the task
 					   did not stop within a second */
+
+/* TASK_PROC: u32 id, i32 tid, u8 state, u32 threads, u64 utime_ms,
+ * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
+#define TASK_PROC_LEN		49
 
 /* BREAKPOINTS: the fixed part of one entry, before its group string. */
 #define BP_WIRE_FIXED		32

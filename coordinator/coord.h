@@ -97,6 +97,16 @@ int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);
 int	coord_parse_request(const uint8_t *, size_t, struct coord_request *,
 	    const char **why);
+/* TASK_PROC: what /proc says of a task (CONTROL_INFO). */
+struct coord_proc {
+	int32_t		tid;
+	uint8_t		state;
+	uint32_t	threads;
+	uint64_t	utime_ms, stime_ms, rss_kb, vsize_kb;
+	int32_t		syscall;	/* -1: none */
+};
+int	coord_parse_task_proc(const uint8_t *, size_t, uint32_t *id,
+	    struct coord_proc *, const char **why);
 int	coord_parse_control_done(const uint8_t *, size_t, uint32_t *id,
 	    struct coord_control_status *, size_t max, size_t *n,
 	    const char **why);
@@ -306,6 +316,7 @@ struct req;
 int	coord_control_run(struct coord *, struct coord_tool *, uint32_t req_id,
 	    uint32_t flags, const struct req *, char **body, size_t *len);
 int	coord_control_done(struct coord_agent *, const uint8_t *, size_t);
+int	coord_control_proc(struct coord_agent *, const uint8_t *, size_t);
 void	coord_control_break(struct coord *, int32_t tid,
 	    const struct record *);
 void	coord_control_install(struct coord *, struct coord_agent *to);

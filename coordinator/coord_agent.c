@@ -296,6 +296,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_flush_done(a, p, len);
 	case MSG_CONTROL_DONE:
 		return coord_control_done(a, p, len);
+	case MSG_TASK_PROC:
+		return coord_control_proc(a, p, len);
 	default:
 		coord_agent_drop(a, "unexpected %s from an agent",
 		    proto_msg_name(type));

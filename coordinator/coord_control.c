@@ -38,6 +38,8 @@ struct op_target {
 	const char	*error;		/* NULL: sent to its agent */
 	uint8_t		 status;	/* CONTROL_* once answered */
 	int		 answered;
+	int		 has_proc;	/* CONTROL_INFO's answer */
+	struct coord_proc proc;
 };
 
 /* A stop, continue or kill in flight. */
@@ -64,6 +66,8 @@ op_name(uint8_t op)
 		return "stop";
 	case CONTROL_CONTINUE:
 		return "continue";
+	case CONTROL_INFO:
+		return "tasks";
 	default:
 		return "kill";
 	}
@@ -77,6 +81,8 @@ op_done_name(uint8_t op)
 		return "stopped";
 	case CONTROL_CONTINUE:
 		return "continued";
+	case CONTROL_INFO:
+		return "ok";
 	default:
 		return "killed";
 	}
@@ -136,7 +142,7 @@ notice_op(struct coord *c, const struct coord_op *o)
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
-	if (k > 0)
+	if (k > 0 && o->op != CONTROL_INFO)
 		coord_notice(c, buf);
 	free(buf);
 }
@@ -168,6 +174,15 @@ controllable(const struct coord_task *t)
 {
 	return !t->ended && t->agent != NULL &&
 	    strcmp(t->program, "pvmgs") != 0;
+}
+
+/* A target of o: any live task for information, else controllable. */
+static int
+targetable(const struct coord_op *o, const struct coord_task *t)
+{
+	if (o->op == CONTROL_INFO)
+		return !t->ended && t->agent != NULL;
+	return controllable(t);
 }
 
 static void
@@ -239,7 +254,7 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 			if (t == NULL)
 				target_add(o, &cap, 0, ob->col, name,
 				    "no such task");
-			else if (!controllable(t))
+			else if (!targetable(o, t))
 				target_add(o, &cap, 0, ob->col, name,
 				    t->ended ? "the task has ended" :
 				    "pmon does not stop the group server");
@@ -250,7 +265,7 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 		case REQ_OBJ_HOST:
 		case REQ_OBJ_ALL:
 			TAILQ_FOREACH(t, &c->tasks, entry)
-				if (controllable(t) &&
+				if (targetable(o, t) &&
 				    (ob->kind == REQ_OBJ_ALL ||
 				    strcmp(t->host, ob->name) == 0))
 					target_add(o, &cap, t->tid, ob->col,
@@ -262,7 +277,7 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 				fatal("%s", __func__);
 			for (j = 0; j < nm; j++)
 				if ((t = coord_task_find(c, members[j])) !=
-				    NULL && controllable(t))
+				    NULL && targetable(o, t))
 					target_add(o, &cap, t->tid, ob->col,
 					    name, NULL);
 			free(members);
@@ -364,6 +379,94 @@ op_free(struct coord_op *o)
 	free(o);
 }
 
+/* "tasks": the model's task with what /proc says of it, per target. */
+static void
+info_reply(struct coord *c, struct coord_op *o)
+{
+	const struct coord_proc *pr;
+	char *buf = NULL;
+	size_t len = 0, i;
+	int first = 1;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		fatal("%s", __func__);
+	if (o->json)
+		fputs("{\"tasks\":[", fp);
+	for (i = 0; i < o->n; i++) {
+		const struct op_target *tg = &o->v[i];
+
+		pr = &tg->proc;
+		if (o->json) {
+			fputs(first ? "" : ",", fp);
+			first = 0;
+			if (tg->has_proc && state_write_task(c->state, tg->tid,
+			    fp) == 0) {
+				/* The task object, with "proc" added. */
+				fseeko(fp, -1, SEEK_CUR);
+				fprintf(fp, ",\"proc\":{\"state\":\"%c\","
+				    "\"threads\":%u,\"utime_ms\":%llu,"
+				    "\"stime_ms\":%llu,\"rss_kb\":%llu,"
+				    "\"vsize_kb\":%llu,\"syscall\":%d}}",
+				    pr->state, pr->threads,
+				    (unsigned long long)pr->utime_ms,
+				    (unsigned long long)pr->stime_ms,
+				    (unsigned long long)pr->rss_kb,
+				    (unsigned long long)pr->vsize_kb,
+				    pr->syscall);
+			} else {
+				fputs("{\"object\":", fp);
+				json_str(fp, tg->object);
+				fputs(",\"error\":", fp);
+				json_str(fp, tg->error != NULL ? tg->error :
+				    "no such task on its host");
+				fputc('}', fp);
+			}
+		} else if (tg->has_proc)
+			fprintf(fp, "t%x\t%c\tthreads %u\tcpu %llu+%llu ms\t"
+			    "rss %llu kB\tsyscall %d\n", (unsigned)tg->tid,
+			    pr->state, pr->threads,
+			    (unsigned long long)pr->utime_ms,
+			    (unsigned long long)pr->stime_ms,
+			    (unsigned long long)pr->rss_kb, pr->syscall);
+		else
+			fprintf(fp, "%s: %s\n", tg->object, tg->error != NULL ?
+			    tg->error : "no such task on its host");
+	}
+	if (o->json)
+		fputs("]}", fp);
+	if (fclose(fp) != 0)
+		fatal("%s", __func__);
+	coord_frame_reply(bufferevent_get_output(o->tool->bev), o->req_id,
+	    REPLY_OK, buf, len);
+	free(buf);
+}
+
+/* TASK_PROC from an agent: for the CONTROL_INFO it answers. */
+int
+coord_control_proc(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_proc pr;
+	struct coord_op *o;
+	const char *why;
+	uint32_t id;
+	size_t i;
+
+	if (coord_parse_task_proc(p, len, &id, &pr, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_PROC: %s", why);
+		return -1;
+	}
+	TAILQ_FOREACH(o, &a->coord->ops, entry)
+		if (o->id == id && o->op == CONTROL_INFO)
+			break;
+	for (i = 0; o != NULL && i < o->n; i++)
+		if (o->v[i].tid == pr.tid && o->v[i].error == NULL) {
+			o->v[i].proc = pr;
+			o->v[i].has_proc = 1;
+		}
+	return 0;
+}
+
 /* The reply: one status per target. */
 static void
 op_reply(struct coord_op *o)
@@ -449,7 +552,9 @@ op_finish(struct coord *c, struct coord_op *o)
 		}
 	}
 	notice_op(c, o);
-	if (o->tool != NULL)
+	if (o->tool != NULL && o->op == CONTROL_INFO)
+		info_reply(c, o);
+	else if (o->tool != NULL)
 		op_reply(o);
 	TAILQ_REMOVE(&c->ops, o, entry);
 	op_free(o);
@@ -1056,6 +1161,16 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 		return COORD_REPLY_LATER;
 	case REQ_FLUSH:
 		coord_flush_reply(c, t, req_id);
+		return COORD_REPLY_LATER;
+	case REQ_TASKS:
+		o = op_new(c, CONTROL_INFO, t, req_id, json);
+		if (r->objects.n == 0) {
+			struct req_objects all = { .n = 1 };
+
+			all.v[0].kind = REQ_OBJ_ALL;
+			op_start(c, o, &all, 0, 0);
+		} else
+			op_start(c, o, &r->objects, 0, 0);
 		return COORD_REPLY_LATER;
 	case REQ_ON:
 		if ((b = bp_add(c, t, r, 0, 0, &why)) == NULL)

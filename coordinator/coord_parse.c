@@ -210,6 +210,36 @@ coord_parse_request(const uint8_t *p, size_t len, struct coord_request *req,
 }
 
 /*
+ * TASK_PROC: what /proc says of one task, for CONTROL_INFO id.  The
+ * state is the letter of /proc/PID/stat.
+ */
+int
+coord_parse_task_proc(const uint8_t *p, size_t len, uint32_t *id,
+    struct coord_proc *pr, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	*id = wire_read32(&r);
+	pr->tid = (int32_t)wire_read32(&r);
+	pr->state = wire_read8(&r);
+	pr->threads = wire_read32(&r);
+	pr->utime_ms = wire_read64(&r);
+	pr->stime_ms = wire_read64(&r);
+	pr->rss_kb = wire_read64(&r);
+	pr->vsize_kb = wire_read64(&r);
+	pr->syscall = (int32_t)wire_read32(&r);
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (pr->state < 'A' || pr->state > 'z' ||
+	    (pr->state > 'Z' && pr->state < 'a')) {
+		*why = "TASK_PROC has a state that is not a letter";
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * CONTROL_DONE: u32 id, u16 n, n x (i32 tid, u8 status), into out (room
  * for max).  The tids are the agent's echo of our CONTROL's, checked
  * against it by the caller, not here.

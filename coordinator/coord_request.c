@@ -93,6 +93,7 @@ coord_request_is_control(enum req_kind kind)
 	case REQ_DISABLE:
 	case REQ_DELETE:
 	case REQ_BREAKPOINTS:
+	case REQ_TASKS:
 		return 1;
 	default:
 		return 0;

@@ -2906,6 +2906,18 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 	return rv == -1 || ferror(fp) ? -1 : 0;
 }
 
+/* One task, as the snapshot shows it; -1 if the model does not know it. */
+int
+state_write_task(const struct state *s, int32_t tid, FILE *fp)
+{
+	const struct task *t = task_find(s, tid);
+
+	if (t == NULL)
+		return -1;
+	write_task(fp, s, t);
+	return ferror(fp) ? -1 : 0;
+}
+
 /* --- stops ------------------------------------------------------------- */
 
 /*

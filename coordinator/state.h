@@ -118,6 +118,7 @@ int	state_write_text(const struct state *, unsigned parts,
  * as {"event":"TID:SEQ","past":{"TID":SEQ|null,...},"future":{...}}.
  * -1 with *why when the event is unknown.
  */
+int	state_write_task(const struct state *, int32_t tid, FILE *);
 int	state_frontier(const struct state *, int32_t tid, uint64_t seq,
 	    FILE *, const char **why);
 

@@ -188,6 +188,19 @@ int	agent_task_gone(const struct agent_task *);
 int	agent_task_drain(struct agent_task *);
 void	agent_tasks_set_breakpoints(struct agent *);
 
+/* What /proc says of a task (CONTROL_INFO). */
+struct agent_proc {
+	int32_t		 tid;
+	uint8_t		 state;		/* the letter of /proc/PID/stat */
+	uint32_t	 threads;
+	uint64_t	 utime_ms, stime_ms;
+	uint64_t	 rss_kb, vsize_kb;
+	int32_t		 syscall;	/* the one it sits in, -1: none */
+};
+void	agent_frame_task_proc(struct evbuffer *, uint32_t id,
+	    const struct agent_proc *);
+int	agent_proc_read(pid_t, struct agent_proc *);
+
 /* agent_control.c */
 void	agent_control(struct agent *, const uint8_t *payload, size_t len);
 void	agent_breakpoints(struct agent *, const uint8_t *payload, size_t len);

@@ -112,6 +112,55 @@ agent_proc_stopped(pid_t pid)
 	return all;
 }
 
+/*
+ * /proc/PID/stat (after the command, which may hold blanks: field 3 is
+ * the state, 14-15 utime and stime in ticks, 20 the threads, 23 vsize
+ * in bytes, 24 rss in pages) and the system call it sits in.
+ */
+int
+agent_proc_read(pid_t pid, struct agent_proc *pr)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long f[25];
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || (buf[n] = '\0', p = strrchr(buf, ')')) == NULL ||
+	    p[1] != ' ' || p[2] == '\0')
+		return -1;
+	pr->state = (uint8_t)p[2];
+	p += 3;
+	for (i = 4; i <= 24; i++) {
+		while (*p == ' ')
+			p++;
+		f[i] = strtoull(p, &p, 10);
+	}
+	if (tick <= 0)
+		tick = 100;
+	pr->utime_ms = f[14] * 1000 / (unsigned long long)tick;
+	pr->stime_ms = f[15] * 1000 / (unsigned long long)tick;
+	pr->threads = (uint32_t)f[20];
+	pr->vsize_kb = f[23] / 1024;
+	pr->rss_kb = f[24] * (unsigned long long)(page > 0 ? page : 4096) / 1024;
+	pr->syscall = -1;
+	snprintf(path, sizeof(path), "/proc/%ld/syscall", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
+		if ((n = read(fd, buf, 32)) > 0 && buf[0] >= '0' &&
+		    buf[0] <= '9') {
+			buf[n] = '\0';
+			pr->syscall = (int32_t)strtol(buf, NULL, 10);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static void
 settle(struct agent_control *c, struct agent_control_task *ct,
     uint8_t status)
@@ -283,6 +332,7 @@ control_check(struct agent_control *c, struct agent_control_task *ct)
 static void
 control_start(struct agent_control *c, struct agent_control_task *ct)
 {
+	struct agent_proc pr;
 	struct agent_task *t;
 
 	if ((t = control_task(c, ct)) == NULL) {
@@ -290,6 +340,17 @@ control_start(struct agent_control *c, struct agent_control_task *ct)
 		return;
 	}
 	ct->pid = t->peer_pid;
+	if (c->op == CONTROL_INFO) {
+		/* Its TASK_PROC goes out ahead of the CONTROL_DONE. */
+		pr.tid = ct->tid;
+		if (agent_proc_read(ct->pid, &pr) == -1) {
+			ct->status = CONTROL_NO_TASK;
+			return;
+		}
+		agent_frame_task_proc(c->agent->out, c->id, &pr);
+		ct->status = CONTROL_OK;
+		return;
+	}
 	ct->held = c->op != CONTROL_KILL &&
 	    (break_pending(t) || earlier_held(c, ct->tid));
 	if (!ct->held && control_kill(t, ct, control_signal(c->op)) == -1)

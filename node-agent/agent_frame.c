@@ -118,6 +118,25 @@ agent_frame_control_done(struct evbuffer *out, uint32_t id,
 	}
 }
 
+void
+agent_frame_task_proc(struct evbuffer *out, uint32_t id,
+    const struct agent_proc *pr)
+{
+	uint8_t buf[TASK_PROC_LEN];
+
+	wire_put32(buf, id);
+	wire_put32(buf + 4, (uint32_t)pr->tid);
+	buf[8] = pr->state;
+	wire_put32(buf + 9, pr->threads);
+	wire_put64(buf + 13, pr->utime_ms);
+	wire_put64(buf + 21, pr->stime_ms);
+	wire_put64(buf + 29, pr->rss_kb);
+	wire_put64(buf + 37, pr->vsize_kb);
+	wire_put32(buf + 45, (uint32_t)pr->syscall);
+	frame_start(out, MSG_TASK_PROC, sizeof(buf));
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
 /*
  * Test-only clock offset (PMON_TEST_CLOCK_OFFSET_NS, -O): added to the
  * t_ns of every record this agent ships, so that tests can give one host

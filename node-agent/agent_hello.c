@@ -95,7 +95,7 @@ agent_parse_control(const uint8_t *payload, size_t len,
 		return -1;
 	}
 	if (m->op != CONTROL_STOP && m->op != CONTROL_CONTINUE &&
-	    m->op != CONTROL_KILL) {
+	    m->op != CONTROL_KILL && m->op != CONTROL_INFO) {
 		*why = "CONTROL has an unknown operation";
 		return -1;
 	}

@@ -46,6 +46,14 @@ const struct cmd_entry cmd_queues_entry = {
 	"+hj", query_longopts, 0, 1, cmd_query
 };
 
+const struct cmd_entry cmd_tasks_entry = {
+	"tasks", "[--json] [OBJECTS]",
+	"task details: the model's view and what /proc says (state, CPU, memory)",
+	QUERY_HELP "OBJECTS: tasks (t40003 or 262147), host:NAME, group:NAME or *\n"
+	"(the default), separated by commas.\n",
+	"+hj", query_longopts, 0, 1, cmd_query
+};
+
 const struct cmd_entry cmd_snapshot_entry = {
 	"snapshot", "[--json]",
 	"the whole state of the application, at one point of the stream",

@@ -44,6 +44,7 @@ extern const struct cmd_entry cmd_queues_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_problems_entry;
 extern const struct cmd_entry cmd_frontier_entry;
+extern const struct cmd_entry cmd_tasks_entry;
 extern const struct cmd_entry cmd_stop_entry;
 extern const struct cmd_entry cmd_continue_entry;
 extern const struct cmd_entry cmd_kill_entry;

@@ -26,6 +26,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_snapshot_entry,
 	&cmd_problems_entry,
 	&cmd_frontier_entry,
+	&cmd_tasks_entry,
 	&cmd_stop_entry,
 	&cmd_continue_entry,
 	&cmd_kill_entry,

@@ -122,6 +122,7 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 	struct coord_tool_hello th;
 	struct coord_request req;
 	static struct req parsed;
+	struct coord_proc proc;
 	char err[256];
 	uint64_t dropped;
 	char *body;
@@ -169,6 +170,11 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_CONTROL_DONE:
 		control_done(p, len);
+		break;
+	case MSG_TASK_PROC:
+		if (coord_parse_task_proc(p, len, &id, &proc, &why) == 0 &&
+		    (proc.state < 'A' || proc.state > 'z'))
+			__builtin_trap();
 		break;
 	default:
 		coord_parse_u32(p, len, &id, &why);

@@ -66,6 +66,16 @@ jq -e '[.tasks[] | select(.program == "ring")] | length > 0 and
     (.stopped | has("breakpoint") | not))' "$RUN/stopped.snap" >/dev/null ||
     fail "the snapshot does not show the ring stopped: $(jq -c \
     '[.tasks[] | {tid, state, stopped}]' "$RUN/stopped.snap")"
+# Task details: the kernel's view, as the agents read it.
+query "$RUN/tasks.json" tasks --json
+jq -e --argjson n "$n" '[.tasks[] | select(.program == "ring")] |
+    length == $n and all(.proc.state == "T" and .proc.threads >= 1)' \
+    "$RUN/tasks.json" >/dev/null || fail "pmon tasks should show the ring \
+stopped: $(jq -c '.tasks[] | {tid, pid, proc}' "$RUN/tasks.json")"
+for pid in $pids; do
+	jq -e --argjson p "$pid" '[.tasks[] | select(.pid == $p)] | length == 1' \
+	    "$RUN/tasks.json" >/dev/null || fail "pmon tasks lacks pid $pid"
+done
 query "$RUN/cont.json" continue --json '*'
 jq -e '(.results | length) > 0 and all(.results[]; .status == "continued")' \
     "$RUN/cont.json" >/dev/null || fail "pmon continue: $(cat "$RUN/cont.json")"

@@ -1565,7 +1565,7 @@ test_ctl_decoders(void)
 	CU_ASSERT_EQUAL(agent_parse_control(p, len + 1, &m, &why), -1);
 	p[4] = 0;
 	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), -1);
-	p[4] = CONTROL_KILL + 1;
+	p[4] = CONTROL_INFO + 1;
 	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), -1);
 
 	memset(bps, 0, sizeof(bps));
@@ -1612,6 +1612,50 @@ test_ctl_decoders(void)
 }
 
 /* CONTROL_DONE as the agent builds it and the coordinator reads it. */
+/*
+ * CONTROL_INFO's answer: /proc of this very process, through the
+ * agent's TASK_PROC encoder and the coordinator's decoder.
+ */
+static void
+test_ctl_task_proc(void)
+{
+	struct agent_proc pr = { .tid = 0x40009 };
+	struct coord_proc cp;
+	struct evbuffer *eb = evbuffer_new();
+	uint8_t buf[FRAME_HDR_SIZE + TASK_PROC_LEN];
+	struct frame_hdr fh;
+	const char *why;
+	uint32_t id;
+
+	CU_ASSERT_EQUAL_FATAL(agent_proc_read(getpid(), &pr), 0);
+	CU_ASSERT_EQUAL(pr.state, 'R');		/* it runs this test */
+	CU_ASSERT(pr.threads >= 1);
+	CU_ASSERT(pr.rss_kb > 0);
+	CU_ASSERT(pr.vsize_kb >= pr.rss_kb);
+	CU_ASSERT_EQUAL(agent_proc_read(-1, &pr), -1);
+	agent_frame_task_proc(eb, 77, &pr);
+	CU_ASSERT_EQUAL_FATAL(evbuffer_get_length(eb), sizeof(buf));
+	evbuffer_copyout(eb, buf, sizeof(buf));
+	CU_ASSERT_EQUAL(frame_hdr_decode(buf, &fh, &why), 0);
+	CU_ASSERT_EQUAL(fh.type, MSG_TASK_PROC);
+	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	    TASK_PROC_LEN, &id, &cp, &why), 0);
+	CU_ASSERT_EQUAL(id, 77);
+	CU_ASSERT_EQUAL(cp.tid, 0x40009);
+	CU_ASSERT_EQUAL(cp.state, pr.state);
+	CU_ASSERT_EQUAL(cp.threads, pr.threads);
+	CU_ASSERT_EQUAL(cp.utime_ms, pr.utime_ms);
+	CU_ASSERT_EQUAL(cp.rss_kb, pr.rss_kb);
+	CU_ASSERT_EQUAL(cp.syscall, pr.syscall);
+	/* A state that is no letter, a short frame. */
+	buf[FRAME_HDR_SIZE + 8] = '?';
+	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	    TASK_PROC_LEN, &id, &cp, &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	    TASK_PROC_LEN - 1, &id, &cp, &why), -1);
+	evbuffer_free(eb);
+}
+
 static void
 test_ctl_done_frame(void)
 {
@@ -1687,6 +1731,7 @@ static CU_TestInfo drain_tests[] = {
 static CU_TestInfo control_tests[] = {
 	{ "decoders", test_ctl_decoders },
 	{ "CONTROL_DONE frame", test_ctl_done_frame },
+	{ "TASK_PROC frame", test_ctl_task_proc },
 	{ "/proc state", test_ctl_proc },
 	{ "BREAKPOINTS into a task's ring", test_ctl_breakpoints },
 	{ "stop", test_ctl_stop },
