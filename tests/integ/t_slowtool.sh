@@ -1,21 +1,25 @@
 #!/bin/bash
-# Protects the slow tool case (doc/control.md): a tool that stops reading
-# while pingpong runs holds up neither the program nor another tool;
+# Protects the slow tool case (doc/control.md), on a 2-host machine
+# (network namespaces): a tool that stops reading while pingpong runs
+# over both hosts holds up neither the program nor another tool;
 # once it reads again it is told exactly what it lost: its events and
 # the lost windows of its "lost" notices are, per task, exactly the
 # events the other tool got, none twice.  The tools' queues are 256 KiB
 # (pmon start -Q), and pingpong keeps a steady rate a trace can follow,
 # so that the fast tool is not slow too on a loaded machine.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netns.sh"
 pm_setup
 need_pmon
 [ -x "$PROGS/pingpong" ] || fail "missing $PROGS/pingpong"
 command -v jq >/dev/null || fail "jq is needed"
 
-export PVM_TMP=$RUN/vm
-mkdir -p "$PVM_TMP"
-start_pvmd
+netns_setup 2
+netns_start_pvmd
+netns_wait_hosts 2
+PM_ON="$RUN/on1"
 pmon_start -Q 262144
+netns_wait_agents 2
 pmon_trace "$RUN/fast.json"
 FAST_PID=$TRACE_PID
 
@@ -47,6 +51,10 @@ wait "$SLOW_PID" || fail "the slow pmon trace exited with $?"
 exec 3>&-
 wait_for 10 pid_dead "$CAT_PID"
 wait "$CAT_PID" 2>/dev/null
+
+expect_eq "hosts of pingpong's tasks" 2 "$(jq -r 'select(.type == "task" and
+    .program == "pingpong") | .tid' "$RUN/fast.json" | while read -r t; do
+	echo $(((t >> 18) & 0xfff)); done | sort -u | wc -l)"
 
 # The fast tool got everything: every message matched.
 "$STREAMCHECK" -a "$RUN/fast.json" || fail "the fast tool's stream"

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Protects stoplines (paper 002 sections 3.3-3.4; doc/control.md): a
-# frontier taken in one run stops a rerun there.  pingpong runs once in
-# a fresh virtual machine; the frontier of one of the master's pings is
+# Protects stoplines (paper 002 sections 3.3-3.4; doc/control.md) on a
+# 2-host machine (network namespaces): a frontier taken in one run stops
+# a rerun there.  pingpong runs once, its workers on both hosts, in a
+# fresh virtual machine; the frontier of one of the master's pings is
 # saved with `pmon frontier`.  In a second fresh machine started the
 # same way (so the tids are the same), `pmon stopline` on that file,
 # then pingpong again: every task must stop at its frontier record --
@@ -9,24 +10,37 @@
 # call the first run made next -- having made the same calls as in the
 # first run up to there.  Ending `pmon stopline` lets pingpong finish.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netns.sh"
 pm_setup
 need_pmon
 [ -x "$PROGS/pingpong" ] || fail "missing $PROGS/pingpong"
 command -v jq >/dev/null || fail "jq is needed"
 
-k=2 rounds=20
+k=3 rounds=20
+netns_setup 2
+PM_ON="$RUN/on1"
 
-# vm N: a fresh pvmd and pmon in $RUN/vmN, traced into $RUN/runN.json.
+# The processes left in the hosts' namespaces.
+ns_procs() {
+	local i
+	for i in 1 2; do
+		ip netns pids "$(ns_name "$i")" 2>/dev/null
+	done
+}
+ns_empty() { [ -z "$(ns_procs)" ]; }
+
+# vm N: a fresh 2-host machine and pmon, traced into $RUN/runN.json.
 vm() {
-	export PVM_TMP=$RUN/vm$1
-	mkdir -p "$PVM_TMP"
-	start_pvmd
+	netns_start_pvmd
+	netns_wait_hosts 2
 	pmon_start
+	netns_wait_agents 2
 	pmon_trace "$RUN/run$1.json"
 }
 vm_end() {
 	pmon_shutdown "$TRACE_PID"
 	stop_pid "$PVMD_PID" 5 || pm_log "pvmd $PVMD_PID needed SIGKILL"
+	wait_for 10 ns_empty || fail "left on the hosts: $(ns_procs)"
 }
 
 # --- the first run, and a frontier in it ---------------------------------------
@@ -47,6 +61,9 @@ pm_log "frontier of $ev: $(jq -c .past "$RUN/frontier.json")"
 ntasks=$(jq '[.past[] | select(. != null)] | length' "$RUN/frontier.json")
 [ "$ntasks" = $((k + 1)) ] ||
     fail "want a past event of all $((k + 1)) tasks: $(cat "$RUN/frontier.json")"
+expect_eq "hosts of the tasks in the frontier" 2 "$(jq -r '.past | keys[]' \
+    "$RUN/frontier.json" | while read -r t; do
+	echo $(((t >> 18) & 0xfff)); done | sort -u | wc -l)"
 
 # --- the rerun, stopped at the frontier -------------------------------------------
 
