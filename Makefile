@@ -122,9 +122,9 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
 
 # Test tools (stream checkers, frame senders) read pmon's output.
-$(BUILD)/tests/tools/%: tests/tools/%.c $(COMMON_OBJS)
+$(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -ljansson
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
 
 # --- tests ---------------------------------------------------------------
 

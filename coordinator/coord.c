@@ -189,7 +189,7 @@ coord_broadcast_task(struct coord *c, const struct coord_task *t)
 {
 	uint8_t buf[COORD_TASK_INFO_MAX];
 
-	coord_tools_send(c, buf, coord_frame_task_info(buf, t), 1);
+	coord_tools_send(c, buf, coord_frame_task_info(buf, t));
 }
 
 /* --- readiness -------------------------------------------------------- */

@@ -346,7 +346,7 @@ int	coord_tool_listen(struct coord *);
 void	coord_tool_drop(struct coord_tool *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	coord_tool_free(struct coord_tool *);
-void	coord_tools_send(struct coord *, const void *, size_t, int subs);
+void	coord_tools_send(struct coord *, const void *, size_t);
 void	coord_tool_send_tasks(struct coord_tool *);
 int	coord_tool_frame(struct coord_tool *, uint8_t type,
 	    const uint8_t *payload, size_t len);

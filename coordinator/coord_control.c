@@ -611,6 +611,26 @@ coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* The one object "self". */
+static const struct req_objects self_only = {
+	.v = { [0] = { .kind = REQ_OBJ_SELF } }, .n = 1
+};
+
+/*
+ * An operation no tool waits for: a breakpoint's action, the release of
+ * a tool's stops, a task starting under "stop *".
+ */
+static void
+op_run(struct coord *c, uint8_t op, unsigned owner, uint32_t bp,
+    const struct req_objects *obs, int32_t self, int force)
+{
+	struct coord_op *o = op_new(c, op, NULL, 0, 0);
+
+	o->owner = owner;
+	o->bp = bp;
+	op_start(c, o, obs, self, force);
+}
+
 static int
 names_all(const struct req_objects *obs)
 {
@@ -645,17 +665,10 @@ stop_all_track(struct coord *c, const struct coord_op *o,
 void
 coord_control_task_new(struct coord *c, struct coord_task *t)
 {
-	struct req_objects obs = { .n = 1 };
-	struct coord_op *o;
-
 	if (!c->stop_all || !controllable(t))
 		return;
-	obs.v[0].kind = REQ_OBJ_TASK;
-	obs.v[0].tid = t->tid;
-	o = op_new(c, CONTROL_STOP, NULL, 0, 0);
-	o->owner = c->stop_all_tool;
-	o->bp = c->stop_all_bp;
-	op_start(c, o, &obs, 0, 0);
+	op_run(c, CONTROL_STOP, c->stop_all_tool, c->stop_all_bp, &self_only,
+	    t->tid, 0);
 }
 
 /* Starts an operation on objects; the caller replied or op_finish will. */
@@ -881,19 +894,14 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
     const struct req_objects *all, int stopped)
 {
 	const struct req *r = b->req;
-	struct req_objects self = { .n = 1 };
-	struct coord_op *o;
+	unsigned owner = b->owner != NULL ? b->owner->id : 0;
 	int stops = 0;
 	size_t i;
 
 	b->hits++;
-	self.v[0].kind = REQ_OBJ_SELF;
 	if (b->stopline != 0) {
 		/* A stopline's one action: the task stays stopped. */
-		o = op_new(c, CONTROL_STOP, NULL, 0, 0);
-		o->owner = b->owner != NULL ? b->owner->id : 0;
-		o->bp = b->id;
-		op_start(c, o, &self, tid, 0);
+		op_run(c, CONTROL_STOP, owner, b->id, &self_only, tid, 0);
 		stops = 1;
 	}
 	for (i = 0; i < r->nact; i++) {
@@ -902,12 +910,9 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 		switch (a->kind) {
 		case REQ_ACT_STOP:
 		case REQ_ACT_CONTINUE:
-			o = op_new(c, a->kind == REQ_ACT_STOP ? CONTROL_STOP :
-			    CONTROL_CONTINUE, NULL, 0, 0);
-			o->owner = b->owner != NULL ? b->owner->id : 0;
-			o->bp = b->id;
-			op_start(c, o, act_objects(a, all != NULL ? all :
-			    &self), tid, 0);
+			op_run(c, a->kind == REQ_ACT_STOP ? CONTROL_STOP :
+			    CONTROL_CONTINUE, owner, b->id, act_objects(a,
+			    all != NULL ? all : &self_only), tid, 0);
 			stops |= a->kind == REQ_ACT_STOP;
 			break;
 		case REQ_ACT_FLUSH:
@@ -935,12 +940,8 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 		}
 	}
 	/* A task that stopped itself with no stop to do goes on. */
-	if (stopped && !stops) {
-		o = op_new(c, CONTROL_CONTINUE, NULL, 0, 0);
-		o->owner = b->owner != NULL ? b->owner->id : 0;
-		o->bp = b->id;
-		op_start(c, o, &self, tid, 1);
-	}
+	if (stopped && !stops)
+		op_run(c, CONTROL_CONTINUE, owner, b->id, &self_only, tid, 1);
 }
 
 /*
@@ -952,16 +953,12 @@ coord_control_break(struct coord *c, int32_t tid, const struct record *r)
 {
 	struct coord_task *t = coord_task_find(c, tid);
 	struct coord_bp *b = bp_find(c, (uint32_t)r->inst);
-	struct req_objects self = { .n = 1 };
-	struct coord_op *o;
 
-	self.v[0].kind = REQ_OBJ_SELF;
 	if (t == NULL)
 		return;
 	if (b == NULL || !b->enabled) {
 		/* Deleted while the task was on its way: let it go. */
-		o = op_new(c, CONTROL_CONTINUE, NULL, 0, 0);
-		op_start(c, o, &self, tid, 1);
+		op_run(c, CONTROL_CONTINUE, 0, 0, &self_only, tid, 1);
 		return;
 	}
 	t->stop_tool = b->owner != NULL ? b->owner->id : 0;
@@ -1255,11 +1252,8 @@ coord_control_tool_gone(struct coord *c, struct coord_tool *t)
 		obs.v[obs.n].kind = REQ_OBJ_TASK;
 		obs.v[obs.n++].tid = task->tid;
 	}
-	if (obs.n > 0) {
-		o = op_new(c, CONTROL_CONTINUE, NULL, 0, 0);
-		o->owner = t->id;
-		op_start(c, o, &obs, 0, 1);
-	}
+	if (obs.n > 0)
+		op_run(c, CONTROL_CONTINUE, t->id, 0, &obs, 0, 1);
 }
 
 /* An agent left: what it owed counts as failed. */

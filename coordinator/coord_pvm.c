@@ -22,6 +22,7 @@
 #include <pvm3.h>
 
 #include "coord.h"
+#include "spawn_env.h"
 #include "log.h"
 
 static const char *
@@ -196,74 +197,23 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 	TAILQ_INSERT_TAIL(&c->hosts, h, entry);
 }
 
-/* Is name one of the colon-separated names of list? */
-static int
-export_has(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p;
-
-	for (p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ':') &&
-		    (p[n] == '\0' || p[n] == ':'))
-			return 1;
-	return 0;
-}
-
-/*
- * The agents learn the secret from their environment, never from a
- * command line: for the pvm_spawn only, PMON_SECRET is set and named in
- * PVM_EXPORT, which makes libpvm send it along to the new task through
- * the pvmds.  Returns the PVM_EXPORT to put back (spawn_env_restore).
- */
-static char *
-spawn_env_set(struct coord *c, int *had)
-{
-	const char *old = getenv("PVM_EXPORT");
-	char *saved = NULL, *val;
-
-	*had = old != NULL;
-	if (old != NULL && (saved = strdup(old)) == NULL)
-		fatal("%s", __func__);
-	if (setenv(PMON_SECRET_ENV, c->secret, 1) == -1)
-		fatal("%s", __func__);
-	if (old == NULL || old[0] == '\0') {
-		if (setenv("PVM_EXPORT", PMON_SECRET_ENV, 1) == -1)
-			fatal("%s", __func__);
-	} else if (!export_has(old, PMON_SECRET_ENV)) {
-		if (asprintf(&val, "%s:%s", old, PMON_SECRET_ENV) == -1 ||
-		    setenv("PVM_EXPORT", val, 1) == -1)
-			fatal("%s", __func__);
-		free(val);
-	}
-	return saved;
-}
-
-static void
-spawn_env_restore(char *saved, int had)
-{
-	unsetenv(PMON_SECRET_ENV);
-	if (had)
-		setenv("PVM_EXPORT", saved, 1);
-	else
-		unsetenv("PVM_EXPORT");
-	free(saved);
-}
-
 /* Starts an agent on one host with pvm_spawn (which takes a full path). */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
-	char *argv[3], host[256], *saved;
-	int tid, n, had;
+	struct spawn_env se;
+	char *argv[3], host[256];
+	int tid, n;
 
 	argv[0] = (char *)"-c";
 	argv[1] = c->listen_addr;
 	argv[2] = NULL;
 	snprintf(host, sizeof(host), "%s", name);
-	saved = spawn_env_set(c, &had);
+	/* The secret goes by environment, never on a command line. */
+	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
+		fatal("%s", __func__);
 	n = pvm_spawn(c->agent_path, argv, PvmTaskHost, host, 1, &tid);
-	spawn_env_restore(saved, had);
+	spawn_env_restore(&se);
 	if (n != 1) {
 		log_warnx("cannot start %s on host %s: %s", c->agent_path,
 		    name, pvm_err(n < 0 ? n : tid));

@@ -63,19 +63,19 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 }
 
 /*
- * Queues a frame to every tool that said hello (subscribers only, with
- * subs): frames that must not be lost, like TASK_INFO.  A tool that lets
- * them pile up beyond COORD_TOOL_MAX is dropped.
+ * Queues a frame to every subscriber: frames that must not be lost, like
+ * TASK_INFO.  A tool that lets them pile up beyond COORD_TOOL_MAX is
+ * dropped.
  */
 void
-coord_tools_send(struct coord *c, const void *buf, size_t len, int subs)
+coord_tools_send(struct coord *c, const void *buf, size_t len)
 {
 	struct coord_tool *t, *next;
 	size_t queued;
 
 	for (t = TAILQ_FIRST(&c->tools); t != NULL; t = next) {
 		next = TAILQ_NEXT(t, entry);
-		if (t->state != COORD_P_ACTIVE || (subs && !t->subscribed))
+		if (t->state != COORD_P_ACTIVE || !t->subscribed)
 			continue;
 		evbuffer_add(bufferevent_get_output(t->bev), buf, len);
 		queued = evbuffer_get_length(bufferevent_get_output(t->bev));

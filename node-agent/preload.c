@@ -508,73 +508,21 @@ out:
 }
 
 /*
- * PMON_SPAWN: the causal edge from a pvm_spawn to the tasks it creates.
- * The variable lives in the environment only for the real pvm_spawn,
- * which exports it to the children through PVM_EXPORT.
+ * PMON_SPAWN: the causal edge from a pvm_spawn to the tasks it creates,
+ * "tid:seq" of its begin record, exported to the children for the real
+ * pvm_spawn only.  Out of memory, the children just lack the edge.
  */
-static int
-export_has(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	const char *p;
-
-	for (p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ':') &&
-		    (p[n] == '\0' || p[n] == ':'))
-			return 1;
-	return 0;
-}
-
-static char *
-env_save(const char *name, int *had)
-{
-	const char *v = getenv(name);
-
-	*had = v != NULL;
-	return v != NULL ? strdup(v) : NULL;
-}
-
-static void
-env_restore(const char *name, int had, char *old)
-{
-	if (had && old != NULL)
-		setenv(name, old, 1);
-	else if (!had)
-		unsetenv(name);
-	free(old);
-}
-
 void
-spawn_env_set(struct spawn_env *se, uint64_t seq)
+spawn_edge_set(struct spawn_env *se, uint64_t seq)
 {
-	char val[64], *exp;
+	char val[64];
 	int tid;
 
 	memset(se, 0, sizeof(*se));
 	if ((tid = preload_mytid()) <= 0)
 		return;
-	se->old_spawn = env_save("PMON_SPAWN", &se->had_spawn);
-	se->old_export = env_save("PVM_EXPORT", &se->had_export);
-	se->set = 1;
 	snprintf(val, sizeof(val), "%d:%llu", tid, (unsigned long long)seq);
-	setenv("PMON_SPAWN", val, 1);
-	if (se->old_export == NULL || se->old_export[0] == '\0')
-		setenv("PVM_EXPORT", "PMON_SPAWN", 1);
-	else if (!export_has(se->old_export, "PMON_SPAWN") &&
-	    asprintf(&exp, "%s:PMON_SPAWN", se->old_export) != -1) {
-		setenv("PVM_EXPORT", exp, 1);
-		free(exp);
-	}
-}
-
-void
-spawn_env_restore(struct spawn_env *se)
-{
-	if (!se->set)
-		return;
-	env_restore("PMON_SPAWN", se->had_spawn, se->old_spawn);
-	env_restore("PVM_EXPORT", se->had_export, se->old_export);
-	se->set = 0;
+	spawn_env_set(se, "PMON_SPAWN", val);
 }
 
 /* Reads "tid:seq" as the parent's pvm_spawn left it, then forgets it so

@@ -18,6 +18,7 @@
 #include <pvmtev.h>
 
 #include "record.h"
+#include "spawn_env.h"
 
 #define PRELOAD_EXPORT	__attribute__((visibility("default")))
 
@@ -60,15 +61,7 @@ void	 bcast_capture_set(struct bcast_capture *);
 void	 bcast_capture_mcast(const int *tids, int count);
 
 /* PMON_SPAWN and PVM_EXPORT around a recorded pvm_spawn. */
-struct spawn_env {
-	char	*old_spawn;
-	char	*old_export;
-	int	 had_spawn;
-	int	 had_export;
-	int	 set;
-};
-void	 spawn_env_set(struct spawn_env *, uint64_t seq);
-void	 spawn_env_restore(struct spawn_env *);
+void	 spawn_edge_set(struct spawn_env *, uint64_t seq);
 
 /*
  * The real function of a wrapper, typed after its prototype; NULL when no

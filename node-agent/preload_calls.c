@@ -507,7 +507,7 @@ pvm_spawn(char *task, char **argv, int flag, char *where, int ntask,
 		return PvmNotImpl;
 	if (call_enter(&c, PMON_CALL_spawn)) {
 		call_begin(&c, NULL, 0);
-		spawn_env_set(&se, c.r.seq);
+		spawn_edge_set(&se, c.r.seq);
 	}
 	rc = real(task, argv, flag, where, ntask, tids);
 	spawn_env_restore(&se);

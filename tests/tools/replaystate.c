@@ -82,6 +82,7 @@
 #include <jansson.h>
 
 #include "record.h"
+#include "xalloc.h"
 
 #define MAX_DIFFS	50
 
@@ -193,28 +194,6 @@ diff(unsigned long *n, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (p == NULL) {
-		perror("replaystate");
-		exit(2);
-	}
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if ((p = reallocarray(p, n, size)) == NULL) {
-		perror("replaystate");
-		exit(2);
-	}
-	return p;
 }
 
 static void

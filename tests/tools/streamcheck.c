@@ -79,6 +79,7 @@
 #include <pvm3.h>
 
 #include "record.h"
+#include "xalloc.h"
 
 #define EV_MATCHED	0x1
 #define EV_UNMATCHED	0x2
@@ -172,28 +173,6 @@ violation(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	violations++;
-}
-
-static void *
-xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n, size);
-
-	if (p == NULL) {
-		perror("streamcheck");
-		exit(2);
-	}
-	return p;
-}
-
-static void *
-xreallocarray(void *p, size_t n, size_t size)
-{
-	if ((p = reallocarray(p, n, size)) == NULL) {
-		perror("streamcheck");
-		exit(2);
-	}
-	return p;
 }
 
 static unsigned

@@ -1,0 +1,25 @@
+/*
+ * A variable passed to the tasks one pvm_spawn creates: set in our
+ * environment and named in PVM_EXPORT only around the call (libpvm3
+ * sends the exported variables with the spawn), then both put back as
+ * they were.  The instrumentation passes PMON_SPAWN this way, the
+ * coordinator the secret (doc/protocol.md).
+ */
+#ifndef PMON_SPAWN_ENV_H
+#define PMON_SPAWN_ENV_H
+
+struct spawn_env {
+	const char	*name;
+	char		*old_value;
+	char		*old_export;
+	int		 had_value;
+	int		 had_export;
+	int		 set;
+};
+
+/* Sets name=value, exported; -1 (nothing changed) when out of memory. */
+int	spawn_env_set(struct spawn_env *, const char *name, const char *value);
+/* Puts both variables back; a no-op unless spawn_env_set succeeded. */
+void	spawn_env_restore(struct spawn_env *);
+
+#endif
