@@ -295,7 +295,9 @@ flush_check(struct coord *c, struct coord_flush *f)
 	state_check(c->state);
 	if (f->sync)
 		c->sync_rounds--;
-	if (f->tool != NULL && f->reply)
+	if (f->tool != NULL && f->snapshot)
+		coord_snapshot_send(c, f->tool);
+	else if (f->tool != NULL && f->reply)
 		coord_frame_reply(bufferevent_get_output(f->tool->bev),
 		    f->tool_id, REPLY_OK, "", 0);
 	else if (f->tool != NULL)
@@ -355,6 +357,20 @@ coord_flush_reply(struct coord *c, struct coord_tool *tool, uint32_t id)
 	struct coord_flush *f = flush_new(c, tool, id, 0);
 
 	f->reply = 1;
+	flush_check(c, f);
+	coord_sync_check(c);
+}
+
+/*
+ * A breakpoint's snapshot action: the same round, then the state to the
+ * tool, so that it shows everything recorded until now.
+ */
+void
+coord_flush_snapshot(struct coord *c, struct coord_tool *tool)
+{
+	struct coord_flush *f = flush_new(c, tool, 0, 0);
+
+	f->snapshot = 1;
 	flush_check(c, f);
 	coord_sync_check(c);
 }

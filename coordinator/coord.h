@@ -199,6 +199,8 @@ struct coord_flush {
 	struct coord_tool	*tool;		/* gets FLUSH_DONE, or NULL */
 	uint32_t		 tool_id;
 	int			 reply;		/* a REPLY, not FLUSH_DONE */
+	int			 snapshot;	/* a snapshot (REPLY id 0), not
+						   FLUSH_DONE */
 	struct coord_agent	**waiting;
 	size_t			 nwaiting;
 };
@@ -298,6 +300,7 @@ void	coord_check_ready(struct coord *);
 void	coord_start_ready_timer(struct coord *);
 void	coord_flush_start(struct coord *, struct coord_tool *, uint32_t id);
 void	coord_flush_reply(struct coord *, struct coord_tool *, uint32_t id);
+void	coord_flush_snapshot(struct coord *, struct coord_tool *);
 int	coord_request_run(struct coord *, struct coord_tool *,
 	    const struct coord_request *,
 	    char **body, size_t *len);

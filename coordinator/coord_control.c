@@ -42,6 +42,18 @@ struct op_target {
 	struct coord_proc proc;
 };
 
+/*
+ * A breakpoint's snapshot action waits for the stops and continues of
+ * its hit, then for a flush round: so the snapshot shows the tasks
+ * stopped, and everything recorded until then (the BREAK record too)
+ * ordered.  Each operation of the hit holds a reference, and so does
+ * bp_act() while it starts them.
+ */
+struct hit_snapshot {
+	unsigned		 tool;		/* the breakpoint's owner */
+	unsigned		 refs;
+};
+
 /* A stop, continue or kill in flight. */
 struct coord_op {
 	TAILQ_ENTRY(coord_op)	 entry;
@@ -52,6 +64,7 @@ struct coord_op {
 	int			 json;
 	unsigned		 owner;		/* tool id owning the stop */
 	uint32_t		 bp;		/* the breakpoint that asked */
+	struct hit_snapshot	*snap;		/* waits for this op, or NULL */
 	struct op_target	*v;
 	size_t			 n;
 	struct coord_agent	**agents;	/* that still owe an answer */
@@ -371,9 +384,31 @@ op_new(struct coord *c, uint8_t op, struct coord_tool *tool,
 	return o;
 }
 
+/*
+ * Drops a reference to s; the last one starts the flush round that ends
+ * in the snapshot, if the tool is still there.  c NULL: nothing starts
+ * (the coordinator is going away).
+ */
+static void
+snap_release(struct coord *c, struct hit_snapshot *s)
+{
+	struct coord_tool *t;
+
+	if (s == NULL || --s->refs > 0)
+		return;
+	if (c != NULL)
+		TAILQ_FOREACH(t, &c->tools, entry)
+			if (t->id == s->tool && t->state == COORD_P_ACTIVE) {
+				coord_flush_snapshot(c, t);
+				break;
+			}
+	free(s);
+}
+
 static void
 op_free(struct coord_op *o)
 {
+	snap_release(NULL, o->snap);
 	free(o->v);
 	free(o->agents);
 	free(o);
@@ -557,6 +592,8 @@ op_finish(struct coord *c, struct coord_op *o)
 	else if (o->tool != NULL)
 		op_reply(o);
 	TAILQ_REMOVE(&c->ops, o, entry);
+	snap_release(c, o->snap);
+	o->snap = NULL;
 	op_free(o);
 }
 
@@ -618,16 +655,20 @@ static const struct req_objects self_only = {
 
 /*
  * An operation no tool waits for: a breakpoint's action, the release of
- * a tool's stops, a task starting under "stop *".
+ * a tool's stops, a task starting under "stop *".  A snapshot action of
+ * the same hit (snap) waits for it.
  */
 static void
 op_run(struct coord *c, uint8_t op, unsigned owner, uint32_t bp,
-    const struct req_objects *obs, int32_t self, int force)
+    const struct req_objects *obs, int32_t self, int force,
+    struct hit_snapshot *snap)
 {
 	struct coord_op *o = op_new(c, op, NULL, 0, 0);
 
 	o->owner = owner;
 	o->bp = bp;
+	if ((o->snap = snap) != NULL)
+		snap->refs++;
 	op_start(c, o, obs, self, force);
 }
 
@@ -668,7 +709,7 @@ coord_control_task_new(struct coord *c, struct coord_task *t)
 	if (!c->stop_all || !controllable(t))
 		return;
 	op_run(c, CONTROL_STOP, c->stop_all_tool, c->stop_all_bp, &self_only,
-	    t->tid, 0);
+	    t->tid, 0, NULL);
 }
 
 /* Starts an operation on objects; the caller replied or op_finish will. */
@@ -895,13 +936,22 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 {
 	const struct req *r = b->req;
 	unsigned owner = b->owner != NULL ? b->owner->id : 0;
+	struct hit_snapshot *snap = NULL;
 	int stops = 0;
 	size_t i;
 
 	b->hits++;
+	for (i = 0; i < r->nact && b->owner != NULL; i++)
+		if (r->act[i].kind == REQ_ACT_SNAPSHOT && snap == NULL) {
+			if ((snap = calloc(1, sizeof(*snap))) == NULL)
+				fatal("%s", __func__);
+			snap->tool = owner;
+			snap->refs = 1;
+		}
 	if (b->stopline != 0) {
 		/* A stopline's one action: the task stays stopped. */
-		op_run(c, CONTROL_STOP, owner, b->id, &self_only, tid, 0);
+		op_run(c, CONTROL_STOP, owner, b->id, &self_only, tid, 0,
+		    NULL);
 		stops = 1;
 	}
 	for (i = 0; i < r->nact; i++) {
@@ -912,15 +962,14 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 		case REQ_ACT_CONTINUE:
 			op_run(c, a->kind == REQ_ACT_STOP ? CONTROL_STOP :
 			    CONTROL_CONTINUE, owner, b->id, act_objects(a,
-			    all != NULL ? all : &self_only), tid, 0);
+			    all != NULL ? all : &self_only), tid, 0, snap);
 			stops |= a->kind == REQ_ACT_STOP;
 			break;
 		case REQ_ACT_FLUSH:
 			coord_flush_start(c, NULL, 0);
 			break;
 		case REQ_ACT_SNAPSHOT:
-			if (b->owner != NULL)
-				coord_snapshot_send(c, b->owner);
+			/* Once the hit's stops are done (snap). */
 			break;
 		case REQ_ACT_NOTIFY:
 			if (b->owner != NULL) {
@@ -939,9 +988,11 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 			break;
 		}
 	}
+	snap_release(c, snap);
 	/* A task that stopped itself with no stop to do goes on. */
 	if (stopped && !stops)
-		op_run(c, CONTROL_CONTINUE, owner, b->id, &self_only, tid, 1);
+		op_run(c, CONTROL_CONTINUE, owner, b->id, &self_only, tid, 1,
+		    NULL);
 }
 
 /*
@@ -958,7 +1009,7 @@ coord_control_break(struct coord *c, int32_t tid, const struct record *r)
 		return;
 	if (b == NULL || !b->enabled) {
 		/* Deleted while the task was on its way: let it go. */
-		op_run(c, CONTROL_CONTINUE, 0, 0, &self_only, tid, 1);
+		op_run(c, CONTROL_CONTINUE, 0, 0, &self_only, tid, 1, NULL);
 		return;
 	}
 	t->stop_tool = b->owner != NULL ? b->owner->id : 0;
@@ -1253,7 +1304,7 @@ coord_control_tool_gone(struct coord *c, struct coord_tool *t)
 		obs.v[obs.n++].tid = task->tid;
 	}
 	if (obs.n > 0)
-		op_run(c, CONTROL_CONTINUE, t->id, 0, &obs, 0, 1);
+		op_run(c, CONTROL_CONTINUE, t->id, 0, &obs, 0, 1, NULL);
 }
 
 /* An agent left: what it owed counts as failed. */
