@@ -126,6 +126,11 @@ $(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
 
+# reqtool is a libpmon client that the request tests drive.
+$(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
+
 # --- tests ---------------------------------------------------------------
 
 test: all

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void *
+static inline void *
 xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n, size);
@@ -21,7 +21,7 @@ xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static void *
+static inline void *
 xreallocarray(void *p, size_t n, size_t size)
 {
 	if ((p = reallocarray(p, n, size)) == NULL) {
