@@ -201,6 +201,7 @@ struct coord_flush {
 	int			 reply;		/* a REPLY, not FLUSH_DONE */
 	int			 snapshot;	/* a snapshot (REPLY id 0), not
 						   FLUSH_DONE */
+	int			 again;		/* rounds after a tool's first */
 	struct coord_agent	**waiting;
 	size_t			 nwaiting;
 };

@@ -2711,7 +2711,7 @@ state_hopeless(const struct order *o, const struct order_node *n)
  * or leave a broadcast saw may be recorded well after it (its task waits
  * for pvmgs, or for the CPU), and a round can be quick.
  */
-#define PATIENCE_ROUNDS	4
+#define PATIENCE_ROUNDS	ORDER_PATIENCE_ROUNDS
 
 static int
 patient(const struct order *o, const struct order_node *n, uint64_t mark)

@@ -161,6 +161,11 @@ void	order_release_all(struct order *);
  */
 #define ORDER_SYNC_LATER	1
 #define ORDER_SYNC_SOON		2
+/*
+ * The rounds a call served by pvmgs waits for pvmgs's records before it
+ * is ordered without them (pvmgs not instrumented, or its records lost).
+ */
+#define ORDER_PATIENCE_ROUNDS	4
 
 uint64_t order_mark(struct order *);
 void	order_synced(struct order *, uint64_t mark);

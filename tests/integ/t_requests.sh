@@ -242,33 +242,67 @@ for b in "$bp" "$recv_bp" "$leave_bp"; do ok A "delete $b"; done
 
 # --- 3. flush: the reply waits for the events ---------------------------------
 
-# groupwait: a master and k workers.  With the agent held, the first g
-# workers join a group and every task makes its burst of calls; A's
-# flush request cannot be answered until the agent drains their rings,
-# and when it is, A has every event they recorded, the joins (which the
-# coordinator holds until a flush round began after them) and all that
-# follows them included, and the model has the group.
+# held_flush TOOL: groupwait, a master and k workers.  With the agent
+# held, the first g workers join a group and every task makes its burst
+# of calls; TOOL's flush request cannot be answered until the agent
+# drains their rings, and when it is, TOOL has every event they
+# recorded, the joins (which the coordinator may hold for rounds) and
+# all that follows them included, and the model has the group.  Leaves
+# groupwait blocked in pvm_recv (EXEC_PID), its log in $f, its tids in
+# $members and $others.
 k=3 g=2 n=150
-f=$RUN/gw.log
-bg timeout 60 "$PMON" exec "$PROGS/groupwait" "$k" "$g" "$n" "$f" \
-    >"$RUN/gw.out" 2>"$RUN/gw.err"
-EXEC_PID=$BG_PID
-wait_for 20 eval '[ "$(grep -c "^task" "$f" 2>/dev/null)" = $((k + 1)) ]' ||
-    fail "groupwait did not start: $(cat "$f" "$RUN/gw.err" 2>&1)"
-members=$(awk '$1 == "task" && $5 == "member" { print $3 }' "$f" | sort -n)
-others=$(awk '$1 == "task" && $5 == "other" { print $3 }' "$f" | sort -n)
-expect_eq "groupwait members" "$g" "$(echo "$members" | wc -w)"
-AGENT_PID=$(sock_pid "$(agent_sock)")
-[ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
-# From here until the agent continues, a failure must continue it first.
+held_flush() {
+	local tool=$1 line pids
+	f=$RUN/gw.$VM_N.log
+	bg timeout 60 "$PMON" exec "$PROGS/groupwait" "$k" "$g" "$n" "$f" \
+	    >"$RUN/gw.out" 2>"$RUN/gw.err"
+	EXEC_PID=$BG_PID
+	wait_for 20 eval '[ "$(grep -c "^task" "$f" 2>/dev/null)" = $((k + 1)) ]' ||
+	    fail "groupwait did not start: $(cat "$f" "$RUN/gw.err" 2>&1)"
+	members=$(awk '$1 == "task" && $5 == "member" { print $3 }' "$f" | sort -n)
+	others=$(awk '$1 == "task" && $5 == "other" { print $3 }' "$f" | sort -n)
+	expect_eq "groupwait members" "$g" "$(echo "$members" | wc -w)"
+	AGENT_PID=$(sock_pid "$(agent_sock)")
+	[ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
+	kill -STOP "$AGENT_PID"
+	: >"$f.go"
+	wait_for 20 eval '[ "$(grep -c "^burst" "$f")" = $((k + 1)) ]' ||
+	    held_fail "no burst: $(cat "$f" "$RUN/gw.err")"
+	pids=$(awk '$1 == "task" { print $4 }' "$f")
+	wait_for 10 in_recv $pids || held_fail "groupwait's tasks are not \
+in pvm_recv: $(for p in $pids; do echo "$p: $(cat /proc/$p/syscall)"; done)"
+	rt_send "$tool" flush
+	line=$RT_N
+	sleep 0.5
+	rt_result "$tool" "$line" >/dev/null && held_fail "the flush was \
+answered with the agent stopped: $(tail -n 3 "$RUN/$tool.out")"
+	kill -CONT "$AGENT_PID"
+	wait_for 20 rt_result "$tool" "$line" >/dev/null ||
+	    fail "no reply to the flush: $(tail -n 3 "$RUN/$tool.out")"
+	R=$(rt_result "$tool" "$line")
+	jq -e '.status == "ok" and .reply == ""' <<<"$R" >/dev/null ||
+	    fail "the flush reply: $R"
+	# Each task: a begin and an end per call it made, and the begun
+	# pvm_recv; nothing missing before (the last seq is the count).
+	want=$(awk '$1 == "burst" { printf "%s %d\n", $3, 2 * $4 + 1 }' "$f" |
+	    sort)
+	got=$(jq -r --argjson t "$(awk '$1 == "burst" { print $3 }' "$f" |
+	    jq -s .)" '$t[] as $x | "\($x) \(.events["\($x)"] // 0)"' \
+	    <<<"$R" | sort)
+	expect_eq "events $tool has of each groupwait task by the flush reply" \
+	    "$want" "$got"
+	jq -e '. as $r | all(.events | keys[]; $r.events[.] == $r.last[.])' \
+	    <<<"$R" >/dev/null || fail "a task's events have gaps: $R"
+	ok "$tool" groups
+	expect_eq "the group's members by the flush reply" \
+	    "$(jq -sc . <<<"$members")" "$(jq -c '[.groups[] |
+	    select(.name == "groupwait") | .members[].tid] | sort' <<<"$R")"
+}
+# Until the agent continues, a failure must continue it first.
 held_fail() {
 	kill -CONT "$AGENT_PID"
 	fail "$@"
 }
-kill -STOP "$AGENT_PID"
-: >"$f.go"
-wait_for 20 eval '[ "$(grep -c "^burst" "$f")" = $((k + 1)) ]' ||
-    held_fail "no burst: $(cat "$f" "$RUN/gw.err")"
 # A task has begun its last call when it sleeps in select() without a
 # timeout (libpvm's wait in pvm_recv).
 in_recv() {
@@ -278,32 +312,8 @@ in_recv() {
 		    END { exit !ok }' "/proc/$p/syscall" 2>/dev/null || return 1
 	done
 }
-pids=$(awk '$1 == "task" { print $4 }' "$f")
-wait_for 10 in_recv $pids || held_fail "groupwait's tasks are not in \
-pvm_recv: $(for p in $pids; do echo "$p: $(cat /proc/$p/syscall)"; done)"
-rt_send A flush
-flush_line=$RT_N
-sleep 0.5
-rt_result A "$flush_line" >/dev/null &&
-    held_fail "the flush was answered with the agent stopped: $(tail -n 3 "$RUN/A.out")"
-kill -CONT "$AGENT_PID"
-wait_for 20 rt_result A "$flush_line" >/dev/null ||
-    fail "no reply to the flush: $(tail -n 3 "$RUN/A.out")"
-R=$(rt_result A "$flush_line")
-jq -e '.status == "ok" and .reply == ""' <<<"$R" >/dev/null ||
-    fail "the flush reply: $R"
-# Each task: a begin and an end per call it made, and the begun pvm_recv;
-# with nothing missing before (the last seq is the count).
-want=$(awk '$1 == "burst" { printf "%s %d\n", $3, 2 * $4 + 1 }' "$f" | sort)
-got=$(jq -r --argjson t "$(awk '$1 == "burst" { print $3 }' "$f" | jq -s .)" \
-    '$t[] as $x | "\($x) \(.events["\($x)"] // 0)"' <<<"$R" | sort)
-expect_eq "events A has of each groupwait task by the flush reply" "$want" "$got"
-jq -e '. as $r | all(.events | keys[]; $r.events[.] == $r.last[.])' \
-    <<<"$R" >/dev/null || fail "a task's events have gaps: $R"
-ok A groups
-expect_eq "the group's members by the flush reply" "$(jq -sc . <<<"$members")" \
-    "$(jq -c '[.groups[] | select(.name == "groupwait") | .members[].tid] |
-    sort' <<<"$R")"
+VM_N=1
+held_flush A
 
 # --- 4. host: and group: objects; a tool that leaves ---------------------------
 
@@ -411,5 +421,29 @@ wait "$EXEC_PID" 2>/dev/null
 EXEC_PID=""
 rt_send B quit
 wait "${RT_PID[B]}" || fail "reqtool B exited with $?: $(cat "$RUN/B.err")"
+pmon_shutdown
+stop_pid "$PVMD_PID"
+
+# --- 5. flush with pvmgs not monitored ------------------------------------------
+
+# A virtual machine whose pvmgs started before pmon (gexample, run
+# plainly): groupwait's joins then wait rounds for pvmgs records that
+# never come, and the flush must still deliver them.
+export PVM_TMP=$RUN/vm2
+mkdir -p "$PVM_TMP"
+start_pvmd
+printf '3\n2\n' | timeout 20 gexample >"$RUN/gexample.out" 2>&1 ||
+    fail "gexample without pmon: $(cat "$RUN/gexample.out")"
+pmon_start
+rt_start C -s
+VM_N=2
+held_flush C
+OBJ='*'
+ok C "kill $OBJ"
+results killed "$(printf '%s\n' $members $others)" || fail "kill *: $R"
+wait "$EXEC_PID" 2>/dev/null
+EXEC_PID=""
+rt_send C quit
+wait "${RT_PID[C]}" || fail "reqtool C exited with $?: $(cat "$RUN/C.err")"
 pmon_shutdown
 pass
