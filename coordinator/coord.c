@@ -373,9 +373,28 @@ flush_new(struct coord *c, struct coord_tool *tool, uint32_t id, int final)
 	return f;
 }
 
+/* Is there an agent a round would ask? */
+static int
+agents_active(const struct coord *c)
+{
+	const struct coord_agent *a;
+
+	TAILQ_FOREACH(a, &c->agents, entry)
+		if (a->state == COORD_P_ACTIVE)
+			return 1;
+	return 0;
+}
+
+/*
+ * A round nobody waits for (tool NULL: a breakpoint's flush action) is
+ * not run when no agent would be asked: it would end at once, inside
+ * the release of the event that triggered it.
+ */
 void
 coord_flush_start(struct coord *c, struct coord_tool *tool, uint32_t id)
 {
+	if (tool == NULL && !agents_active(c))
+		return;
 	flush_check(c, flush_new(c, tool, id, 0));
 	coord_sync_check(c);
 }
@@ -393,13 +412,20 @@ coord_flush_reply(struct coord *c, struct coord_tool *tool, uint32_t id)
 
 /*
  * A breakpoint's snapshot action: the same round, then the state to the
- * tool, so that it shows everything recorded until now.
+ * tool, so that it shows everything recorded until now.  With no agent
+ * to ask nothing more can come: the snapshot goes at once, without a
+ * round that would end inside the release of the triggering event.
  */
 void
 coord_flush_snapshot(struct coord *c, struct coord_tool *tool)
 {
-	struct coord_flush *f = flush_new(c, tool, 0, 0);
+	struct coord_flush *f;
 
+	if (!agents_active(c)) {
+		coord_snapshot_send(c, tool);
+		return;
+	}
+	f = flush_new(c, tool, 0, 0);
 	f->snapshot = 1;
 	flush_check(c, f);
 	coord_sync_check(c);

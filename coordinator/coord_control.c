@@ -65,6 +65,8 @@ struct coord_op {
 	unsigned		 owner;		/* tool id owning the stop */
 	uint32_t		 bp;		/* the breakpoint that asked */
 	struct hit_snapshot	*snap;		/* waits for this op, or NULL */
+	int			 release;	/* a stop whose owner left:
+						   continue what it stopped */
 	struct op_target	*v;
 	size_t			 n;
 	struct coord_agent	**agents;	/* that still owe an answer */
@@ -307,6 +309,9 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 static void	op_finish(struct coord *, struct coord_op *);
 static void	op_start(struct coord *, struct coord_op *,
 		    const struct req_objects *, int32_t self, int force);
+static void	op_run(struct coord *, uint8_t, unsigned, uint32_t,
+		    const struct req_objects *, int32_t, int,
+		    struct hit_snapshot *);
 
 /* Ownership: who may continue a task another tool stopped. */
 static void
@@ -553,10 +558,36 @@ op_reply(struct coord_op *o)
 	free(buf);
 }
 
+/*
+ * Continuing tasks for a tool that left (owner), in operations of at
+ * most REQ_OBJECTS_MAX tasks: release_add each, then release_end.
+ */
+static void
+release_add(struct coord *c, unsigned owner, struct req_objects *obs,
+    int32_t tid)
+{
+	if (obs->n == REQ_OBJECTS_MAX) {
+		op_run(c, CONTROL_CONTINUE, owner, 0, obs, 0, 1, NULL);
+		obs->n = 0;
+	}
+	memset(&obs->v[obs->n], 0, sizeof(obs->v[0]));
+	obs->v[obs->n].kind = REQ_OBJ_TASK;
+	obs->v[obs->n++].tid = tid;
+}
+
+static void
+release_end(struct coord *c, unsigned owner, struct req_objects *obs)
+{
+	if (obs->n > 0)
+		op_run(c, CONTROL_CONTINUE, owner, 0, obs, 0, 1, NULL);
+	obs->n = 0;
+}
+
 /* Every agent answered: the model, the owners, the notice, the reply. */
 static void
 op_finish(struct coord *c, struct coord_op *o)
 {
+	struct req_objects obs = { .n = 0 };
 	struct coord_task *t;
 	size_t i;
 
@@ -592,6 +623,11 @@ op_finish(struct coord *c, struct coord_op *o)
 	else if (o->tool != NULL)
 		op_reply(o);
 	TAILQ_REMOVE(&c->ops, o, entry);
+	/* Its owner left while it ran: what it stopped goes on. */
+	for (i = 0; o->release && i < o->n; i++)
+		if (o->v[i].error == NULL && o->v[i].status == CONTROL_OK)
+			release_add(c, o->owner, &obs, o->v[i].tid);
+	release_end(c, o->owner, &obs);
 	snap_release(c, o->snap);
 	o->snap = NULL;
 	op_free(o);
@@ -612,20 +648,24 @@ op_answered(struct coord *c, struct coord_op *o, struct coord_agent *a)
 		op_finish(c, o);
 }
 
-/* CONTROL_DONE from an agent. */
+/*
+ * CONTROL_DONE from an agent: u32 id, u16 count, then 5 bytes per task,
+ * as many as the frame holds (a CONTROL may name up to 65535 tasks).
+ */
 int
 coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 {
-	struct coord_control_status st[512];
+	struct coord_control_status *st;
 	struct coord *c = a->coord;
 	struct coord_op *o;
 	uint32_t id;
-	size_t n, i, j;
+	size_t n, i, j, max = len > 6 ? (len - 6) / 5 : 0;
 	const char *why;
 
-	if (coord_parse_control_done(p, len, &id, st,
-	    sizeof(st) / sizeof(st[0]), &n,
-	    &why) == -1) {
+	if ((st = calloc(max + 1, sizeof(*st))) == NULL)
+		fatal("%s", __func__);
+	if (coord_parse_control_done(p, len, &id, st, max, &n, &why) == -1) {
+		free(st);
 		coord_agent_drop(a, "bad CONTROL_DONE: %s", why);
 		return -1;
 	}
@@ -635,6 +675,7 @@ coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (o == NULL) {
 		log_debug("agent %s: CONTROL_DONE of unknown id %u", a->peer,
 		    id);
+		free(st);
 		return 0;
 	}
 	for (i = 0; i < n; i++)
@@ -644,6 +685,7 @@ coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 				o->v[j].status = st[i].status;
 				o->v[j].answered = 1;
 			}
+	free(st);
 	op_answered(c, o, a);
 	return 0;
 }
@@ -1282,9 +1324,12 @@ coord_control_tool_gone(struct coord *c, struct coord_tool *t)
 	struct coord_op *o;
 	int changed = 0;
 
-	TAILQ_FOREACH(o, &c->ops, entry)
+	TAILQ_FOREACH(o, &c->ops, entry) {
 		if (o->tool == t)
 			o->tool = NULL;
+		if (o->op == CONTROL_STOP && o->owner == t->id)
+			o->release = 1;
+	}
 	if (c->stop_all && c->stop_all_tool == t->id)
 		c->stop_all = 0;
 	for (b = TAILQ_FIRST(&c->bps); b != NULL; b = nb) {
@@ -1297,14 +1342,10 @@ coord_control_tool_gone(struct coord *c, struct coord_tool *t)
 	}
 	if (changed)
 		coord_control_install(c, NULL);
-	TAILQ_FOREACH(task, &c->tasks, entry) {
-		if (task->stop_tool != t->id || obs.n == REQ_OBJECTS_MAX)
-			continue;
-		obs.v[obs.n].kind = REQ_OBJ_TASK;
-		obs.v[obs.n++].tid = task->tid;
-	}
-	if (obs.n > 0)
-		op_run(c, CONTROL_CONTINUE, t->id, 0, &obs, 0, 1, NULL);
+	TAILQ_FOREACH(task, &c->tasks, entry)
+		if (task->stop_tool == t->id)
+			release_add(c, t->id, &obs, task->tid);
+	release_end(c, t->id, &obs);
 }
 
 /* An agent left: what it owed counts as failed. */

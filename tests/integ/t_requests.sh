@@ -424,7 +424,7 @@ wait "${RT_PID[B]}" || fail "reqtool B exited with $?: $(cat "$RUN/B.err")"
 pmon_shutdown
 stop_pid "$PVMD_PID"
 
-# --- 5. flush with pvmgs not monitored ------------------------------------------
+# --- 5. flush with pvmgs not monitored; a tool leaves during its stop -----------
 
 # A virtual machine whose pvmgs started before pmon (gexample, run
 # plainly): groupwait's joins then wait rounds for pvmgs records that
@@ -438,9 +438,32 @@ pmon_start
 rt_start C -s
 VM_N=2
 held_flush C
+all=$(printf '%s\n' $members $others | sort -n)
+
+# A tool that leaves while its stop is under way: once the stop is done,
+# the tasks go on (the agent is held so that the stop cannot end first).
+rt_start D
+d_id=$(jq -s 'map(select(.notice == "attached" and .name == "D"))[0].tool' \
+    <"$RUN/C.out")
+rt C clear
+kill -STOP "$AGENT_PID"
+rt_send D 'stop *'
+sleep 0.3
+kill -TERM "${RT_PID[D]}"
+wait "${RT_PID[D]}" 2>/dev/null
+waited C detached
+kill -CONT "$AGENT_PID"
+waited C stopped
+jq -e --argjson d "$d_id" --argjson t "$(jq -sc . <<<"$all")" '.tool == $d
+    and (.tasks | sort) == $t' <<<"$R" >/dev/null || fail "D's stop: $R"
+waited C continued
+jq -e --argjson d "$d_id" --argjson t "$(jq -sc . <<<"$all")" '.tool == $d
+    and (.tasks | sort) == $t' <<<"$R" >/dev/null ||
+    fail "D's stop should be released: $R"
+wait_for 5 in_state '!T' $all || fail "tasks still stopped: $(states $all)"
 OBJ='*'
 ok C "kill $OBJ"
-results killed "$(printf '%s\n' $members $others)" || fail "kill *: $R"
+results killed "$all" || fail "kill *: $R"
 wait "$EXEC_PID" 2>/dev/null
 EXEC_PID=""
 rt_send C quit
