@@ -14,7 +14,11 @@
 # - host:NAME and group:NAME in stop, continue and kill: one result per
 #   task, exactly the members (the kernel agrees), never pvmgs;
 # - a tool that leaves: the others are told (detached, its breakpoints
-#   deleted, its stops continued), nothing of it is left.
+#   deleted, its stops continued), nothing of it is left;
+# - on a second virtual machine whose pvmgs started before pmon (so its
+#   group calls wait rounds for pvmgs records that never come), the
+#   flush still delivers everything, and a tool killed while its stop
+#   waits for the (held) agent has that stop released once it is done.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -162,7 +166,6 @@ expect_eq "breakpoints after delete" '{"breakpoints":[]}' "$R"
 refused A "enable $bp" "^no breakpoint $bp\$"
 expect_eq "hit notices B got (notify is for the owner)" 0 "$(notices B hit)"
 
-
 # --- 2. snapshot, notify and count actions -------------------------------------
 
 # The worker stops before its first pong: A, alone, gets the state there
@@ -221,9 +224,8 @@ jq -e --argjson w "$worker" --argjson a "$a_id" '.tasks == [$w] and
 # Once disabled, the breakpoint lets the other pongs go.
 ok A "disable $bp"
 ok A "continue t$(printf %x "$worker")"
-jq -e --argjson w "$worker" '.results == [{"object": "t\($w | tostring)",
-    "tid": $w, "status": "continued"}] or (.results | length == 1 and
-    .[0].status == "continued")' <<<"$R" >/dev/null ||
+jq -e --arg o "t$(printf %x "$worker")" --argjson w "$worker" '.results ==
+    [{"object": $o, "tid": $w, "status": "continued"}]' <<<"$R" >/dev/null ||
     fail "A's continue: $R"
 wait "$EXEC_PID" || fail "pingpong exited with $?: $(cat "$RUN/pp3.err")"
 EXEC_PID=""
@@ -238,7 +240,6 @@ expect_eq "hit notices A got in all" $((rounds + 1)) "$(notices A hit)"
 expect_eq "snapshots B got" 0 "$(grep -c '^{"snapshot"' "$RUN/B.out")"
 expect_eq "hit notices B got" 0 "$(notices B hit)"
 for b in "$bp" "$recv_bp" "$leave_bp"; do ok A "delete $b"; done
-
 
 # --- 3. flush: the reply waits for the events ---------------------------------
 
