@@ -210,7 +210,10 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Dispatches what comes until ms pass or done says so; -1 on close. */
+/*
+ * Dispatches what comes until done(arg) says so (0) or ms pass (1; 0
+ * without done); -1 when the connection failed.
+ */
 static int
 dispatch_for(struct pmon *p, int ms, int (*done)(void *), void *arg)
 {
