@@ -62,7 +62,9 @@ stopped by breakpoint $bp: $(jq -c "$live | map({tid, state, stopped})" \
     "$RUN/bp.snap")"
 
 # The one at the breakpoint: before its first pong, nothing sent; the
-# master waits for exactly that pong.
+# master has sent the k INITs and that worker's ping, received nothing,
+# and waits for exactly that pong (unless the stop caught it between its
+# ping and its pvm_recv).
 hit=$(jq -c "$live | map(select(.stopped.at != null))" "$RUN/bp.snap")
 expect_eq "tasks stopped at the breakpoint itself" 1 "$(jq length <<<"$hit")"
 master=$(jq "$live | map(select(.parent == 0))[0].tid" "$RUN/bp.snap")
@@ -71,9 +73,10 @@ jq -e --argjson m "$master" '.[0] | .stopped.at.call == "pvm_send" and
     .stopped.at.phase == "before" and .stopped.at.peer == $m and
     .stopped.at.tag == 3 and .sent.msgs == 0 and .received.msgs == 2' \
     <<<"$hit" >/dev/null || fail "the worker at the breakpoint: $hit"
-jq -e --argjson m "$master" --argjson w "$w" '.tasks[] | select(.tid == $m)
-    | .blocked.in == "pvm_recv" and .blocked.from == $w and
-    .blocked.tag == 3' "$RUN/bp.snap" >/dev/null ||
+jq -e --argjson m "$master" --argjson w "$w" --argjson k "$k" '.tasks[] |
+    select(.tid == $m) | .sent.msgs == $k + 1 and .received.msgs == 0 and
+    (.blocked == null or (.blocked.in == "pvm_recv" and
+    .blocked.from == $w and .blocked.tag == 3))' "$RUN/bp.snap" >/dev/null ||
     fail "the master should wait for $w's pong: $(jq -c --argjson m \
     "$master" '.tasks[] | select(.tid == $m)' "$RUN/bp.snap")"
 pm_log "stopped at the breakpoint: t$(printf %x "$w") (host $(host_of "$w"))"
