@@ -125,6 +125,12 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 		fatal("%s", __func__);
 	err[0] = '\0';
 	if (req_parse(creq->text, r, err, sizeof(err)) == 0) {
+		if (coord_request_is_control(r->kind) && c->replay != NULL &&
+		    r->kind != REQ_FLUSH) {
+			free(r);
+			return request_error("replay: the program is not "
+			    "running", body, len);
+		}
 		if (coord_request_is_control(r->kind)) {
 			rv = coord_control_run(c, t, creq->id, creq->flags, r,
 			    body, len);

@@ -1,0 +1,133 @@
+#!/bin/bash
+# Protects recordings (doc/recording.md) on a 2-host machine (network
+# namespaces):
+# - pmon record and pmon trace attached from the start of a run of
+#   pingpong and unreceived across both hosts: pmon replay serves the
+#   recording so that pmon trace prints byte for byte what the live one
+#   printed, and a snapshot of the replay equals the live final one;
+# - the record summary counts the events the live trace printed;
+# - a truncated and a corrupted copy: pmon replay names the offset of the
+#   damage and serves exactly a prefix of the live stream;
+# - control requests on a replay fail with a clear error, and pmon replay
+#   exits with its command's status.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netns.sh"
+pm_setup
+need_pmon
+for p in pingpong unreceived; do
+	[ -x "$PROGS/$p" ] || fail "missing $PROGS/$p"
+done
+command -v jq >/dev/null || fail "jq is needed"
+
+netns_setup 2
+netns_start_pvmd
+netns_wait_hosts 2
+PM_ON="$RUN/on1"
+pmon_start
+netns_wait_agents 2
+
+# Small blocks, so that damage in the middle leaves blocks before it.
+REC=$RUN/run.pmr
+bg $PM_ON "$PMON" record -o "$REC" -Q 4096 </dev/null >"$RUN/record.out" \
+    2>"$RUN/record.err"
+REC_PID=$BG_PID
+wait_for 10 trace_connected "$REC_PID" ||
+    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+LIVE=$RUN/live.json
+pmon_trace "$LIVE"
+
+k=3 rounds=300 bytes=64
+pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
+    fail "pingpong failed: $(cat "$RUN/pingpong.err")"
+pmon_exec "$PROGS/unreceived" "$RUN/unreceived.log" ||
+    fail "unreceived failed: $(cat "$RUN/unreceived.err")"
+$PM_ON timeout 20 "$PMON" snapshot --json </dev/null >"$RUN/live.snap" \
+    2>"$RUN/live.snap.err" || fail "pmon snapshot: $(cat "$RUN/live.snap.err")"
+pmon_shutdown "$TRACE_PID"
+wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
+wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
+
+# The live run did what the programs do, on both hosts.
+events=$(grep -c '"call":' "$LIVE")
+jq -e '[.tasks[] | select(.program == "pingpong")] | length == 4' \
+    "$RUN/live.snap" >/dev/null || fail "live snapshot lacks pingpong"
+expect_eq "hosts in the live snapshot" 2 "$(jq '.hosts | length' \
+    "$RUN/live.snap")"
+expect_eq "unreceived problems live" 1 "$(grep -c '"kind":"unreceived"' \
+    "$LIVE")"
+grep -qx "pmon record: $REC: $events events, [0-9]* tasks, [0-9]* bytes, \
+[0-9.]* B/event" "$RUN/record.err" || fail "record summary should count \
+$events events: $(cat "$RUN/record.err")"
+pm_log "$(cat "$RUN/record.err")"
+
+# replay FILE OUT: the replay's trace into OUT, its stderr into OUT.err.
+replay() {
+	TMPDIR=$RUN timeout 30 "$PMON" replay "$1" -- "$PMON" trace --json \
+	    --tasks </dev/null >"$2" 2>"$2.err"
+}
+
+# --- the whole recording: the same stream, the same state -----------------------
+
+TMPDIR=$RUN timeout 30 "$PMON" replay "$REC" -- sh -c '"$1" trace --json \
+    --tasks >"$2" && "$1" snapshot --json >"$3"' sh "$PMON" \
+    "$RUN/replay.json" "$RUN/replay.snap" </dev/null 2>"$RUN/replay.err" ||
+    fail "pmon replay failed: $(cat "$RUN/replay.err")"
+[ -s "$RUN/replay.err" ] && fail "pmon replay complained about a sound \
+file: $(cat "$RUN/replay.err")"
+cmp "$LIVE" "$RUN/replay.json" >/dev/null || fail "the replayed trace \
+differs from the live one: $(diff "$LIVE" "$RUN/replay.json" | head -n 6)"
+jq -S . "$RUN/live.snap" >"$RUN/live.snap.s"
+jq -S . "$RUN/replay.snap" >"$RUN/replay.snap.s"
+cmp "$RUN/live.snap.s" "$RUN/replay.snap.s" >/dev/null || fail "the \
+replay's snapshot differs from the live one: $(diff "$RUN/live.snap.s" \
+    "$RUN/replay.snap.s" | head -n 10)"
+
+# prefix_of OUT: OUT is a strict, non-empty prefix of the live trace.
+prefix_of() {
+	local n
+	n=$(wc -l <"$1")
+	[ "$n" -gt 0 ] && [ "$n" -lt "$(wc -l <"$LIVE")" ] ||
+	    fail "$(basename "$1"): $n lines, not a strict prefix"
+	head -n "$n" "$LIVE" | cmp - "$1" >/dev/null ||
+	    fail "$(basename "$1") is not a prefix of the live trace"
+}
+
+# --- a truncated copy -----------------------------------------------------------
+
+size=$(stat -c %s "$REC")
+head -c $((size * 2 / 3)) "$REC" >"$RUN/trunc.pmr"
+replay "$RUN/trunc.pmr" "$RUN/trunc.json" ||
+    fail "pmon replay of a truncated file failed: $(cat "$RUN/trunc.json.err")"
+grep -q "trunc.pmr: truncated at offset [0-9]*; serving the [0-9]* events" \
+    "$RUN/trunc.json.err" || fail "no truncation offset reported: \
+$(cat "$RUN/trunc.json.err")"
+prefix_of "$RUN/trunc.json"
+
+# --- a flipped bit ----------------------------------------------------------------
+
+cp "$REC" "$RUN/bad.pmr"
+at=$((size / 2))
+byte=$(od -An -tu1 -j "$at" -N1 "$REC" | tr -d ' ')
+printf "$(printf '\\%03o' $((byte ^ 16)))" |
+    dd of="$RUN/bad.pmr" bs=1 seek="$at" conv=notrunc 2>/dev/null
+replay "$RUN/bad.pmr" "$RUN/bad.json" ||
+    fail "pmon replay of a corrupt file failed: $(cat "$RUN/bad.json.err")"
+off=$(sed -n 's/.*bad.pmr: corrupt block at offset \([0-9]*\): .*/\1/p' \
+    "$RUN/bad.json.err")
+[ -n "$off" ] && [ "$off" -le "$at" ] || fail "want a corrupt block at an \
+offset up to $at: $(cat "$RUN/bad.json.err")"
+prefix_of "$RUN/bad.json"
+
+# --- no control on a recording; the command's status ------------------------------
+
+TMPDIR=$RUN timeout 30 "$PMON" replay "$REC" -- "$PMON" stop '*' \
+    </dev/null >"$RUN/stop.out" 2>"$RUN/stop.err" &&
+    fail "pmon stop on a replay succeeded"
+grep -q "replay: the program is not running" "$RUN/stop.err" ||
+    fail "pmon stop on a replay: $(cat "$RUN/stop.err")"
+TMPDIR=$RUN timeout 30 "$PMON" replay "$REC" -- sh -c 'exit 3' </dev/null \
+    2>"$RUN/st.err"
+expect_eq "pmon replay's status is its command's" 3 "$?"
+expect_eq "replay directories left" 0 "$(ls -d "$RUN"/pmon-replay.* \
+    2>/dev/null | wc -l)"
+pass
