@@ -27,7 +27,7 @@ struct recfile_writer {
 	FILE		*fp;
 	size_t		 block_size;
 	uint8_t		*raw;		/* frames waiting for a block */
-	size_t		 rawlen;
+	size_t		 rawlen, rawsize;
 	uint8_t		*out;		/* one compressed block */
 	size_t		 outsize;
 	struct recfile_end counts;
@@ -40,8 +40,9 @@ struct recfile {
 	uint64_t	 off;		/* bytes read so far */
 	struct recfile_header hdr;
 	uint8_t		*stored;	/* the current block as stored */
+	size_t		 storedsize;
 	uint8_t		*raw;		/* ...and uncompressed */
-	size_t		 rawlen, rawoff;
+	size_t		 rawlen, rawoff, rawsize;
 	uint64_t	 block_off;	/* where the current block starts */
 	int		 ended;		/* read the end block */
 	int		 failed;
@@ -93,6 +94,21 @@ wfail(struct recfile_writer *w, const char *what)
 	return -1;
 }
 
+/* Grows *buf to hold want bytes: buffers follow the blocks' sizes. */
+static int
+reserve(uint8_t **buf, size_t *size, size_t want)
+{
+	uint8_t *n;
+
+	if (*size >= want)
+		return 0;
+	if ((n = realloc(*buf, want)) == NULL)
+		return -1;
+	*buf = n;
+	*size = want;
+	return 0;
+}
+
 static int
 write_all(struct recfile_writer *w, const void *p, size_t len)
 {
@@ -122,10 +138,13 @@ write_block(struct recfile_writer *w, uint32_t kind, const uint8_t *stored,
 static int
 flush_block(struct recfile_writer *w)
 {
-	uLongf clen = w->outsize;
+	uLongf clen;
 
 	if (w->rawlen == 0)
 		return 0;
+	if (reserve(&w->out, &w->outsize, compressBound(w->rawlen)) == -1)
+		return wfail(w, "compressing a block");
+	clen = w->outsize;
 	if (compress2(w->out, &clen, w->raw, w->rawlen, 6) != Z_OK) {
 		errno = 0;
 		return wfail(w, "compressing a block");
@@ -185,9 +204,7 @@ recfile_create_fp(FILE *fp, const struct recfile_header *h,
 	}
 	w->fp = fp;
 	w->block_size = block_size;
-	w->outsize = compressBound(RAW_MAX);
-	if ((w->raw = malloc(RAW_MAX)) == NULL ||
-	    (w->out = malloc(w->outsize)) == NULL) {
+	if (reserve(&w->raw, &w->rawsize, block_size) == -1) {
 		errf(err, errsize, "out of memory");
 		recfile_writer_free(w);
 		return NULL;
@@ -227,6 +244,9 @@ recfile_write_frame(struct recfile_writer *w, uint8_t type,
 	if (w->rawlen + FRAME_HDR_SIZE + len > w->block_size &&
 	    flush_block(w) == -1)
 		return -1;
+	if (reserve(&w->raw, &w->rawsize, w->rawlen + FRAME_HDR_SIZE + len) ==
+	    -1)
+		return wfail(w, "a frame");
 	frame_hdr_encode(w->raw + w->rawlen, type, (uint32_t)len);
 	memcpy(w->raw + w->rawlen + FRAME_HDR_SIZE, payload, len);
 	w->rawlen += FRAME_HDR_SIZE + len;
@@ -388,12 +408,6 @@ recfile_open_fp(FILE *fp, char *err, size_t errsize)
 		return NULL;
 	}
 	r->fp = fp;
-	if ((r->stored = malloc(compressBound(RAW_MAX))) == NULL ||
-	    (r->raw = malloc(RAW_MAX)) == NULL) {
-		errf(err, errsize, "out of memory");
-		recfile_close(r);
-		return NULL;
-	}
 	if (header_read(r) == -1) {
 		errf(err, errsize, "%s", r->err);
 		recfile_close(r);
@@ -470,6 +484,10 @@ block_read(struct recfile *r)
 	    slen != RECFILE_END_SIZE)))
 		return rfail(r, "corrupt block at offset %llu: bad block "
 		    "header", (unsigned long long)r->block_off);
+	if (reserve(&r->stored, &r->storedsize, slen) == -1 ||
+	    reserve(&r->raw, &r->rawsize, rawlen) == -1)
+		return rfail(r, "out of memory for the block at offset %llu",
+		    (unsigned long long)r->block_off);
 	if (read_all(r, r->stored, slen) == -1)
 		return rfail(r, "truncated at offset %llu",
 		    (unsigned long long)r->block_off);
@@ -478,7 +496,7 @@ block_read(struct recfile *r)
 		    (unsigned long long)r->block_off);
 	if (kind == RECFILE_BLOCK_END)
 		return end_decode(r, r->stored) == -1 ? -1 : 0;
-	n = RAW_MAX;
+	n = rawlen;
 	if (uncompress(r->raw, &n, r->stored, slen) != Z_OK || n != rawlen)
 		return rfail(r, "corrupt block at offset %llu: bad zlib data",
 		    (unsigned long long)r->block_off);

@@ -61,7 +61,8 @@ struct recfile_end {
 	uint64_t	events;
 	uint64_t	tasks;		/* TASK_INFO frames */
 	uint64_t	raw_bytes;	/* the frames' bytes */
-	uint64_t	file_bytes;	/* the file before the end block */
+	uint64_t	file_bytes;	/* in the end block: the file before
+					   it; from recfile_finish: all */
 	uint64_t	ended_ns;
 };
 
@@ -85,7 +86,10 @@ int	recfile_write_frame(struct recfile_writer *, uint8_t type,
 	    const void *payload, size_t len);
 /* Writes what waits as a block, then flushes the stream. */
 int	recfile_sync(struct recfile_writer *);
-/* Writes the last block and the end block and closes the file. */
+/*
+ * Writes the last block and the end block and closes the file; the
+ * counts (may be NULL) then include the end block.
+ */
 int	recfile_finish(struct recfile_writer *, struct recfile_end *);
 /* Closes without an end block (what a crash leaves).  NULL: no-op. */
 void	recfile_writer_free(struct recfile_writer *);

@@ -255,7 +255,7 @@ make_header(struct recfile_header *h)
 static void
 print_summary(const char *path, const struct recfile_end *e)
 {
-	uint64_t bytes = e->file_bytes + RECFILE_BLOCK_HDR + RECFILE_END_SIZE;
+	uint64_t bytes = e->file_bytes;
 
 	fprintf(stderr, "pmon record: %s: %llu events, %llu tasks, %llu "
 	    "bytes, %.2f B/event\n", path, (unsigned long long)e->events,
