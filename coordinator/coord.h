@@ -320,6 +320,8 @@ void	coord_flush_settle(struct coord *);
 int	coord_replay_open(struct coord *, const char *path);
 void	coord_replay_start(struct coord *);
 int	coord_replay_done(const struct coord *);
+int	coord_replay_snapshot(const struct coord *, const char **json,
+	    size_t *len);
 void	coord_replay_writable(struct coord *);
 void	coord_replay_bye(struct coord_tool *);
 void	coord_replay_free(struct coord *);

@@ -36,8 +36,16 @@ struct coord_replay {
 	struct event	*ev_pass;
 	int		 started;
 	int		 done;
+	char		*snapshot;	/* REC_SNAPSHOT: the state at the
+					   recording's start */
+	size_t		 snapshot_len;
 	uint64_t	 frames;
 	char		 error[512];	/* "": ended cleanly */
+	/* The first frame for the tools, read ahead (recording_head). */
+	int		 ahead;		/* 1 frame, 0 none, -1 end/damage */
+	uint8_t		 ahead_type;
+	const uint8_t	*ahead_p;
+	size_t		 ahead_len;
 };
 
 /* --- frames ------------------------------------------------------------ */
@@ -183,7 +191,7 @@ json_copy(const uint8_t *p, size_t len, const char **why)
 
 /*
  * Serves one recorded frame; -1 with *why when its contents are bad.
- * A recorded problem first brings the model's problems to the same
+ * A recorded deadlock first brings the model's problems to the same
  * point: live, deadlocks are found by a check between events, which
  * the recording shows only by the PROBLEM it produced.
  */
@@ -203,13 +211,23 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 	case REC_HOST:
 		return replay_host(c, p, len, why);
 	case REC_SNAPSHOT:
-		return 0;	/* for readers of the file (recording.md) */
+		if (c->replay != NULL && !c->replay->started &&
+		    c->replay->snapshot == NULL) {
+			if ((c->replay->snapshot = malloc(len)) == NULL)
+				fatal("%s", __func__);
+			memcpy(c->replay->snapshot, p, len);
+			c->replay->snapshot_len = len;
+		}
+		return 0;
 	case MSG_PROBLEM:
 	case MSG_NOTICE:
 		if ((json = json_copy(p, len, why)) == NULL)
 			return -1;
-		if (type == MSG_PROBLEM) {
+		/* Live, deadlocks are found by a check between events. */
+		if (type == MSG_PROBLEM &&
+		    strstr(json, "\"kind\":\"deadlock\"") != NULL)
 			state_check(c->state);
+		if (type == MSG_PROBLEM) {
 			coord_tools_send_problem(c, json);
 		} else
 			coord_notice(c, json);
@@ -294,7 +312,15 @@ replay_pass_cb(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < REPLAY_PASS_FRAMES; i++) {
 		if (replay_blocked(c))
 			return;		/* coord_replay_writable resumes */
-		if ((rv = recfile_next(rp->rf, &type, &p, &len)) != 1) {
+		if (rp->ahead != 0) {
+			rv = rp->ahead;
+			type = rp->ahead_type;
+			p = rp->ahead_p;
+			len = rp->ahead_len;
+			rp->ahead = 0;
+		} else
+			rv = recfile_next(rp->rf, &type, &p, &len);
+		if (rv != 1) {
 			if (rv == -1)
 				snprintf(rp->error, sizeof(rp->error), "%s",
 				    recfile_error(rp->rf));
@@ -338,10 +364,53 @@ coord_replay_writable(struct coord *c)
 		event_active(rp->ev_pass, EV_TIMEOUT, 0);
 }
 
+/*
+ * Before the stream starts, a tool that subscribes with a snapshot gets
+ * the recorded one: a recording that began late starts from a state its
+ * model never saw (doc/recording.md).
+ */
+int
+coord_replay_snapshot(const struct coord *c, const char **json,
+    size_t *len)
+{
+	const struct coord_replay *rp = c->replay;
+
+	if (rp == NULL || rp->started || rp->snapshot == NULL)
+		return 0;
+	*json = rp->snapshot;
+	*len = rp->snapshot_len;
+	return 1;
+}
+
 int
 coord_replay_done(const struct coord *c)
 {
 	return c->replay != NULL && c->replay->done;
+}
+
+/*
+ * The hosts (and snapshot) a recording starts with are the machine a
+ * live tool would find when it attaches: the model gets them before
+ * any tool does.  The first other frame waits in rp->ahead.
+ */
+static void
+recording_head(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+	const char *why;
+
+	while ((rp->ahead = recfile_next(rp->rf, &rp->ahead_type,
+	    &rp->ahead_p, &rp->ahead_len)) == 1) {
+		if (rp->ahead_type != REC_HOST &&
+		    rp->ahead_type != REC_SNAPSHOT)
+			return;
+		if (coord_replay_frame(c, rp->ahead_type, rp->ahead_p,
+		    rp->ahead_len, &why) == -1) {
+			/* Served at the start, it fails there with why. */
+			return;
+		}
+		rp->frames++;
+	}
 }
 
 /*
@@ -371,6 +440,7 @@ coord_replay_open(struct coord *c, const char *path)
 	    h->writer, h->source, h->clock);
 	snprintf(c->listen_addr, sizeof(c->listen_addr), "replay");
 	c->replay = rp;
+	recording_head(c);
 	return 0;
 }
 
@@ -384,6 +454,7 @@ coord_replay_free(struct coord *c)
 	if (rp->ev_pass != NULL)
 		event_free(rp->ev_pass);
 	recfile_close(rp->rf);
+	free(rp->snapshot);
 	free(rp);
 	c->replay = NULL;
 }

@@ -175,10 +175,16 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 void
 coord_snapshot_send(struct coord *c, struct coord_tool *t)
 {
+	const char *recorded;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 
+	if (coord_replay_snapshot(c, &recorded, &len)) {
+		coord_frame_reply(bufferevent_get_output(t->bev), 0, REPLY_OK,
+		    recorded, len);
+		return;
+	}
 	if ((f = open_memstream(&body, &len)) == NULL ||
 	    state_write(c->state, STATE_ALL, 0, f) == -1 || fclose(f) != 0)
 		fatal("%s", __func__);

@@ -51,9 +51,19 @@ const struct cmd_entry cmd_record_entry = {
 	"+hQ:o:", record_longopts, 0, 0, cmd_record
 };
 
+/* A frame that came before the snapshot, written after it. */
+struct held {
+	struct held		*next;
+	int			 type;
+	size_t			 len;
+	uint8_t			 payload[];
+};
+
 struct rec {
 	struct recfile_writer	*w;
 	struct pmon		*p;
+	int			 started;	/* the snapshot came */
+	struct held		*held, **held_tail;
 	char			*hosts[RECORD_HOSTS_MAX];	/* recorded */
 	size_t			 nhosts;
 	int			 need_hosts;	/* a task on a new host */
@@ -123,6 +133,45 @@ write_hosts(struct rec *r, const char *json, size_t len)
 	json_decref(doc);
 }
 
+/*
+ * The coordinator answers the hello with the notice of this tool's
+ * attach, the known tasks and then the snapshot; a recording starts
+ * with the snapshot and the hosts, so that a replay knows the machine
+ * before it serves anything (doc/recording.md).
+ */
+static void
+hold(struct rec *r, int type, const void *payload, size_t len)
+{
+	struct held *h;
+
+	if ((h = malloc(sizeof(*h) + len)) == NULL) {
+		r->failed = 1;
+		return;
+	}
+	h->next = NULL;
+	h->type = type;
+	h->len = len;
+	memcpy(h->payload, payload, len);
+	*r->held_tail = h;
+	r->held_tail = &h->next;
+}
+
+static void	record_frame(int, const void *, size_t, void *);
+
+static void
+release_held(struct rec *r)
+{
+	struct held *h;
+
+	r->started = 1;
+	while ((h = r->held) != NULL) {
+		r->held = h->next;
+		record_frame(h->type, h->payload, h->len, r);
+		free(h);
+	}
+	r->held_tail = &r->held;
+}
+
 static void
 record_frame(int type, const void *payload, size_t len, void *arg)
 {
@@ -132,6 +181,10 @@ record_frame(int type, const void *payload, size_t len, void *arg)
 
 	if (r->failed)
 		return;
+	if (!r->started) {
+		hold(r, type, payload, len);
+		return;
+	}
 	if (recfile_write_frame(r->w, (uint8_t)type, payload, len) == -1) {
 		r->failed = 1;
 		return;
@@ -157,6 +210,7 @@ record_snapshot(const char *json, size_t len, void *arg)
 		r->failed = 1;
 	else
 		write_hosts(r, json, len);
+	release_held(r);
 }
 
 /* A task named a host the recording lacks: ask which hosts there are. */
@@ -268,7 +322,7 @@ cmd_record(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .frame = record_frame,
 	    .snapshot = record_snapshot };
-	struct rec r = { 0 };
+	struct rec r = { .held_tail = &r.held };
 	struct recfile_header h;
 	struct recfile_end end;
 	struct sigaction sa;
@@ -302,6 +356,7 @@ cmd_record(const struct cmd_args *a)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rv = record_loop(&r);
+	release_held(&r);	/* the snapshot never came: keep the rest */
 	if (r.failed)
 		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
 	if (recfile_finish(r.w, &end) == -1 && rv == 0)

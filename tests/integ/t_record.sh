@@ -39,13 +39,34 @@ pmon_trace "$LIVE"
 k=3 rounds=300 bytes=64
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"
+# A second recorder attaches between the two programs.
+LATE=$RUN/late.pmr
+bg $PM_ON "$PMON" record -o "$LATE" </dev/null >"$RUN/late.out" \
+    2>"$RUN/late.err"
+LATE_PID=$BG_PID
+wait_for 10 trace_connected "$LATE_PID" ||
+    fail "the late pmon record did not connect: $(cat "$RUN/late.err")"
+$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush failed: $(cat "$RUN/flush.err")"
 pmon_exec "$PROGS/unreceived" "$RUN/unreceived.log" ||
     fail "unreceived failed: $(cat "$RUN/unreceived.err")"
-$PM_ON timeout 20 "$PMON" snapshot --json </dev/null >"$RUN/live.snap" \
-    2>"$RUN/live.snap.err" || fail "pmon snapshot: $(cat "$RUN/live.snap.err")"
+# The receiver of unreceived outlives pmon exec (its parent): the final
+# state is there once every task exited and the problem is found.
+live_final() {
+	$PM_ON timeout 20 "$PMON" snapshot --json </dev/null \
+	    >"$RUN/live.snap" 2>"$RUN/live.snap.err" ||
+	    fail "pmon snapshot: $(cat "$RUN/live.snap.err")"
+	jq -e '(.tasks | length) == 6 and all(.tasks[]; .state == "exited")
+	    and (.problems | length) == 1' "$RUN/live.snap" >/dev/null
+}
+wait_for 20 live_final || fail "the live run never ended: \
+$(jq -c '[.tasks[] | {tid, state}], .problems' "$RUN/live.snap")"
 pmon_shutdown "$TRACE_PID"
 wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
 wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
+wait_for 10 pid_dead "$LATE_PID" || fail "the late pmon record did not exit"
+wait "$LATE_PID" || fail "the late pmon record exited with $?: \
+$(cat "$RUN/late.err")"
 
 # The live run did what the programs do, on both hosts.
 events=$(grep -c '"call":' "$LIVE")
@@ -81,6 +102,30 @@ jq -S . "$RUN/replay.snap" >"$RUN/replay.snap.s"
 cmp "$RUN/live.snap.s" "$RUN/replay.snap.s" >/dev/null || fail "the \
 replay's snapshot differs from the live one: $(diff "$RUN/live.snap.s" \
     "$RUN/replay.snap.s" | head -n 10)"
+
+# The late recording: the state where it attached (pingpong done), then
+# exactly the rest of the live stream.
+TMPDIR=$RUN timeout 30 "$PMON" replay "$LATE" -- "$PMON" trace --json \
+    --snapshot </dev/null >"$RUN/late.json" 2>"$RUN/late.json.err" ||
+    fail "pmon replay of the late recording: $(cat "$RUN/late.json.err")"
+jq -e '.type == "snapshot" and (.state.position | length) == 4 and
+    ([.state.tasks[] | select(.program == "pingpong" and
+    .state == "exited")] | length) == 4' <(head -n 1 "$RUN/late.json") \
+    >/dev/null || fail "the late recording's snapshot is not the state \
+after pingpong: $(head -c 600 "$RUN/late.json")"
+n=$(($(wc -l <"$RUN/late.json") - 1))
+[ "$n" -gt 10 ] || fail "the late recording holds $n lines"
+grep -v '"type":"task"' "$LIVE" | tail -n "$n" |
+    cmp - <(tail -n "$n" "$RUN/late.json") >/dev/null ||
+    fail "the late recording's stream is not the end of the live one"
+
+# A tool that asks for the state at the start finds the machine's hosts,
+# as a live one attaching before the program does.
+TMPDIR=$RUN timeout 30 "$PMON" replay "$REC" -- "$PMON" trace --json \
+    --snapshot </dev/null >"$RUN/snapfirst.json" 2>"$RUN/snapfirst.err" ||
+    fail "pmon replay -- pmon trace --snapshot: $(cat "$RUN/snapfirst.err")"
+expect_eq "hosts in the replay's first snapshot" 2 "$(head -n 1 \
+    "$RUN/snapfirst.json" | jq '.state.hosts | length')"
 
 # prefix_of OUT: OUT is a strict, non-empty prefix of the live trace.
 prefix_of() {
