@@ -221,8 +221,11 @@ now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-/* Asks the replay to shut down and waits for it; SIGTERM if it hangs. */
-static void
+/*
+ * Asks the replay to shut down and waits for it; SIGTERM if it hangs.
+ * Returns 0 if it exited with status 0, else -1 after saying how.
+ */
+static int
 replay_stop(pid_t pid)
 {
 	struct pmon *p;
@@ -239,10 +242,19 @@ replay_stop(pid_t pid)
 			    "terminating it");
 			kill(pid, SIGTERM);
 			waitpid(pid, &status, 0);
-			return;
+			return -1;
 		}
 		usleep(10000);
 	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		tool_error("the replay coordinator was killed by signal %d",
+		    WTERMSIG(status));
+	else
+		tool_error("the replay coordinator exited with status %d",
+		    WEXITSTATUS(status));
+	return -1;
 }
 
 /* Prints the coordinator's log (after a failure) and removes it. */
@@ -289,8 +301,12 @@ replay_command(const struct cmd_args *a, char **cmd)
 		return EXIT_FAILURE;
 	}
 	rv = run_command(cmd);
-	replay_stop(pid);
-	log_dump(log, a->seen['v'] > 1);
+	if (replay_stop(pid) == -1) {
+		log_dump(log, 1);
+		if (rv == 0)
+			rv = EXIT_FAILURE;
+	} else
+		log_dump(log, a->seen['v'] > 1);
 	if (rmdir(dir) == -1)
 		tool_error("%s: %s", dir, strerror(errno));
 	return rv;
