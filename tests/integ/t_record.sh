@@ -14,7 +14,7 @@
 . "$(dirname "$0")/netns.sh"
 pm_setup
 need_pmon
-for p in pingpong unreceived; do
+for p in pingpong unreceived barrierexit; do
 	[ -x "$PROGS/$p" ] || fail "missing $PROGS/$p"
 done
 command -v jq >/dev/null || fail "jq is needed"
@@ -50,17 +50,44 @@ $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
 pmon_exec "$PROGS/unreceived" "$RUN/unreceived.log" ||
     fail "unreceived failed: $(cat "$RUN/unreceived.err")"
-# The receiver of unreceived outlives pmon exec (its parent): the final
-# state is there once every task exited and the problem is found.
+# The receiver of unreceived outlives pmon exec (its parent).
+wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived.log"' ||
+    fail "unreceived's receiver did not exit: $(cat "$RUN/unreceived.log")"
+
+# barrierexit: two tasks deadlock in a barrier (a problem found between
+# events, by the coordinator's check) and are killed: the model ends
+# them when their last event is out, which only TASK_GONE records.
+f=$RUN/barrierexit.tids
+bg $PM_ON timeout 60 "$PMON" exec "$PROGS/barrierexit" "$f" \
+    >"$RUN/barrierexit.out" 2>"$RUN/barrierexit.err"
+EXEC_PID=$BG_PID
+wait_for 20 eval '[ -f "$f" ] && [ "$(wc -l <"$f")" -ge 4 ]' ||
+    fail "barrierexit did not start: $(cat "$f" "$RUN/barrierexit.err" 2>&1)"
+have_deadlock() {
+	$PM_ON timeout 20 "$PMON" problems --json </dev/null \
+	    >"$RUN/problems.json" 2>&1 &&
+	    jq -e '[.problems[] | select(.kind == "deadlock")] | length >= 1' \
+	    "$RUN/problems.json" >/dev/null
+}
+wait_for 10 have_deadlock ||
+    fail "no deadlock reported: $(cat "$RUN/problems.json")"
+kill $(awk '$1 == "parent" || $1 == "waiter" { print $3 }' "$f")
+wait_for 10 pid_dead "$EXEC_PID" || fail "barrierexit did not end"
+wait "$EXEC_PID" 2>/dev/null
+EXEC_PID=""
+
+# The final state: every program task ended, the killed ones killed.
 live_final() {
 	$PM_ON timeout 20 "$PMON" snapshot --json </dev/null \
 	    >"$RUN/live.snap" 2>"$RUN/live.snap.err" ||
 	    fail "pmon snapshot: $(cat "$RUN/live.snap.err")"
-	jq -e '(.tasks | length) == 6 and all(.tasks[]; .state == "exited")
-	    and (.problems | length) == 1' "$RUN/live.snap" >/dev/null
+	jq -e '[.tasks[] | select(.program != "pvmgs") | .state] |
+	    (map(select(. == "exited")) | length) == 7 and
+	    (map(select(. == "killed")) | length) == 2' \
+	    "$RUN/live.snap" >/dev/null
 }
 wait_for 20 live_final || fail "the live run never ended: \
-$(jq -c '[.tasks[] | {tid, state}], .problems' "$RUN/live.snap")"
+$(jq -c '[.tasks[] | {tid, program, state}], .problems' "$RUN/live.snap")"
 pmon_shutdown "$TRACE_PID"
 wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
 wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
@@ -76,6 +103,7 @@ expect_eq "hosts in the live snapshot" 2 "$(jq '.hosts | length' \
     "$RUN/live.snap")"
 expect_eq "unreceived problems live" 1 "$(grep -c '"kind":"unreceived"' \
     "$LIVE")"
+expect_eq "deadlocks live" 1 "$(grep -c '"kind":"deadlock"' "$LIVE")"
 grep -qx "pmon record: $REC: $events events, [0-9]* tasks, [0-9]* bytes, \
 [0-9.]* B/event" "$RUN/record.err" || fail "record summary should count \
 $events events: $(cat "$RUN/record.err")"
