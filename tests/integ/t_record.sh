@@ -33,6 +33,12 @@ bg $PM_ON "$PMON" record -o "$REC" -Q 4096 </dev/null >"$RUN/record.out" \
 REC_PID=$BG_PID
 wait_for 10 trace_connected "$REC_PID" ||
     fail "pmon record did not connect: $(cat "$RUN/record.err")"
+# A third one ends with SIGTERM before the coordinator does.
+SIG=$RUN/sig.pmr
+bg $PM_ON "$PMON" record -o "$SIG" </dev/null >"$RUN/sig.out" 2>"$RUN/sig.err"
+SIG_PID=$BG_PID
+wait_for 10 trace_connected "$SIG_PID" ||
+    fail "pmon record did not connect: $(cat "$RUN/sig.err")"
 LIVE=$RUN/live.json
 pmon_trace "$LIVE"
 
@@ -88,6 +94,10 @@ live_final() {
 }
 wait_for 20 live_final || fail "the live run never ended: \
 $(jq -c '[.tasks[] | {tid, program, state}], .problems' "$RUN/live.snap")"
+kill -TERM "$SIG_PID"
+wait_for 10 pid_dead "$SIG_PID" || fail "pmon record ignored SIGTERM"
+wait "$SIG_PID" || fail "pmon record exited with $? on SIGTERM: \
+$(cat "$RUN/sig.err")"
 pmon_shutdown "$TRACE_PID"
 wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
 wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
@@ -146,6 +156,18 @@ n=$(($(wc -l <"$RUN/late.json") - 1))
 grep -v '"type":"task"' "$LIVE" | tail -n "$n" |
     cmp - <(tail -n "$n" "$RUN/late.json") >/dev/null ||
     fail "the late recording's stream is not the end of the live one"
+
+# The one ended by SIGTERM wrote its end block.
+TMPDIR=$RUN timeout 30 "$PMON" replay -v "$SIG" -- "$PMON" trace --json \
+    --tasks </dev/null >"$RUN/sig.json" 2>"$RUN/sig.json.err" ||
+    fail "pmon replay of the SIGTERM recording: $(cat "$RUN/sig.json.err")"
+grep -q "sig.pmr: .* events, written by pmon record .*, ended cleanly$" \
+    "$RUN/sig.json.err" || fail "the SIGTERM recording did not end \
+cleanly: $(cat "$RUN/sig.json.err")"
+n=$(wc -l <"$RUN/sig.json")
+[ "$n" -gt 1000 ] && head -n "$n" "$LIVE" | cmp - "$RUN/sig.json" \
+    >/dev/null || fail "the SIGTERM recording is not a prefix of the live \
+stream ($n lines)"
 
 # A tool that asks for the state at the start finds the machine's hosts,
 # as a live one attaching before the program does.
