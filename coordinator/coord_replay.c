@@ -288,10 +288,11 @@ replay_end(struct coord *c)
 	rp->rf = NULL;
 	/* The model as a live coordinator's last round leaves it. */
 	state_check(c->state);
+	/* Flushes answer before BYE closes the stream. */
+	coord_flush_settle(c);
 	TAILQ_FOREACH(t, &c->tools, entry)
 		if (t->state == COORD_P_ACTIVE && t->subscribed)
 			coord_replay_bye(t);
-	coord_flush_settle(c);
 }
 
 static void

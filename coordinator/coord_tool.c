@@ -147,15 +147,18 @@ coord_tools_send_event(struct coord *c, const void *buf, size_t len,
 	}
 }
 
-/* TASK_GONE: to the recorders only, in stream order (doc/recording.md). */
+/*
+ * TASK_GONE: to the recorders only, in stream order (doc/recording.md),
+ * and like TASK_INFO even to one whose queue is full: the state it
+ * rebuilds must end the task.
+ */
 void
 coord_tools_send_gone(struct coord *c, int32_t tid)
 {
 	struct coord_tool *t;
 
 	TAILQ_FOREACH(t, &c->tools, entry)
-		if (t->state == COORD_P_ACTIVE && t->subscribed && t->record &&
-		    !t->full)
+		if (t->state == COORD_P_ACTIVE && t->subscribed && t->record)
 			coord_frame_u32(bufferevent_get_output(t->bev),
 			    MSG_TASK_GONE, (uint32_t)tid);
 }
