@@ -13,8 +13,9 @@
  *		stored bytes, then the stored bytes
  *
  * A data block is one complete zlib stream holding whole frames (the
- * wire's 8-byte header and payload), so a damaged block loses nothing
- * before it.  The end block is stored raw: the counts of struct
+ * wire's 8-byte header and payload; an EVENT's seq and time stored as
+ * deltas from its task's previous event), so a damaged block loses
+ * nothing before it.  The end block is stored raw: the counts of struct
  * recfile_end.  A file without one did not end cleanly.
  *
  * The reader checks everything before it uses it and stops at the first
