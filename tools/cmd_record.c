@@ -42,7 +42,8 @@ const struct cmd_entry cmd_record_entry = {
 	"write the ordered stream to a recording that pmon replay serves",
 	"  -o, --output FILE  the recording (replaced if it exists)\n"
 	"  -Q, --block BYTES  frames per compressed block, in bytes (default\n"
-	"                 65536, 1024 to 4194304): damage loses one block\n"
+	"                 65536, 1024 to 4194304): damage to the file loses\n"
+	"                 its block and what follows, never what precedes\n"
 	"\nStarted before the program, it records the whole run; started\n"
 	"later, it records from there on, with the state at that point\n"
 	"(doc/recording.md).  Ends with status 0 when the coordinator shuts\n"
