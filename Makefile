@@ -18,6 +18,8 @@ WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinator -Inode-agent
 LDLIBS_PVM = -lgpvm3 -lpvm3
+# common/recfile.c: recordings are zlib blocks.
+LDLIBS_Z = -lz
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
 # UBSan.  The instrumentation library gets UBSan only: it is preloaded
@@ -76,17 +78,18 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
 	    -c -o $@ $<
 
-$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(COMMON_SRCS))
+# Recordings (zlib) are no business of the instrumented tasks.
+$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(filter-out common/recfile.c,$(COMMON_SRCS)))
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(PRELOAD_SANFLAGS) -o $@ $^ -ldl
 
 $(AGENTD): $(call obj,$(AGENT_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
 
 $(COORDD): $(call obj,$(COORD_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -95,26 +98,26 @@ $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 
 $(PMON): $(call obj,$(TOOL_SRCS)) $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM) $(LDLIBS_Z)
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm
+	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm $(LDLIBS_Z)
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -124,7 +127,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 # Test tools (stream checkers, frame senders) read pmon's output.
 $(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson $(LDLIBS_Z)
 
 # reqtool is a libpmon client that the request tests drive.
 $(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPMON)
@@ -158,7 +161,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
 	    -Inode-agent \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
-	    -levent $(LDLIBS_PVM) -lm
+	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \

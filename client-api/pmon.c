@@ -498,11 +498,34 @@ decode_json(struct pmon *p, const uint8_t *buf, size_t len,
 	return 0;
 }
 
+/* The frames of the stream, which the frame callback also gets. */
+static int
+stream_frame(uint8_t type)
+{
+	return type == MSG_TASK_INFO || type == MSG_EVENT ||
+	    type == MSG_PROBLEM || type == MSG_NOTICE || type == MSG_TASK_GONE;
+}
+
+static int	decode_frame(struct pmon *, uint8_t, const uint8_t *, size_t);
+
+/* Decodes one frame, then hands a stream frame on as it came. */
+static int
+dispatch_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
+{
+	if (decode_frame(p, type, buf, len) == -1)
+		return -1;
+	if (p->cb.frame != NULL && stream_frame(type))
+		p->cb.frame(type, buf, len, p->cbarg);
+	return 0;
+}
+
 /* Decodes one complete frame whose header frame_hdr_decode() accepted. */
 static int
 decode_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
 {
 	switch (type) {
+	case MSG_TASK_GONE:
+		return 0;	/* for recorders: the frame callback */
 	case MSG_REPLY:
 		return decode_reply(p, buf, len);
 	case MSG_PROBLEM:
@@ -546,7 +569,7 @@ pmon_parse(struct pmon *p)
 		}
 		if (p->inlen - off - FRAME_HDR_SIZE < h.len)
 			break;
-		rv = decode_frame(p, h.type, p->in + off + FRAME_HDR_SIZE,
+		rv = dispatch_frame(p, h.type, p->in + off + FRAME_HDR_SIZE,
 		    h.len);
 		off += FRAME_HDR_SIZE + h.len;
 		if (rv == -1)
@@ -831,6 +854,8 @@ pmon_send_hello(struct pmon *p, const char *name, unsigned flags,
 		wflags |= TOOL_SUBSCRIBE;
 	if (flags & PMON_SNAPSHOT)
 		wflags |= TOOL_SNAPSHOT;
+	if (flags & PMON_RECORD)
+		wflags |= TOOL_RECORD;
 	wire_put32(payload, wflags);
 	q = wire_putstr(payload + 4, name);
 	q = wire_putstr(q, secret);
@@ -850,10 +875,12 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
 
 	if (p->fd != -1)
 		return pmon_fail(p, "already connected");
-	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT))
+	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT | PMON_RECORD))
 		return pmon_fail(p, "unknown connect flags 0x%x", flags);
-	if ((flags & PMON_SNAPSHOT) && !(flags & PMON_SUBSCRIBE))
-		return pmon_fail(p, "PMON_SNAPSHOT needs PMON_SUBSCRIBE");
+	if ((flags & (PMON_SNAPSHOT | PMON_RECORD)) &&
+	    !(flags & PMON_SUBSCRIBE))
+		return pmon_fail(p, "PMON_SNAPSHOT and PMON_RECORD need "
+		    "PMON_SUBSCRIBE");
 	if (path == NULL) {
 		if (pmon_runtime_path(buf, sizeof(buf), PMON_SOCK_COORD) == -1)
 			return pmon_fail(p, "PVM_TMP is too long for a "

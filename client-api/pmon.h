@@ -27,6 +27,8 @@ struct pmon;
 #define PMON_SUBSCRIBE	0x1	/* receive the ordered event stream */
 #define PMON_SNAPSHOT	0x2	/* with PMON_SUBSCRIBE: first the state at
 				   the point the stream starts (snapshot) */
+#define PMON_RECORD	0x4	/* with PMON_SUBSCRIBE: also the frames a
+				   recording needs (TASK_GONE, see frame) */
 
 /* pmon_request flags. */
 #define PMON_JSON	0x1	/* reply in JSON rather than text */
@@ -104,6 +106,13 @@ struct pmon_callbacks {
 	 * subscribed or not.
 	 */
 	void	(*notice)(const char *json, size_t len, void *arg);
+	/*
+	 * Every frame of the stream exactly as it came, after the callback
+	 * for it ran: type is its message number (doc/protocol.md:
+	 * TASK_INFO 13, EVENT 9, PROBLEM 16, NOTICE 21, and TASK_GONE 24
+	 * with PMON_RECORD), payload its bytes.  What pmon record writes.
+	 */
+	void	(*frame)(int type, const void *payload, size_t len, void *arg);
 };
 
 /* Allocates a handle; NULL only when out of memory. */

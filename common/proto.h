@@ -49,7 +49,8 @@
 	X(BREAKPOINTS,	20,	2,		PROTO_MAX_PAYLOAD)	\
 	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_READY,	22,	4,		4)			\
-	X(TASK_PROC,	23,	49,		49)
+	X(TASK_PROC,	23,	49,		49)			\
+	X(TASK_GONE,	24,	4,		4)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -67,6 +68,8 @@ struct msg_info {
 #define TOOL_SUBSCRIBE	0x1	/* send me the ordered event stream */
 #define TOOL_SNAPSHOT	0x2	/* ...after a snapshot of the state at its
 				   start (REPLY with id 0) */
+#define TOOL_RECORD	0x4	/* ...and TASK_GONE: what a recording needs
+				   to rebuild the state (doc/recording.md) */
 
 /* REQUEST flags, and REPLY: the fixed part and the status. */
 #define REQUEST_JSON	0x1	/* reply in JSON, not text */

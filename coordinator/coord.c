@@ -17,12 +17,15 @@
 #include "log.h"
 #include "record.h"
 
-/* Encodes each released event once and queues it to every subscriber. */
-static void
-coord_release(const struct order_event *ev, void *arg)
+/*
+ * Encodes each released event once and queues it to every subscriber;
+ * then the state model and the breakpoints see it.  A replay feeds its
+ * recorded events here too.
+ */
+void
+coord_release_event(struct coord *c, const struct order_event *ev)
 {
 	static uint8_t buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE];
-	struct coord *c = arg;
 	size_t n;
 
 	if ((n = coord_frame_event(buf, sizeof(buf), ev)) == 0) {
@@ -36,6 +39,12 @@ coord_release(const struct order_event *ev, void *arg)
 		coord_control_event(c, ev);
 }
 
+static void
+coord_release(const struct order_event *ev, void *arg)
+{
+	coord_release_event(arg, ev);
+}
+
 /*
  * A problem the state model found: an event for every subscriber, and
  * the breakpoints it triggers.
@@ -46,6 +55,9 @@ coord_problem(const struct state_problem *sp, void *arg)
 	struct coord *c = arg;
 
 	log_info("problem: %s", sp->json);
+	/* A replay serves the recorded PROBLEM frames instead. */
+	if (c->replay != NULL)
+		return;
 	coord_tools_send_problem(c, sp->json);
 	if (!TAILQ_EMPTY(&c->bps))
 		coord_control_problem(c, sp);
@@ -57,6 +69,7 @@ coord_task_done(int32_t tid, void *arg)
 {
 	struct coord *c = arg;
 
+	coord_tools_send_gone(c, tid);
 	state_task_gone(c->state, tid);
 }
 
@@ -103,6 +116,7 @@ coord_free(struct coord *c)
 
 	/* No stop to release, no breakpoint to remove when tools go. */
 	coord_control_free(c);
+	coord_replay_free(c);
 	/* Rounds first: freeing an agent must not complete one. */
 	while ((f = TAILQ_FIRST(&c->flushes)) != NULL) {
 		TAILQ_REMOVE(&c->flushes, f, entry);
@@ -221,7 +235,7 @@ coord_check_ready(struct coord *c)
 {
 	struct coord_host *h;
 
-	if (c->ready || c->agent_listener == NULL)
+	if (c->ready || (c->agent_listener == NULL && c->replay == NULL))
 		return;
 	TAILQ_FOREACH(h, &c->hosts, entry)
 		if (!h->hello)
@@ -386,6 +400,21 @@ agents_active(const struct coord *c)
 }
 
 /*
+ * In a replay, "now" is the end of the recording: a round completes
+ * once all of it has been served (coord_flush_settle).
+ */
+static void
+flush_begin(struct coord *c, struct coord_flush *f)
+{
+	if (c->replay != NULL && !coord_replay_done(c)) {
+		coord_replay_start(c);
+		return;
+	}
+	flush_check(c, f);
+	coord_sync_check(c);
+}
+
+/*
  * A round nobody waits for (tool NULL: a breakpoint's flush action) is
  * not run when no agent would be asked: it would end at once, inside
  * the release of the event that triggered it.
@@ -393,10 +422,9 @@ agents_active(const struct coord *c)
 void
 coord_flush_start(struct coord *c, struct coord_tool *tool, uint32_t id)
 {
-	if (tool == NULL && !agents_active(c))
+	if (tool == NULL && c->replay == NULL && !agents_active(c))
 		return;
-	flush_check(c, flush_new(c, tool, id, 0));
-	coord_sync_check(c);
+	flush_begin(c, flush_new(c, tool, id, 0));
 }
 
 /* The "flush" request: the same round, answered with REPLY id. */
@@ -406,8 +434,19 @@ coord_flush_reply(struct coord *c, struct coord_tool *tool, uint32_t id)
 	struct coord_flush *f = flush_new(c, tool, id, 0);
 
 	f->reply = 1;
-	flush_check(c, f);
-	coord_sync_check(c);
+	flush_begin(c, f);
+}
+
+/* The replay has served everything: the rounds waiting for it end. */
+void
+coord_flush_settle(struct coord *c)
+{
+	struct coord_flush *f, *next;
+
+	for (f = TAILQ_FIRST(&c->flushes); f != NULL; f = next) {
+		next = TAILQ_NEXT(f, entry);
+		flush_check(c, f);
+	}
 }
 
 /*

@@ -180,6 +180,7 @@ struct coord_tool {
 	enum coord_peer_state	 state;
 	int			 subscribed;
 	int			 want_snapshot;	/* TOOL_SNAPSHOT: also to resync */
+	int			 record;	/* TOOL_RECORD: gets TASK_GONE */
 	int			 full;		/* dropping events until drained */
 	struct coord_lost	*lost;		/* while full, per task */
 	size_t			 nlost, lostcap;
@@ -232,8 +233,11 @@ struct coord_host {
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
+struct coord_replay;
+
 struct coord {
 	struct event_base	*base;
+	struct coord_replay	*replay;	/* -R: serving a recording */
 	struct order		*order;
 	struct state		*state;		/* the model of the released stream */
 	struct event		*ev_check;	/* rounds that look for deadlocks */
@@ -313,6 +317,20 @@ void	coord_flush_forget_tool(struct coord *, struct coord_tool *);
 void	coord_shutdown(struct coord *, const char *why);
 void	coord_sync_check(struct coord *);
 void	coord_output_check(struct coord *);
+void	coord_release_event(struct coord *, const struct order_event *);
+void	coord_flush_settle(struct coord *);
+
+/* coord_replay.c: -R, a recording served as if live (doc/recording.md) */
+int	coord_replay_open(struct coord *, const char *path);
+void	coord_replay_start(struct coord *);
+int	coord_replay_done(const struct coord *);
+int	coord_replay_snapshot(const struct coord *, const char **json,
+	    size_t *len);
+void	coord_replay_writable(struct coord *);
+void	coord_replay_bye(struct coord_tool *);
+void	coord_replay_free(struct coord *);
+int	coord_replay_frame(struct coord *, uint8_t type, const uint8_t *,
+	    size_t, const char **why);
 
 /* coord_control.c */
 struct req;
@@ -358,6 +376,7 @@ int	coord_tool_probe(const char *path);
 void	coord_tools_send_event(struct coord *, const void *, size_t,
 	    const struct order_event *);
 void	coord_tools_send_problem(struct coord *, const char *json);
+void	coord_tools_send_gone(struct coord *, int32_t tid);
 void	coord_tool_lost(struct coord_tool *);
 
 /* coord_conn.c: framing shared by agents and tools */

@@ -183,7 +183,8 @@ coord_parse_tool_hello(const uint8_t *p, size_t len,
 	if (read_secret(&r, h->secret, why) == -1 ||
 	    reader_done(&r, why) == -1)
 		return -1;
-	if (h->flags & ~(uint32_t)(TOOL_SUBSCRIBE | TOOL_SNAPSHOT)) {
+	if (h->flags & ~(uint32_t)(TOOL_SUBSCRIBE | TOOL_SNAPSHOT |
+	    TOOL_RECORD)) {
 		*why = "tool hello has unknown flags";
 		return -1;
 	}

@@ -125,6 +125,12 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 		fatal("%s", __func__);
 	err[0] = '\0';
 	if (req_parse(creq->text, r, err, sizeof(err)) == 0) {
+		if (coord_request_is_control(r->kind) && c->replay != NULL &&
+		    r->kind != REQ_FLUSH) {
+			free(r);
+			return request_error("replay: the program is not "
+			    "running", body, len);
+		}
 		if (coord_request_is_control(r->kind)) {
 			rv = coord_control_run(c, t, creq->id, creq->flags, r,
 			    body, len);
@@ -169,10 +175,16 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 void
 coord_snapshot_send(struct coord *c, struct coord_tool *t)
 {
+	const char *recorded;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f;
 
+	if (coord_replay_snapshot(c, &recorded, &len)) {
+		coord_frame_reply(bufferevent_get_output(t->bev), 0, REPLY_OK,
+		    recorded, len);
+		return;
+	}
 	if ((f = open_memstream(&body, &len)) == NULL ||
 	    state_write(c->state, STATE_ALL, 0, f) == -1 || fclose(f) != 0)
 		fatal("%s", __func__);

@@ -37,7 +37,8 @@ coord_tool_free(struct coord_tool *t)
 	coord_flush_forget_tool(c, t);
 	coord_control_tool_gone(c, t);
 	free(t->lost);
-	if (t->state == COORD_P_ACTIVE && !c->finishing)
+	/* A replay serves the recorded notices, not its own tools'. */
+	if (t->state == COORD_P_ACTIVE && !c->finishing && c->replay == NULL)
 		coord_notice_tool(c, t, "detached");
 	if (t->bev != NULL)
 		bufferevent_free(t->bev);
@@ -144,6 +145,22 @@ coord_tools_send_event(struct coord *c, const void *buf, size_t len,
 			    evbuffer_get_length(out));
 		}
 	}
+}
+
+/*
+ * TASK_GONE: to the recorders only, in stream order (doc/recording.md),
+ * and like TASK_INFO even to one whose queue is full: the state it
+ * rebuilds must end the task.
+ */
+void
+coord_tools_send_gone(struct coord *c, int32_t tid)
+{
+	struct coord_tool *t;
+
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->state == COORD_P_ACTIVE && t->subscribed && t->record)
+			coord_frame_u32(bufferevent_get_output(t->bev),
+			    MSG_TASK_GONE, (uint32_t)tid);
 }
 
 void
@@ -257,14 +274,22 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	t->state = COORD_P_ACTIVE;
 	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;
 	t->want_snapshot = t->subscribed && (h.flags & TOOL_SNAPSHOT);
+	t->record = t->subscribed && (h.flags & TOOL_RECORD);
 	bufferevent_set_timeouts(t->bev, NULL, NULL);
 	log_info("tool %u: %s%s", t->id, t->name,
 	    t->subscribed ? ", subscribed" : "");
-	coord_notice_tool(t->coord, t, "attached");
+	if (t->coord->replay == NULL)
+		coord_notice_tool(t->coord, t, "attached");
 	if (t->subscribed)
 		coord_tool_send_tasks(t);
 	if (t->subscribed && (h.flags & TOOL_SNAPSHOT))
 		coord_snapshot_send(t->coord, t);
+	if (t->subscribed && t->coord->replay != NULL) {
+		if (coord_replay_done(t->coord))
+			coord_replay_bye(t);
+		else
+			coord_replay_start(t->coord);
+	}
 	return 0;
 }
 
@@ -365,6 +390,8 @@ tool_write_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (t->full && !t->coord->finishing)
 		tool_resume(t);
+	if (t->coord->replay != NULL)
+		coord_replay_writable(t->coord);
 	if (t->coord->finishing)
 		coord_output_check(t->coord);
 }

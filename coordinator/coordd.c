@@ -28,12 +28,14 @@ static int ready_pipe = -1;	/* to the parent waiting in daemonize() */
 static int foreground;
 static int sock_ours;		/* we made the tool socket: remove it */
 static int secret_ours;		/* ...and the secret's file */
+static const char *replay_path;	/* -R: serve this recording */
 
 static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-C clock-correction] [-l address] [-Q tool-queue-bytes] "
+	    "[-r fd]\n       pmon-coordd -R recording [-dv] [-Q bytes] "
 	    "[-r fd]\n");
 	exit(1);
 }
@@ -197,15 +199,18 @@ preflight(void)
 	char why[PATH_MAX + 128], path[108];
 	int rv;
 
-	if (!coord_pvmd_alive(why, sizeof(why)))
+	if (replay_path == NULL && !coord_pvmd_alive(why, sizeof(why)))
 		fatalx("%s", why);
+	if (replay_path != NULL && access(replay_path, R_OK) == -1)
+		fatal("-R %s", replay_path);
 	if (pmon_runtime_path(path, sizeof(path), PMON_SOCK_COORD) == -1)
 		fatal("tool socket path");
 	if ((rv = coord_tool_probe(path)) == 1)
 		fatalx("another coordinator already answers on %s", path);
 	if (rv == -1)
 		fatal("%s", path);
-	if (coord.spawn_agents && access(coord.agent_path, X_OK) == -1)
+	if (replay_path == NULL && coord.spawn_agents &&
+	    access(coord.agent_path, X_OK) == -1)
 		fatal("agent %s", coord.agent_path);
 }
 
@@ -242,6 +247,21 @@ secret_create(struct coord *c)
 	log_debug("the secret is in %s", c->secret_path);
 }
 
+/*
+ * -R: the tool socket and its secret as live, a recording instead of
+ * pvmd and agents (coord_replay.c).
+ */
+static void
+start_replay(void)
+{
+	if (coord_tool_listen(&coord) == -1)
+		exit(1);
+	sock_ours = 1;
+	secret_create(&coord);
+	if (coord_replay_open(&coord, replay_path) == -1)
+		exit(1);
+}
+
 static void
 start(struct event_base *base)
 {
@@ -251,20 +271,26 @@ start(struct event_base *base)
 		fatal("%s", __func__);
 	coord.ready_hook = ready_hook;
 	atexit(remove_files);
-	if (coord_pvm_init(&coord) == -1 || coord_tool_listen(&coord) == -1)
-		exit(1);
-	sock_ours = 1;
-	/* After the bind, which only one of two racing starts wins. */
-	secret_create(&coord);
-	if (coord_pvm_choose_listen(&coord) == -1 ||
-	    coord_agent_listen(&coord) == -1 || coord_pvm_watch(&coord) == -1)
-		exit(1);
+	if (replay_path != NULL)
+		start_replay();
+	else {
+		if (coord_pvm_init(&coord) == -1 ||
+		    coord_tool_listen(&coord) == -1)
+			exit(1);
+		sock_ours = 1;
+		/* After the bind, which only one of two racing starts wins. */
+		secret_create(&coord);
+		if (coord_pvm_choose_listen(&coord) == -1 ||
+		    coord_agent_listen(&coord) == -1 ||
+		    coord_pvm_watch(&coord) == -1)
+			exit(1);
+	}
 	sig[0] = evsignal_new(base, SIGTERM, signal_cb, &coord);
 	sig[1] = evsignal_new(base, SIGINT, signal_cb, &coord);
 	if (sig[0] == NULL || sig[1] == NULL || evsignal_add(sig[0], NULL) ||
 	    evsignal_add(sig[1], NULL))
 		fatalx("evsignal_new");
-	if (coord.spawn_agents)
+	if (replay_path == NULL && coord.spawn_agents)
 		coord_pvm_spawn_all(&coord);
 	else
 		coord_check_ready(&coord);
@@ -282,7 +308,7 @@ main(int argc, char *argv[])
 	coord.ready_fd = -1;
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
-	while ((ch = getopt(argc, argv, "A:C:dl:NQ:r:v")) != -1) {
+	while ((ch = getopt(argc, argv, "A:C:dl:NQ:r:R:v")) != -1) {
 		switch (ch) {
 		case 'Q':
 			coord.tool_high = parse_size(optarg);
@@ -310,6 +336,9 @@ main(int argc, char *argv[])
 			break;
 		case 'r':
 			coord.ready_fd = parse_fd(optarg);
+			break;
+		case 'R':
+			replay_path = optarg;
 			break;
 		case 'v':
 			verbose++;

@@ -129,8 +129,8 @@ coordinator_running(void)
 	return up;
 }
 
-static int
-coordd_path(char *buf, size_t size)
+int
+tool_coordd_path(char *buf, size_t size)
 {
 	const char *env = getenv("PMON_COORDD");
 
@@ -212,8 +212,8 @@ now_ms(void)
  * Reads the coordinator's first line from fd into buf within the timeout.
  * Returns 1 with a line, 0 at end of file, -1 on timeout or error.
  */
-static int
-read_ready_line(int fd, char *buf, size_t size)
+int
+tool_read_ready(int fd, char *buf, size_t size)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	long deadline = now_ms() + START_TIMEOUT_MS, left;
@@ -242,8 +242,8 @@ read_ready_line(int fd, char *buf, size_t size)
 }
 
 /* Explains why the coordinator never said ready. */
-static int
-start_failed(pid_t pid, int got)
+int
+tool_start_failed(pid_t pid, int got)
 {
 	int status;
 
@@ -279,7 +279,7 @@ cmd_start(const struct cmd_args *a)
 	if (a->arg['Q'] != NULL && !queue_size_ok(a->arg['Q']))
 		return tool_usage_error("--tool-queue %s: not a number of bytes "
 		    "from 65536 to 1073741824", a->arg['Q']);
-	if (pvmd_check() != 0 || coordd_path(path, sizeof(path)) != 0)
+	if (pvmd_check() != 0 || tool_coordd_path(path, sizeof(path)) != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())
 		return tool_error("a pmon coordinator already runs for this "
@@ -292,10 +292,10 @@ cmd_start(const struct cmd_args *a)
 		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C'],
 		    a->arg['Q'], a->arg['l']);
 	close(fds[1]);
-	got = read_ready_line(fds[0], line, sizeof(line));
+	got = tool_read_ready(fds[0], line, sizeof(line));
 	close(fds[0]);
 	if (got != 1)
-		return start_failed(pid, got);
+		return tool_start_failed(pid, got);
 	if (strncmp(line, "ready ", 6) != 0)
 		return tool_error("pmon-coordd said '%s' instead of ready",
 		    line);

@@ -6,6 +6,8 @@
 #ifndef PMON_TOOL_H
 #define PMON_TOOL_H
 
+#include <sys/types.h>
+
 #include <getopt.h>
 #include <stdio.h>
 
@@ -51,6 +53,8 @@ extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_request_entry;
 extern const struct cmd_entry cmd_watch_entry;
 extern const struct cmd_entry cmd_stopline_entry;
+extern const struct cmd_entry cmd_record_entry;
+extern const struct cmd_entry cmd_replay_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
@@ -59,6 +63,11 @@ int		 tool_usage_error(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 int		 tool_sibling(char *, size_t, const char *);
 const char	*tool_command_name(void);
+
+/* cmd_start.c: starting pmon-coordd and waiting for its ready line. */
+int		 tool_coordd_path(char *, size_t);
+int		 tool_read_ready(int fd, char *, size_t);
+int		 tool_start_failed(pid_t pid, int got);
 
 /* cmd_query.c: flush, send one request (PMON_* flags), print its reply. */
 int		 tool_query(const char *name, const char *request,

@@ -260,6 +260,52 @@ test_task_info(void)
 	CU_ASSERT_STRING_EQUAL(seen.task_program, "master1");
 }
 
+/* What a recorder gets: every stream frame as it came, TASK_GONE too. */
+static struct {
+	int		 n;
+	int		 types[4];
+	uint8_t		 bytes[4][2048];
+	size_t		 lens[4];
+} raw;
+
+static void
+cb_frame(int type, const void *payload, size_t len, void *arg)
+{
+	(void)arg;
+	if (raw.n < 4 && len <= sizeof(raw.bytes[0])) {
+		raw.types[raw.n] = type;
+		memcpy(raw.bytes[raw.n], payload, len);
+		raw.lens[raw.n++] = len;
+	}
+}
+
+static void
+test_frame_callback(void)
+{
+	struct pmon_callbacks cb = callbacks;
+	struct frame info, ev, gone, done;
+
+	memset(&raw, 0, sizeof(raw));
+	cb.frame = cb_frame;
+	pmon_set_callbacks(p, &cb, NULL);
+	mk_task_info(&info, T_MASTER, 0, "hosta", "master1");
+	mk_send(&ev);
+	mk_u32(&gone, MSG_TASK_GONE, (uint32_t)T_MASTER);
+	mk_u32(&done, MSG_FLUSH_DONE, 1);
+	put(&info);
+	put(&ev);
+	put(&gone);
+	put(&done);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.ntasks == 1 && seen.nevents == 1);
+	CU_ASSERT_FATAL(raw.n == 3);	/* FLUSH_DONE is no stream frame */
+	CU_ASSERT(raw.types[0] == MSG_TASK_INFO && raw.types[1] == MSG_EVENT &&
+	    raw.types[2] == MSG_TASK_GONE);
+	CU_ASSERT(raw.lens[1] == ev.len - FRAME_HDR_SIZE &&
+	    memcmp(raw.bytes[1], ev.buf + FRAME_HDR_SIZE, raw.lens[1]) == 0);
+	CU_ASSERT(raw.lens[2] == 4);
+}
+
 static void
 test_send_event(void)
 {
@@ -780,6 +826,20 @@ test_connect_hello(void)
 	afd = conn_hello(lfd, &h);
 	CU_ASSERT(h.flags == TOOL_SUBSCRIBE);
 	CU_ASSERT_STRING_EQUAL(h.name, "unit");
+	close(afd);
+	CU_ASSERT(pmon_wait(c, 1000) == -1);
+	pmon_free(c);
+
+	/* A recorder: PMON_RECORD only with a subscription. */
+	c = pmon_new();
+	CU_ASSERT(pmon_connect(c, NULL, "unit", PMON_RECORD) == -1);
+	CU_ASSERT(strstr(pmon_error(c), "PMON_SUBSCRIBE") != NULL);
+	pmon_free(c);
+	c = pmon_new();
+	CU_ASSERT_FATAL(pmon_connect(c, NULL, "unit", PMON_SUBSCRIBE |
+	    PMON_RECORD) == 0);
+	afd = conn_hello(lfd, &h);
+	CU_ASSERT(h.flags == (TOOL_SUBSCRIBE | TOOL_RECORD));
 	CU_ASSERT_STRING_EQUAL(h.secret, SECRET);
 	close(afd);
 	CU_ASSERT(pmon_wait(c, 1000) == -1);
@@ -892,6 +952,7 @@ test_connect_missing(void)
 
 static CU_TestInfo stream_tests[] = {
 	{ "task info", test_task_info },
+	{ "frame callback", test_frame_callback },
 	{ "send event", test_send_event },
 	{ "bcast peers and group", test_bcast_peers_group },
 	{ "matched receive", test_matched_recv },

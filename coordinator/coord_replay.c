@@ -1,0 +1,461 @@
+/*
+ * pmon-coordd -R FILE: a recording (recfile.h) served to tools as if it
+ * were live.  No pvmd, no agents, no order core: the recorded stream is
+ * already ordered.  Each frame goes where the live one came from:
+ * TASK_INFO through the task table and the state model to every
+ * subscriber, EVENT through coord_release_event (tools, state model,
+ * breakpoints), PROBLEM and NOTICE to the tools as recorded, TASK_GONE
+ * to the model (and to recorders).  Queries are answered by the same
+ * code as live, on the state at the current position.
+ *
+ * The stream waits for the first subscriber (or the first flush), so
+ * that it sees everything, then runs as fast as the subscribers read:
+ * nothing is dropped, a pass stops while one has half its queue limit
+ * waiting.  At the end, subscribers get BYE and flushes complete; the
+ * coordinator then answers queries on the final state until SHUTDOWN.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "coord.h"
+#include "log.h"
+#include "recfile.h"
+#include "wire.h"
+
+/* Frames served in one pass of the loop: queries get their turn. */
+#define REPLAY_PASS_FRAMES	512
+
+struct coord_replay {
+	struct recfile	*rf;
+	char		 path[1024];
+	struct event	*ev_pass;
+	int		 started;
+	int		 done;
+	char		*snapshot;	/* REC_SNAPSHOT: the state at the
+					   recording's start */
+	size_t		 snapshot_len;
+	uint64_t	 frames;
+	char		 error[512];	/* "": ended cleanly */
+	/* The first frame for the tools, read ahead (recording_head). */
+	int		 ahead;		/* 1 frame, 0 none, -1 end/damage */
+	uint8_t		 ahead_type;
+	const uint8_t	*ahead_p;
+	size_t		 ahead_len;
+};
+
+/* --- frames ------------------------------------------------------------ */
+
+static int
+replay_task_info(struct coord *c, const uint8_t *p, size_t len,
+    const char **why)
+{
+	char host[COORD_STR_MAX], program[COORD_STR_MAX];
+	struct wire_reader r;
+	struct coord_task *t;
+	int32_t tid, parent;
+	uint32_t pid;
+	uint64_t spawn_seq;
+
+	wire_reader_init(&r, p, len);
+	tid = (int32_t)wire_read32(&r);
+	parent = (int32_t)wire_read32(&r);
+	pid = wire_read32(&r);
+	spawn_seq = wire_read64(&r);
+	wire_readstr(&r, host, sizeof(host));
+	wire_readstr(&r, program, sizeof(program));
+	if (r.err || r.off != len || tid <= 0) {
+		*why = "bad TASK_INFO";
+		return -1;
+	}
+	if ((t = coord_task_find(c, tid)) != NULL && !t->ended) {
+		*why = "TASK_INFO for a task that runs";
+		return -1;
+	}
+	if (t == NULL)
+		t = coord_task_add(c, tid);
+	free(t->host);
+	free(t->program);
+	t->parent_tid = parent;
+	t->pid = pid;
+	t->spawn_seq = spawn_seq;
+	t->ended = 0;
+	if ((t->host = strdup(host)) == NULL ||
+	    (t->program = strdup(program)) == NULL)
+		fatal("%s", __func__);
+	if (state_task(c->state, tid, parent, pid, host, program) == -1)
+		fatal("%s", __func__);
+	coord_broadcast_task(c, t);
+	return 0;
+}
+
+static int
+replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
+{
+	struct order_event ev;
+	struct coord_task *t;
+	struct record rec;
+
+	if (len < EVENT_HDR_SIZE) {
+		*why = "EVENT too short";
+		return -1;
+	}
+	ev.tid = (int32_t)wire_get32(p);
+	ev.flags = p[4];
+	ev.match_tid = (int32_t)wire_get32(p + 5);
+	ev.match_seq = wire_get64(p + 9);
+	ev.t_corr = wire_get64(p + 17);
+	ev.bytes = p + EVENT_HDR_SIZE;
+	ev.len = len - EVENT_HDR_SIZE;
+	if (record_decode(ev.bytes, ev.len, &rec, why) == -1)
+		return -1;
+	if (rec.len != ev.len) {
+		*why = "EVENT with bytes after its record";
+		return -1;
+	}
+	if ((t = coord_task_find(c, ev.tid)) == NULL || t->ended) {
+		*why = "EVENT of a task without TASK_INFO";
+		return -1;
+	}
+	if (ev.flags & ~(EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
+	    EVENT_INCONSISTENT)) {
+		*why = "EVENT with unknown flags";
+		return -1;
+	}
+	ev.rec = &rec;
+	coord_release_event(c, &ev);
+	return 0;
+}
+
+static int
+replay_task_gone(struct coord *c, const uint8_t *p, size_t len,
+    const char **why)
+{
+	struct coord_task *t;
+	int32_t tid;
+
+	tid = len == 4 ? (int32_t)wire_get32(p) : 0;
+	if ((t = coord_task_find(c, tid)) == NULL || t->ended) {
+		*why = "TASK_GONE of no running task";
+		return -1;
+	}
+	t->ended = 1;
+	coord_tools_send_gone(c, tid);
+	if (state_task_gone(c->state, tid) == -1)
+		fatal("%s", __func__);
+	return 0;
+}
+
+static int
+replay_host(struct coord *c, const uint8_t *p, size_t len, const char **why)
+{
+	char name[COORD_STR_MAX], arch[COORD_STR_MAX];
+	struct wire_reader r;
+	int32_t host_tid;
+	int up;
+
+	wire_reader_init(&r, p, len);
+	host_tid = (int32_t)wire_read32(&r);
+	up = wire_read8(&r);
+	wire_readstr(&r, name, sizeof(name));
+	wire_readstr(&r, arch, sizeof(arch));
+	if (r.err || r.off != len || up > 1) {
+		*why = "bad host frame";
+		return -1;
+	}
+	if (state_host(c->state, host_tid, name, arch, up) == -1)
+		fatal("%s", __func__);
+	return 0;
+}
+
+/* A PROBLEM or NOTICE body as the C string the senders take. */
+static char *
+json_copy(const uint8_t *p, size_t len, const char **why)
+{
+	char *s;
+
+	if (memchr(p, '\0', len) != NULL) {
+		*why = "a JSON body holding a NUL";
+		return NULL;
+	}
+	if ((s = malloc(len + 1)) == NULL)
+		fatal("%s", __func__);
+	memcpy(s, p, len);
+	s[len] = '\0';
+	return s;
+}
+
+/*
+ * Serves one recorded frame; -1 with *why when its contents are bad.
+ * A recorded deadlock first brings the model's problems to the same
+ * point: live, deadlocks are found by a check between events, which
+ * the recording shows only by the PROBLEM it produced.
+ */
+int
+coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
+    size_t len, const char **why)
+{
+	char *json;
+
+	switch (type) {
+	case MSG_TASK_INFO:
+		return replay_task_info(c, p, len, why);
+	case MSG_EVENT:
+		return replay_event(c, p, len, why);
+	case MSG_TASK_GONE:
+		return replay_task_gone(c, p, len, why);
+	case REC_HOST:
+		return replay_host(c, p, len, why);
+	case REC_SNAPSHOT:
+		if (c->replay != NULL && !c->replay->started &&
+		    c->replay->snapshot == NULL) {
+			if ((c->replay->snapshot = malloc(len)) == NULL)
+				fatal("%s", __func__);
+			memcpy(c->replay->snapshot, p, len);
+			c->replay->snapshot_len = len;
+		}
+		return 0;
+	case MSG_PROBLEM:
+	case MSG_NOTICE:
+		if ((json = json_copy(p, len, why)) == NULL)
+			return -1;
+		/* Live, deadlocks are found by a check between events. */
+		if (type == MSG_PROBLEM &&
+		    strstr(json, "\"kind\":\"deadlock\"") != NULL)
+			state_check(c->state);
+		if (type == MSG_PROBLEM) {
+			coord_tools_send_problem(c, json);
+		} else
+			coord_notice(c, json);
+		free(json);
+		return 0;
+	default:
+		*why = "a frame a replay cannot serve";
+		return -1;
+	}
+}
+
+/* --- the stream -------------------------------------------------------- */
+
+/* Does a subscriber have half its limit waiting?  Then wait for it. */
+static int
+replay_blocked(struct coord *c)
+{
+	struct coord_tool *t;
+
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->state == COORD_P_ACTIVE && t->subscribed &&
+		    evbuffer_get_length(bufferevent_get_output(t->bev)) >
+		    c->tool_high / 2)
+			return 1;
+	return 0;
+}
+
+/* The end of the stream, or of a subscriber that came after it. */
+void
+coord_replay_bye(struct coord_tool *t)
+{
+	struct coord_replay *rp = t->coord->replay;
+	char reason[600];
+
+	if (rp->error[0] != '\0')
+		snprintf(reason, sizeof(reason), "the recording is damaged: %s",
+		    rp->error);
+	else
+		snprintf(reason, sizeof(reason), "the recording ended");
+	coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE, reason);
+	t->state = COORD_P_CLOSING;
+}
+
+static void
+replay_end(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+	struct coord_tool *t;
+
+	rp->done = 1;
+	if (rp->error[0] != '\0')
+		log_warnx("%s: %s; served the %llu frames before it", rp->path,
+		    rp->error, (unsigned long long)rp->frames);
+	else
+		log_info("%s: served all %llu frames", rp->path,
+		    (unsigned long long)rp->frames);
+	recfile_close(rp->rf);
+	rp->rf = NULL;
+	/* The model as a live coordinator's last round leaves it. */
+	state_check(c->state);
+	/* Flushes answer before BYE closes the stream. */
+	coord_flush_settle(c);
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->state == COORD_P_ACTIVE && t->subscribed)
+			coord_replay_bye(t);
+}
+
+static void
+replay_pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *c = arg;
+	struct coord_replay *rp = c->replay;
+	const uint8_t *p;
+	const char *why;
+	uint8_t type;
+	size_t len;
+	int i, rv;
+
+	(void)fd;
+	(void)what;
+	if (rp->done || c->shutting_down)
+		return;
+	for (i = 0; i < REPLAY_PASS_FRAMES; i++) {
+		if (replay_blocked(c))
+			return;		/* coord_replay_writable resumes */
+		if (rp->ahead != 0) {
+			rv = rp->ahead;
+			type = rp->ahead_type;
+			p = rp->ahead_p;
+			len = rp->ahead_len;
+			rp->ahead = 0;
+		} else
+			rv = recfile_next(rp->rf, &type, &p, &len);
+		if (rv != 1) {
+			if (rv == -1)
+				snprintf(rp->error, sizeof(rp->error), "%s",
+				    recfile_error(rp->rf));
+			replay_end(c);
+			return;
+		}
+		if (coord_replay_frame(c, type, p, len, &why) == -1) {
+			snprintf(rp->error, sizeof(rp->error), "bad frame "
+			    "%llu (%s) before offset %llu: %s",
+			    (unsigned long long)rp->frames + 1,
+			    proto_msg_name(type),
+			    (unsigned long long)recfile_offset(rp->rf), why);
+			replay_end(c);
+			return;
+		}
+		rp->frames++;
+	}
+	event_active(rp->ev_pass, EV_TIMEOUT, 0);
+}
+
+void
+coord_replay_start(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+
+	if (rp == NULL || rp->started)
+		return;
+	rp->started = 1;
+	log_info("%s: serving the recording", rp->path);
+	event_active(rp->ev_pass, EV_TIMEOUT, 0);
+}
+
+/* A subscriber's queue drained: go on if the stream waited for it. */
+void
+coord_replay_writable(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+
+	if (rp->started && !rp->done && !replay_blocked(c) &&
+	    !event_pending(rp->ev_pass, EV_TIMEOUT, NULL))
+		event_active(rp->ev_pass, EV_TIMEOUT, 0);
+}
+
+/*
+ * Before the stream starts, a tool that subscribes with a snapshot gets
+ * the recorded one: a recording that began late starts from a state its
+ * model never saw (doc/recording.md).
+ */
+int
+coord_replay_snapshot(const struct coord *c, const char **json,
+    size_t *len)
+{
+	const struct coord_replay *rp = c->replay;
+
+	if (rp == NULL || rp->started || rp->snapshot == NULL)
+		return 0;
+	*json = rp->snapshot;
+	*len = rp->snapshot_len;
+	return 1;
+}
+
+int
+coord_replay_done(const struct coord *c)
+{
+	return c->replay != NULL && c->replay->done;
+}
+
+/*
+ * The hosts (and snapshot) a recording starts with are the machine a
+ * live tool would find when it attaches: the model gets them before
+ * any tool does.  The first other frame waits in rp->ahead.
+ */
+static void
+recording_head(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+	const char *why;
+
+	while ((rp->ahead = recfile_next(rp->rf, &rp->ahead_type,
+	    &rp->ahead_p, &rp->ahead_len)) == 1) {
+		if (rp->ahead_type != REC_HOST &&
+		    rp->ahead_type != REC_SNAPSHOT)
+			return;
+		if (coord_replay_frame(c, rp->ahead_type, rp->ahead_p,
+		    rp->ahead_len, &why) == -1) {
+			/* Served at the start, it fails there with why. */
+			return;
+		}
+		rp->frames++;
+	}
+}
+
+/*
+ * Opens the recording and checks its header; the clock correction it
+ * was made with is only logged: its times are already corrected.
+ */
+int
+coord_replay_open(struct coord *c, const char *path)
+{
+	struct coord_replay *rp;
+	const struct recfile_header *h;
+	char err[512];
+
+	if ((rp = calloc(1, sizeof(*rp))) == NULL)
+		fatal("%s", __func__);
+	snprintf(rp->path, sizeof(rp->path), "%s", path);
+	if ((rp->rf = recfile_open(path, err, sizeof(err))) == NULL) {
+		log_warnx("%s: %s", path, err);
+		free(rp);
+		return -1;
+	}
+	if ((rp->ev_pass = event_new(c->base, -1, 0, replay_pass_cb, c)) ==
+	    NULL)
+		fatalx("%s: event_new", __func__);
+	h = recfile_header(rp->rf);
+	log_info("%s: written by %s from %s, clock correction %s", path,
+	    h->writer, h->source, h->clock);
+	snprintf(c->listen_addr, sizeof(c->listen_addr), "replay");
+	c->replay = rp;
+	recording_head(c);
+	return 0;
+}
+
+void
+coord_replay_free(struct coord *c)
+{
+	struct coord_replay *rp = c->replay;
+
+	if (rp == NULL)
+		return;
+	if (rp->ev_pass != NULL)
+		event_free(rp->ev_pass);
+	recfile_close(rp->rf);
+	free(rp->snapshot);
+	free(rp);
+	c->replay = NULL;
+}

@@ -1,0 +1,123 @@
+/*
+ * Fuzzes what a recording can make pmon replay do (doc/recording.md).
+ * The first byte picks what the rest is:
+ *
+ *	0: a recording file, read by common/recfile.c: every frame it
+ *	   returns has a header the reader checked, and it ends cleanly or
+ *	   with an error naming an offset inside the input;
+ *	1: frames (wire headers and payloads), written into a recording
+ *	   in memory with small blocks, read back unchanged, and served by
+ *	   the replay's decoders (coord_replay_frame) to a real coordinator
+ *	   state: task table, state model and requests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "coord.h"
+#include "log.h"
+#include "proto.h"
+#include "recfile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct event_base *base;
+
+/* Reads a recording; traps on anything the reader must never do. */
+static void
+read_all(const uint8_t *data, size_t size, struct coord *c)
+{
+	struct recfile *r;
+	const uint8_t *p;
+	const char *why, *at;
+	char err[256];
+	uint8_t type;
+	size_t len;
+	int rv;
+	FILE *fp;
+
+	if ((fp = size > 0 ? fmemopen((void *)data, size, "r") :
+	    fopen("/dev/null", "r")) == NULL)
+		return;
+	if ((r = recfile_open_fp(fp, err, sizeof(err))) == NULL)
+		return;
+	while ((rv = recfile_next(r, &type, &p, &len)) == 1) {
+		if (len > PROTO_MAX_PAYLOAD)
+			__builtin_trap();
+		if (c != NULL)
+			coord_replay_frame(c, type, p, len, &why);
+	}
+	if (rv == -1) {
+		at = strstr(recfile_error(r), "offset ");
+		if (at != NULL && strtoull(at + 7, NULL, 10) > size)
+			__builtin_trap();
+	} else if (recfile_end(r) == NULL)
+		__builtin_trap();
+	recfile_close(r);
+}
+
+/* Mode 1: the input's frames through the writer, the reader, a replay. */
+static void
+frames(const uint8_t *data, size_t size)
+{
+	static const char *const queries[] = { "snapshot", "ps", "problems",
+	    "queues", "hosts", "groups" };
+	struct recfile_header h = { .proto = PROTO_VERSION };
+	struct coord_request req = { .id = 1, .flags = REQUEST_JSON };
+	struct recfile_writer *w;
+	struct coord c;
+	char *buf = NULL, *body, err[256];
+	size_t bsize = 0, off = 0, len, i, n;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &bsize)) == NULL)
+		return;
+	if ((w = recfile_create_fp(fp, &h, RECFILE_BLOCK_MIN, err,
+	    sizeof(err))) == NULL) {
+		free(buf);
+		return;
+	}
+	while (size - off >= FRAME_HDR_SIZE) {
+		len = (size_t)data[off + 4] << 24 | data[off + 5] << 16 |
+		    data[off + 6] << 8 | data[off + 7];
+		if (len > size - off - FRAME_HDR_SIZE)
+			break;
+		recfile_write_frame(w, data[off + 2], data + off +
+		    FRAME_HDR_SIZE, len);
+		off += FRAME_HDR_SIZE + len;
+	}
+	recfile_finish(w, NULL);
+	recfile_writer_free(w);
+	memset(&c, 0, sizeof(c));
+	if (coord_init(&c, base) == 0) {
+		read_all((const uint8_t *)buf, bsize, &c);
+		for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+			snprintf(req.text, sizeof(req.text), "%s", queries[i]);
+			coord_request_run(&c, NULL, &req, &body, &n);
+			if (body == NULL || strlen(body) != n)
+				__builtin_trap();
+			free(body);
+		}
+	}
+	coord_free(&c);
+	free(buf);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (base == NULL) {
+		log_init("fuzz_recfile", 0);
+		if ((base = event_base_new()) == NULL)
+			return 0;
+	}
+	if (size == 0)
+		return 0;
+	if (data[0] == 0)
+		read_all(data + 1, size - 1, NULL);
+	else
+		frames(data + 1, size - 1);
+	return 0;
+}

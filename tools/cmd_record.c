@@ -1,0 +1,372 @@
+/*
+ * pmon record: subscribes to the coordinator's stream and writes every
+ * frame of it, as it came, to a recording (common/recfile.h,
+ * doc/recording.md), which pmon replay serves to tools later.  It ends
+ * at BYE, or on SIGINT/SIGTERM after writing what already arrived, and
+ * always closes the file with its end block.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "paths.h"
+#include "pmon-tool.h"
+#include "pmon.h"
+#include "proto.h"
+#include "recfile.h"
+#include "wire.h"
+
+#define RECORD_POLL_MS		200
+#define RECORD_SYNC_MS		1000	/* a block at least this often */
+#define RECORD_DRAIN_MAX	1000
+#define RECORD_HOSTS_MAX	4096
+
+static int	cmd_record(const struct cmd_args *);
+
+static const struct option record_longopts[] = {
+	{ "block", required_argument, NULL, 'Q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "output", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 }
+};
+
+const struct cmd_entry cmd_record_entry = {
+	"record", "-o FILE [-Q bytes]",
+	"write the ordered stream to a recording that pmon replay serves",
+	"  -o, --output FILE  the recording (replaced if it exists)\n"
+	"  -Q, --block BYTES  frames per compressed block, in bytes (default\n"
+	"                 65536, 1024 to 4194304): damage to the file loses\n"
+	"                 its block and what follows, never what precedes\n"
+	"\nStarted before the program, it records the whole run; started\n"
+	"later, it records from there on, with the state at that point\n"
+	"(doc/recording.md).  Ends with status 0 when the coordinator shuts\n"
+	"down or on SIGINT or SIGTERM, after writing everything that\n"
+	"arrived and the end block; prints a summary line on stderr.\n",
+	"+hQ:o:", record_longopts, 0, 0, cmd_record
+};
+
+/* A frame that came before the snapshot, written after it. */
+struct held {
+	struct held		*next;
+	int			 type;
+	size_t			 len;
+	uint8_t			 payload[];
+};
+
+struct rec {
+	struct recfile_writer	*w;
+	struct pmon		*p;
+	int			 started;	/* the snapshot came */
+	struct held		*held, **held_tail;
+	char			*hosts[RECORD_HOSTS_MAX];	/* recorded */
+	size_t			 nhosts;
+	int			 need_hosts;	/* a task on a new host */
+	int			 failed;
+};
+
+static volatile sig_atomic_t record_stop;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	record_stop = 1;
+}
+
+static int
+host_known(const struct rec *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nhosts; i++)
+		if (strcmp(r->hosts[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* One host of a "hosts" array as a REC_HOST frame, once per name. */
+static void
+write_host(struct rec *r, json_t *h)
+{
+	const char *name = json_string_value(json_object_get(h, "name"));
+	const char *arch = json_string_value(json_object_get(h, "arch"));
+	const char *agent = json_string_value(json_object_get(h, "agent"));
+	json_t *tid = json_object_get(h, "host_tid");
+	uint8_t buf[4 + 1 + 2 * (2 + 1024)], *q;
+
+	if (name == NULL || arch == NULL || agent == NULL ||
+	    !json_is_integer(tid) || strlen(name) > 1000 ||
+	    strlen(arch) > 1000 || host_known(r, name) ||
+	    r->nhosts == RECORD_HOSTS_MAX)
+		return;
+	if ((r->hosts[r->nhosts] = strdup(name)) == NULL) {
+		r->failed = 1;
+		return;
+	}
+	r->nhosts++;
+	wire_put32(buf, (uint32_t)json_integer_value(tid));
+	buf[4] = strcmp(agent, "up") == 0;
+	q = wire_putstr(buf + 5, name);
+	q = wire_putstr(q, arch);
+	if (recfile_write_frame(r->w, REC_HOST, buf, (size_t)(q - buf)) == -1)
+		r->failed = 1;
+}
+
+/* The hosts of a snapshot or of a "hosts" reply (doc/state.md). */
+static void
+write_hosts(struct rec *r, const char *json, size_t len)
+{
+	json_t *doc, *hosts;
+	size_t i;
+
+	if ((doc = json_loadb(json, len, 0, NULL)) == NULL)
+		return;
+	hosts = json_is_array(doc) ? doc : json_object_get(doc, "hosts");
+	for (i = 0; json_is_array(hosts) && i < json_array_size(hosts); i++)
+		write_host(r, json_array_get(hosts, i));
+	json_decref(doc);
+}
+
+/*
+ * The coordinator answers the hello with the notice of this tool's
+ * attach, the known tasks and then the snapshot; a recording starts
+ * with the snapshot and the hosts, so that a replay knows the machine
+ * before it serves anything (doc/recording.md).
+ */
+static void
+hold(struct rec *r, int type, const void *payload, size_t len)
+{
+	struct held *h;
+
+	if ((h = malloc(sizeof(*h) + len)) == NULL) {
+		r->failed = 1;
+		return;
+	}
+	h->next = NULL;
+	h->type = type;
+	h->len = len;
+	memcpy(h->payload, payload, len);
+	*r->held_tail = h;
+	r->held_tail = &h->next;
+}
+
+static void	record_frame(int, const void *, size_t, void *);
+
+static void
+release_held(struct rec *r)
+{
+	struct held *h;
+
+	r->started = 1;
+	while ((h = r->held) != NULL) {
+		r->held = h->next;
+		record_frame(h->type, h->payload, h->len, r);
+		free(h);
+	}
+	r->held_tail = &r->held;
+}
+
+static void
+record_frame(int type, const void *payload, size_t len, void *arg)
+{
+	struct rec *r = arg;
+	struct wire_reader wr;
+	char host[1024];
+
+	if (r->failed)
+		return;
+	if (!r->started) {
+		hold(r, type, payload, len);
+		return;
+	}
+	if (recfile_write_frame(r->w, (uint8_t)type, payload, len) == -1) {
+		r->failed = 1;
+		return;
+	}
+	if (type != MSG_TASK_INFO)
+		return;
+	wire_reader_init(&wr, payload, len);
+	wire_take(&wr, 20);
+	wire_readstr(&wr, host, sizeof(host));
+	if (!wr.err && !host_known(r, host))
+		r->need_hosts = 1;
+}
+
+/* The state where the stream starts: kept, and its hosts. */
+static void
+record_snapshot(const char *json, size_t len, void *arg)
+{
+	struct rec *r = arg;
+
+	if (r->failed)
+		return;
+	if (recfile_write_frame(r->w, REC_SNAPSHOT, json, len) == -1)
+		r->failed = 1;
+	else
+		write_hosts(r, json, len);
+	release_held(r);
+}
+
+/* A task named a host the recording lacks: ask which hosts there are. */
+static int
+record_hosts(struct rec *r)
+{
+	char *reply;
+	size_t len;
+
+	r->need_hosts = 0;
+	if (pmon_request(r->p, "hosts", PMON_JSON, &reply, &len) == -1)
+		return pmon_closed(r->p) ? 0 : -1;
+	write_hosts(r, reply, len);
+	free(reply);
+	return 0;
+}
+
+static long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Until BYE, close, error or a signal; then what already arrived. */
+static int
+record_loop(struct rec *r)
+{
+	long last_sync = now_ms();
+	int rv = 0, i;
+
+	while (!record_stop && !r->failed) {
+		if ((rv = pmon_wait(r->p, RECORD_POLL_MS)) == -1)
+			break;
+		if (r->need_hosts && (rv = record_hosts(r)) == -1)
+			break;
+		if (now_ms() - last_sync >= RECORD_SYNC_MS) {
+			if (recfile_sync(r->w) == -1)
+				r->failed = 1;
+			last_sync = now_ms();
+		}
+	}
+	for (i = 0; rv != -1 && i < RECORD_DRAIN_MAX && !r->failed; i++)
+		if ((rv = pmon_wait(r->p, 0)) == 0)
+			break;
+	if (r->failed)
+		return -1;
+	if (!record_stop && !pmon_closed(r->p))
+		return tool_error("%s", pmon_error(r->p));
+	return 0;
+}
+
+static int
+block_size(const char *s, size_t *size)
+{
+	char *end;
+	unsigned long long v;
+
+	*size = 0;
+	if (s == NULL)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' ||
+	    v < RECFILE_BLOCK_MIN || v > RECFILE_BLOCK_MAX)
+		return tool_usage_error("--block %s: not a number of bytes "
+		    "from %d to %d", s, RECFILE_BLOCK_MIN, RECFILE_BLOCK_MAX);
+	*size = (size_t)v;
+	return 0;
+}
+
+static void
+make_header(struct recfile_header *h)
+{
+	char host[256], dir[PATH_MAX];
+	struct timespec ts;
+	const char *tmp = getenv("PVM_TMP");
+
+	memset(h, 0, sizeof(*h));
+	h->proto = PROTO_VERSION;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	h->created_ns = (uint64_t)ts.tv_sec * 1000000000u +
+	    (uint64_t)ts.tv_nsec;
+	snprintf(h->writer, sizeof(h->writer), "pmon record");
+	/* The coordinator's correction is in its log, not on the wire. */
+	snprintf(h->clock, sizeof(h->clock), "as served");
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(dir, sizeof(dir), "%s", tmp != NULL && *tmp ? tmp : "/tmp");
+	snprintf(h->source, sizeof(h->source), "%.100s:%.150s", host, dir);
+}
+
+static void
+print_summary(const char *path, const struct recfile_end *e)
+{
+	uint64_t bytes = e->file_bytes;
+
+	fprintf(stderr, "pmon record: %s: %llu events, %llu tasks, %llu "
+	    "bytes, %.2f B/event\n", path, (unsigned long long)e->events,
+	    (unsigned long long)e->tasks, (unsigned long long)bytes,
+	    e->events ? (double)bytes / (double)e->events : 0.0);
+}
+
+static int
+cmd_record(const struct cmd_args *a)
+{
+	struct pmon_callbacks cb = { .frame = record_frame,
+	    .snapshot = record_snapshot };
+	struct rec r = { .held_tail = &r.held };
+	struct recfile_header h;
+	struct recfile_end end;
+	struct sigaction sa;
+	const char *path = a->arg['o'];
+	char err[512];
+	size_t bsize, i;
+	int rv;
+
+	if (path == NULL)
+		return tool_usage_error("-o FILE is required");
+	if (block_size(a->arg['Q'], &bsize) != 0)
+		return EXIT_USAGE;
+	if ((r.p = pmon_new()) == NULL)
+		return tool_error("out of memory");
+	if (pmon_connect(r.p, NULL, "pmon-record", PMON_SUBSCRIBE |
+	    PMON_SNAPSHOT | PMON_RECORD) == -1) {
+		rv = tool_error("%s", pmon_error(r.p));
+		pmon_free(r.p);
+		return rv;
+	}
+	make_header(&h);
+	if ((r.w = recfile_create(path, &h, bsize, err, sizeof(err))) ==
+	    NULL) {
+		pmon_free(r.p);
+		return tool_error("%s", err);
+	}
+	pmon_set_callbacks(r.p, &cb, &r);
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;	/* no SA_RESTART: poll returns */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rv = record_loop(&r);
+	release_held(&r);	/* the snapshot never came: keep the rest */
+	if (r.failed)
+		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
+	if (recfile_finish(r.w, &end) == -1 && rv == 0)
+		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
+	else
+		print_summary(path, &end);
+	recfile_writer_free(r.w);
+	for (i = 0; i < r.nhosts; i++)
+		free(r.hosts[i]);
+	pmon_free(r.p);
+	return rv;
+}
