@@ -4,6 +4,9 @@
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
+#   make bench-overhead  ping-pong and NPpvm round trips: plain, under pmon,
+#                     under PVM's own tracer (BENCHMARKS.md)
+#   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -63,9 +66,11 @@ SIM_OBJS	:= $(call obj,tests/sim/sim.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
 BENCH_STOP	= $(BUILD)/bench/bench_stop
+BENCH_EVENT	= $(BUILD)/bench/bench_event
+PVMTRACER	= $(BUILD)/bench/pvmtracer
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -115,6 +120,16 @@ $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm
+
+# PVM programs run with the instrumentation library preloaded (or under
+# PVM's tracer), so built without sanitizers, like the test programs.
+$(BENCH_EVENT): bench/bench_event.c common/ring.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
+
+$(PVMTRACER): bench/pvmtracer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -177,6 +192,19 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
+# Round trips of pingpong and NPpvm: plain, under pmon, under PVM's own
+# tracer with a trace buffer, interleaved; results go to BENCHMARKS.md.
+# BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds.
+bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) \
+	    $(BUILD)/tests/progs/pingpong
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_overhead.sh $(BENCH_OVERHEAD_FLAGS)
+
+# ns per recorded event inside an instrumented task, with its agent
+# draining; results go to BENCHMARKS.md.
+# BENCH_EVENT_FLAGS: e.g. -r runs, -n bursts, -b calls per burst, -v.
+bench-event: $(BENCH_EVENT) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD)
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_event.sh $(BENCH_EVENT_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -191,6 +219,7 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop \
+	bench-overhead bench-event
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
