@@ -68,9 +68,10 @@ BENCH_MERGE	= $(BUILD)/bench/bench_merge
 BENCH_STOP	= $(BUILD)/bench/bench_stop
 BENCH_EVENT	= $(BUILD)/bench/bench_event
 PVMTRACER	= $(BUILD)/bench/pvmtracer
+NPTASKS		= $(BUILD)/bench/nptasks.so
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -130,6 +131,11 @@ $(BENCH_EVENT): bench/bench_event.c common/ring.h
 $(PVMTRACER): bench/pvmtracer.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+# Preloaded into NPpvm: its pvm_tasks sees only NPpvm tasks.
+$(NPTASKS): bench/nptasks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -o $@ $< -ldl
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -195,7 +201,7 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 # Round trips of pingpong and NPpvm: plain, under pmon, under PVM's own
 # tracer with a trace buffer, interleaved; results go to BENCHMARKS.md.
 # BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds.
-bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) \
+bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) $(NPTASKS) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_overhead.sh $(BENCH_OVERHEAD_FLAGS)
 
