@@ -10,12 +10,14 @@
  * caller's own executable (by /proc/PID/exe: the bench runs on one
  * host).  The bench starts the receiver and the transmitter together:
  * while fewer than two such tasks have enrolled, it asks pvmd again,
- * for up to WAIT_MS.  Nothing else is interposed: NPpvm's ping-pong calls go to
+ * for up to WAIT_MS.  With NPTASKS_DEBUG set it prints what it kept.
+ * Nothing else is interposed: NPpvm's ping-pong calls go to
  * libpvm3 (or to pmon's wrappers) as without it.
  */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,16 +34,19 @@ static struct pvmtaskinfo mine[TASKS_MAX];
 
 typedef int	(*tasks_fn)(int, int *, struct pvmtaskinfo **);
 
+/* The executable of pid, or of this process when pid is -1. */
 static int
 exe_of(int pid, char *buf, size_t size)
 {
 	char path[64];
 	ssize_t n;
 
-	if (pid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	else
+	if (pid < 0)
 		snprintf(path, sizeof(path), "/proc/self/exe");
+	else if (pid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	else		/* a task pvmd is still setting up */
+		return -1;
 	if ((n = readlink(path, buf, size - 1)) <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -66,6 +71,16 @@ keep_same(const struct pvmtaskinfo *ti, int n, const char *self)
 	return kept;
 }
 
+static void
+debug(const char *self, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "nptasks: pid %d: %s task t%x pid %d\n",
+		    (int)getpid(), self, mine[i].ti_tid, mine[i].ti_pid);
+}
+
 int
 pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **taskp)
 {
@@ -77,7 +92,7 @@ pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **taskp)
 	if (real == NULL)
 		return PvmSysErr;
 	if (ntaskp == NULL || taskp == NULL ||
-	    exe_of(0, self, sizeof(self)) == -1)
+	    exe_of(-1, self, sizeof(self)) == -1)
 		return real(where, ntaskp, taskp);
 	for (waited = 0;; waited += RETRY_MS) {
 		rc = real(where, ntaskp, taskp);
@@ -85,6 +100,8 @@ pvm_tasks(int where, int *ntaskp, struct pvmtaskinfo **taskp)
 			return rc;
 		*ntaskp = keep_same(*taskp, *ntaskp, self);
 		*taskp = mine;
+		if (getenv("NPTASKS_DEBUG") != NULL)
+			debug(self, *ntaskp);
 		if (*ntaskp >= WANT || waited >= WAIT_MS)
 			return rc;
 		nanosleep(&retry, NULL);
