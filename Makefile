@@ -4,8 +4,8 @@
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
-#   make bench-overhead  ping-pong and NPpvm round trips: plain, under pmon,
-#                     under PVM's own tracer (BENCHMARKS.md)
+#   make bench-overhead  small-message round trips (a ping-pong, NPpvm):
+#                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
@@ -69,9 +69,10 @@ BENCH_STOP	= $(BUILD)/bench/bench_stop
 BENCH_EVENT	= $(BUILD)/bench/bench_event
 PVMTRACER	= $(BUILD)/bench/pvmtracer
 NPTASKS		= $(BUILD)/bench/nptasks.so
+SMALLPP		= $(BUILD)/bench/smallpp
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -129,6 +130,10 @@ $(BENCH_EVENT): bench/bench_event.c common/ring.h
 	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
 
 $(PVMTRACER): bench/pvmtracer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+$(SMALLPP): bench/smallpp.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
 
@@ -198,11 +203,11 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
-# Round trips of pingpong and NPpvm: plain, under pmon, under PVM's own
+# Round trips of a small-message ping-pong and NPpvm: plain, under pmon, under PVM's own
 # tracer with a trace buffer, interleaved; results go to BENCHMARKS.md.
 # BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds.
 bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) $(NPTASKS) \
-	    $(BUILD)/tests/progs/pingpong
+	    $(SMALLPP)
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_overhead.sh $(BENCH_OVERHEAD_FLAGS)
 
 # ns per recorded event inside an instrumented task, with its agent
