@@ -3,7 +3,7 @@
 # round trip (BENCHMARKS.md, "make bench-overhead").
 #
 #	bench_overhead.sh [-r REPS] [-n ROUNDS] [-s BYTES] [-N REPEATS]
-#	    [-B TRACEBUF] [-p NICE] [-t]
+#	    [-B TRACEBUF] [-p NICE] [-c CPUS] [-t]
 #
 # A private virtual machine (run directory, PVM_TMP and the cleanup trap
 # of tests/integ/lib.sh: everything started here is stopped by pid, also
@@ -30,13 +30,15 @@
 #      (half the best trial's round trip) doubled.  NPpvm insists on a
 #      machine of exactly two tasks: bench/nptasks.so, preloaded in every
 #      variant, shows it only the NPpvm tasks.  Without NPpvm installed
-#      the bench says so and measures the ping-pong only.
+#      the bench says so and measures smallpp only (NPPVM= skips it too).
 #
 # Defaults: 21 repetitions, 3000 rounds, 4 bytes, 3000 NPpvm repeats, a
 # 4096-byte trace buffer.  The machine is shared: the bench renices
 # itself to NICE (-10; 0 leaves it) before it starts pvmd, so that the
 # program, pvmd, pmon's daemons and the tracer all run at that priority
-# and other jobs disturb the runs less.
+# and other jobs disturb the runs less.  -c CPUS (taskset's list) binds
+# them all to those CPUs: with one, every cycle pmon or the tracer
+# spends, in the task or beside it, is taken from the ping-pong.
 #
 # -t attaches a tool for the whole bench (`pmon trace --json` to
 # /dev/null): under pmon the events then also reach a subscriber.
@@ -63,7 +65,7 @@ while getopts "B:c:n:N:p:r:s:t" o; do
 	s) bytes=$OPTARG ;;
 	t) tool=1 ;;
 	*) echo "usage: bench_overhead.sh [-r reps] [-n rounds] [-s bytes]" \
-	       "[-N nppvm_repeats] [-B tracebuf] [-p nice] [-t]" >&2
+	       "[-N nppvm_repeats] [-B tracebuf] [-p nice] [-c cpus] [-t]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -77,10 +79,11 @@ for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
     "$SMALLPP" "$TRACER" "$NPTASKS"; do
 	[ -x "$f" ] || [ -f "$f" ] || fail "missing $f (make all first)"
 done
-NPPVM=$(command -v NPpvm)
+# NPPVM names the binary; set but empty, it skips NPpvm.
+NPPVM=${NPPVM-$(command -v NPpvm)}
 [ -n "$NPPVM" ] || echo "bench_overhead: NPpvm not found: install Debian's" \
     "netpipe-pvm (apt-get install netpipe-pvm) to measure it too;" \
-    "measuring the ping-pong only" >&2
+    "measuring smallpp only" >&2
 
 # Everything started from here on inherits the priority: the program,
 # pvmd, pmon's daemons and the tracer alike.
