@@ -124,7 +124,8 @@ $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm
 
 # PVM programs run with the instrumentation library preloaded (or under
-# PVM's tracer), so built without sanitizers, like the test programs.
+# PVM's tracer), so built without sanitizers, like the test programs:
+# the ASan runtime must come first in a process, the preload cannot.
 $(BENCH_EVENT): bench/bench_event.c common/ring.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
@@ -203,9 +204,10 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
-# Round trips of a small-message ping-pong and NPpvm: plain, under pmon, under PVM's own
-# tracer with a trace buffer, interleaved; results go to BENCHMARKS.md.
-# BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds.
+# Round trips of a small-message ping-pong and NPpvm: plain, under pmon,
+# under PVM's own tracer with a trace buffer, interleaved; results go to
+# BENCHMARKS.md.  BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds,
+# -c CPUs, -t (a subscribed tool).
 bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) $(NPTASKS) \
 	    $(SMALLPP)
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_overhead.sh $(BENCH_OVERHEAD_FLAGS)
