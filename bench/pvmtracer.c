@@ -18,8 +18,9 @@
  * out, to the tracer's advantage).  -R names a file created once the
  * tracer is registered.  On SIGTERM or SIGINT it takes what still comes
  * for TAIL_MS, unregisters, writes "trace_msgs N", "trace_bytes N",
- * "output_msgs N" and "tasks N" (distinct senders) to -o (or stdout)
- * and leaves.
+ * "output_msgs N" and "tasks N" (distinct senders of trace messages:
+ * the traced tasks, and pvmd, which reports tasks' starts and ends) to
+ * -o (or stdout) and leaves.
  */
 #include <errno.h>
 #include <getopt.h>
