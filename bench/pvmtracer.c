@@ -18,9 +18,9 @@
  * out, to the tracer's advantage).  -R names a file created once the
  * tracer is registered.  On SIGTERM or SIGINT it takes what still comes
  * for TAIL_MS, unregisters, writes "trace_msgs N", "trace_bytes N",
- * "output_msgs N" and "tasks N" (distinct senders of trace messages:
- * the traced tasks, and pvmd, which reports tasks' starts and ends) to
- * -o (or stdout) and leaves.
+ * "output_msgs N", "tasks N" (distinct tasks that sent trace messages,
+ * not counting pvmds, which report tasks' starts and ends) and
+ * "senders tTID..." (pvmds too) to -o (or stdout) and leaves.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +38,7 @@
 #define POLL_MS		100	/* how often a waiting tracer checks stop */
 #define TAIL_MS		300	/* after stop: quiet this long, then leave */
 #define SENDERS_MAX	256
+#define TID_LOCAL	0x3ffff	/* a pvmd's tid has no local part */
 
 static volatile sig_atomic_t stop;
 
@@ -93,14 +94,21 @@ static int
 write_stats(const char *path, const struct counts *c)
 {
 	FILE *f = path != NULL ? fopen(path, "w") : stdout;
+	int i, tasks = 0;
 
 	if (f == NULL) {
 		fprintf(stderr, "pvmtracer: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	for (i = 0; i < c->nsenders; i++)
+		if ((c->senders[i] & TID_LOCAL) != 0)
+			tasks++;
 	fprintf(f, "trace_msgs %lu\ntrace_bytes %lu\noutput_msgs %lu\n"
-	    "tasks %d\n", c->trace_msgs, c->trace_bytes, c->output_msgs,
-	    c->nsenders);
+	    "tasks %d\nsenders", c->trace_msgs, c->trace_bytes,
+	    c->output_msgs, tasks);
+	for (i = 0; i < c->nsenders; i++)
+		fprintf(f, " t%x", (unsigned)c->senders[i]);
+	fputc('\n', f);
 	return f != stdout ? fclose(f) : fflush(f);
 }
 
