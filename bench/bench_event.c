@@ -154,8 +154,7 @@ wait_registered(const struct ring_hdr *h)
 	uint64_t until = mono_ns() + DRAIN_WAIT_S * 1000000000ULL;
 	struct timespec ms = { 0, 1000000 };
 
-	while (atomic_load_explicit((const _Atomic int32_t *)&h->tid,
-	    memory_order_relaxed) == 0) {
+	while (*(const volatile int32_t *)&h->tid == 0) {
 		if (mono_ns() > until)
 			die("the task did not register with an agent");
 		(void)pvm_getsbuf();
