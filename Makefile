@@ -4,6 +4,9 @@
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
+#   make bench-overhead  small-message round trips (a ping-pong, NPpvm):
+#                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
+#   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -65,9 +68,13 @@ SIM_OBJS	:= $(call obj,tests/sim/sim.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
 BENCH_STOP	= $(BUILD)/bench/bench_stop
+BENCH_EVENT	= $(BUILD)/bench/bench_event
+PVMTRACER	= $(BUILD)/bench/pvmtracer
+NPTASKS		= $(BUILD)/bench/nptasks.so
+SMALLPP		= $(BUILD)/bench/smallpp
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -118,6 +125,26 @@ $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -pthread -o $@ $^ -ljansson -lm $(LDLIBS_Z)
+
+# PVM programs run with the instrumentation library preloaded (or under
+# PVM's tracer), so built without sanitizers, like the test programs:
+# the ASan runtime must come first in a process, the preload cannot.
+$(BENCH_EVENT): bench/bench_event.c common/ring.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
+
+$(PVMTRACER): bench/pvmtracer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+$(SMALLPP): bench/smallpp.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+
+# Preloaded into NPpvm: its pvm_tasks sees only NPpvm tasks.
+$(NPTASKS): bench/nptasks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -o $@ $< -ldl
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -185,6 +212,20 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
+# Round trips of a small-message ping-pong and NPpvm: plain, under pmon,
+# under PVM's own tracer with a trace buffer, interleaved; results go to
+# BENCHMARKS.md.  BENCH_OVERHEAD_FLAGS: e.g. -r repetitions, -n rounds,
+# -c CPUs, -t (a subscribed tool).
+bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) $(NPTASKS) \
+	    $(SMALLPP)
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_overhead.sh $(BENCH_OVERHEAD_FLAGS)
+
+# ns per recorded event inside an instrumented task, with its agent
+# draining; results go to BENCHMARKS.md.
+# BENCH_EVENT_FLAGS: e.g. -r runs, -n bursts, -b calls per burst, -v.
+bench-event: $(BENCH_EVENT) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD)
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_event.sh $(BENCH_EVENT_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -199,6 +240,7 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop \
+	bench-overhead bench-event
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
