@@ -17,7 +17,7 @@ WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 	  -Wmissing-prototypes -Wwrite-strings -Werror=implicit-function-declaration
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinator -Inode-agent
-LDLIBS_PVM = -lgpvm3 -lpvm3
+LDLIBS_PVM = -lgpvm3 -lpvm3 -lz
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
 # UBSan.  The instrumentation library gets UBSan only: it is preloaded
@@ -33,6 +33,8 @@ PRELOAD_SANFLAGS =
 endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
+# Tasks never compress: the instrumentation library goes without zlib.
+PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c, $(COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
@@ -76,7 +78,7 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
 	    -c -o $@ $<
 
-$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(COMMON_SRCS))
+$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(PRELOAD_COMMON_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(PRELOAD_SANFLAGS) -o $@ $^ -ldl
 
@@ -124,7 +126,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 # Test tools (stream checkers, frame senders) read pmon's output.
 $(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson -lz
 
 # --- tests ---------------------------------------------------------------
 

@@ -552,7 +552,8 @@ static struct {
 	struct evbuffer		*in;		/* frames from the agent */
 	struct ct_shared	*sh;
 	struct ct_task		 task[CT_NTASKS];
-	uint64_t		 lastseq[CT_NTASKS]; /* from TASK_RECORDS */
+	uint64_t		 lastseq[CT_NTASKS]; /* from TASK_PACKED */
+	struct pack_state	 unpack[CT_NTASKS];
 	unsigned		 nrec[CT_NTASKS];
 	int			 ended[CT_NTASKS]; /* TASK_END seen */
 	int			 breaks;	/* BREAK records seen */
@@ -797,20 +798,22 @@ ct_turn(void)
 static void
 ct_note(uint8_t type, const uint8_t *p, size_t len)
 {
+	uint8_t buf[RECORD_MAX_SIZE];
 	struct record r;
 	const char *why;
-	size_t off;
+	size_t off, used;
 	int i;
 
 	if (type == MSG_TASK_END && (i = ct_index((int32_t)wire_get32(p))) !=
 	    -1)
 		ct.ended[i] = 1;
-	if (type != MSG_TASK_RECORDS ||
+	if (type != MSG_TASK_PACKED ||
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
-	for (off = 8; off < len; off += r.len) {
-		CU_ASSERT_FATAL(record_decode(p + off, len - off, &r,
-		    &why) == 0);
+	CU_ASSERT_EQUAL(p[4], PACK_TIME_EXACT);
+	for (off = TASK_PACKED_HDR_SIZE; off < len; off += used) {
+		CU_ASSERT_FATAL(unpack_record(&ct.unpack[i], p[4], p + off,
+		    len - off, &used, buf, &r, &why) == 0);
 		CU_ASSERT_EQUAL(r.seq, ct.lastseq[i] + 1);
 		ct.lastseq[i] = r.seq;
 		ct.nrec[i]++;
