@@ -237,7 +237,7 @@ test_pack_repeat(void)
 			diff++;
 		}
 	CU_ASSERT(diff <= 6);
-	CU_ASSERT(n[2] <= 6 * 3);	/* 3 bytes a record before deflate */
+	CU_ASSERT(n[2] <= 6 * 5);	/* at most 5 bytes a record */
 }
 
 /* Every prefix of a packed record, and garbage, fails cleanly. */
@@ -408,7 +408,7 @@ test_z_large(void)
 	frame_hdr_encode(p, MSG_TASK_PACKED, PROTO_MAX_PAYLOAD / 2);
 	tz.plen = FRAME_HDR_SIZE + PROTO_MAX_PAYLOAD / 2;
 	zt_deflate(ZS_LEVEL);
-	CU_ASSERT(tz.wlen < 8192);
+	CU_ASSERT(tz.wlen < tz.plen / 20);
 	tz.glen = 0;
 	tz.stop_after = -1;
 	CU_ASSERT_FATAL(zs_in_init(&zi) == 0);
