@@ -65,9 +65,11 @@ SIM_OBJS	:= $(call obj,tests/sim/sim.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
 BENCH_STOP	= $(BUILD)/bench/bench_stop
+BENCH_SIZE	= $(BUILD)/bench/bench_size
+BENCH_AGENT	= $(BUILD)/bench/bench_agent
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_SIZE) $(BENCH_AGENT)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -112,6 +114,12 @@ $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) -lm
+
+# The agent's own drain, pack and deflate code, without its daemon.
+$(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
+	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -179,6 +187,18 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
+# Bytes per event: a synthetic NAS SP trace through the agent's packer
+# and deflate stream, then real runs; results go to BENCHMARKS.md.
+# BENCH_SIZE_FLAGS: e.g. -s steps (bench_size's).
+bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/pingpong
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_size.sh $(BENCH_SIZE_FLAGS)
+
+# Records per second one agent drains, packs and deflates on one core.
+# BENCH_AGENT_FLAGS: e.g. -t seconds -p producers.
+bench-agent: $(BENCH_AGENT)
+	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -193,6 +213,7 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop \
+	bench-size bench-agent
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

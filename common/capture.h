@@ -13,7 +13,7 @@
 
 /* The longest time between two sync flushes of an agent's stream
  * (pmon-agentd -i), in ms. */
-#define CAPTURE_LIVE_DEFAULT	100
+#define CAPTURE_LIVE_DEFAULT	20
 #define CAPTURE_LIVE_MIN	1
 #define CAPTURE_LIVE_MAX	100
 

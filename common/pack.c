@@ -140,18 +140,19 @@ pack_time(struct pack_state *s, int mode, uint8_t *p, uint64_t t)
 		s->t = t;
 		return put_varint(p, zigzag(d));
 	}
-	code = pack_time_code(d);
-	s->t += pack_code_advance(code);
+	code = pack_time_code(d >> PACK_TICK_SHIFT);
+	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
 	*p++ = (uint8_t)code;
 	return p;
 }
 
-size_t
-pack_record(struct pack_state *s, int mode, uint8_t *out,
+void
+pack_record(struct pack_state *s, int mode, struct pack_out *o,
     const struct record *r)
 {
 	struct pack_ref ref = ref_get(s, r->call, r->phase);
-	uint8_t *p = out, *maskp, x = 0, mask = 0;
+	uint8_t *p = o->rec + o->nrec, *tp = o->time + o->ntime, *maskp;
+	uint8_t x = 0, mask = 0;
 	int64_t v[7], rv[7];
 	unsigned i;
 	int32_t prev;
@@ -180,10 +181,10 @@ pack_record(struct pack_state *s, int mode, uint8_t *out,
 		p = put_varint(p, r->seq - s->seq - 1);
 	if (x & PACK_X_ABSTIME) {
 		p = put_varint(p, r->seq);
-		p = put_varint(p, r->t_ns);
+		tp = put_varint(tp, r->t_ns);
 		s->t = r->t_ns;
 	} else
-		p = pack_time(s, mode, p, r->t_ns);
+		tp = pack_time(s, mode, tp, r->t_ns);
 	for (i = 0; i < 7; i++)
 		if (mask & (1U << i))
 			p = put_varint(p, zigzag(v[i] - rv[i]));
@@ -203,7 +204,8 @@ pack_record(struct pack_state *s, int mode, uint8_t *out,
 	s->started = 1;
 	s->seq = r->seq;
 	ref_put(s, r);
-	return (size_t)(p - out);
+	o->nrec = (size_t)(p - o->rec);
+	o->ntime = (size_t)(tp - o->time);
 }
 
 /* A varint of at most 10 bytes; sets *err on a short or overlong one. */
@@ -261,7 +263,7 @@ unpack_time(struct pack_state *s, int mode, struct wire_reader *rd,
 		*why = "packed record has a bad time code";
 		return -1;
 	}
-	s->t += pack_code_advance(code);
+	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
 	return 0;
 }
 
@@ -312,10 +314,11 @@ unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
 	return 0;
 }
 
-/* The head: call and phase, masks, seq and time. */
+/* The head: call and phase, masks, seq; and the time. */
 static int
 unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
-    struct record *r, uint8_t *mask, uint8_t *x, const char **why)
+    struct wire_reader *td, struct record *r, uint8_t *mask, uint8_t *x,
+    const char **why)
 {
 	uint64_t cp = get_varint(rd), skip = 0;
 
@@ -347,41 +350,45 @@ unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
 		*why = "packed record has a bad sequence number";
 		return -1;
 	}
-	return unpack_time(s, mode, rd, *x, why);
+	if (unpack_time(s, mode, td, *x, why) == -1)
+		return -1;
+	if (td->err) {
+		*why = "packed records' times truncated";
+		return -1;
+	}
+	return 0;
 }
 
 int
-unpack_record(struct pack_state *s, int mode, const uint8_t *in,
-    size_t avail, size_t *used, uint8_t *out, struct record *r,
+unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
+    struct wire_reader *td, uint8_t *out, struct record *r,
     const char **why)
 {
 	int32_t peers[RECORD_PEERS_MAX];
-	struct wire_reader rd;
 	struct pack_ref ref;
 	const uint8_t *g = NULL;
 	uint8_t mask, x;
 
-	wire_reader_init(&rd, in, avail);
 	memset(r, 0, sizeof(*r));
-	if (unpack_head(s, mode, &rd, r, &mask, &x, why) == -1)
+	if (unpack_head(s, mode, rd, td, r, &mask, &x, why) == -1)
 		return -1;
 	ref = ref_get(s, r->call, r->phase);
-	if (rd.err || unpack_fields(&rd, mask, &ref, r) == -1) {
-		*why = rd.err ? "packed record truncated" :
+	if (rd->err || unpack_fields(rd, mask, &ref, r) == -1) {
+		*why = rd->err ? "packed record truncated" :
 		    "packed record has a field out of range";
 		return -1;
 	}
 	if (x & PACK_X_GROUP) {
-		r->glen = wire_read8(&rd);
-		g = wire_take(&rd, r->glen);
+		r->glen = wire_read8(rd);
+		g = wire_take(rd, r->glen);
 		if (g == NULL || r->glen == 0) {
 			*why = "packed record has a bad group name";
 			return -1;
 		}
 	}
-	if ((x & PACK_X_PEERS) && unpack_peers(&rd, r, peers, why) == -1)
+	if ((x & PACK_X_PEERS) && unpack_peers(rd, r, peers, why) == -1)
 		return -1;
-	if (rd.err) {
+	if (rd->err) {
 		*why = "packed record truncated";
 		return -1;
 	}
@@ -394,6 +401,5 @@ unpack_record(struct pack_state *s, int mode, const uint8_t *in,
 	s->started = 1;
 	s->seq = r->seq;
 	ref_put(s, r);
-	*used = rd.off;
 	return 0;
 }

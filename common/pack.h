@@ -12,25 +12,34 @@
  *	  when they differ from the previous record of the same call and
  *	  phase, as a zigzag varint of the difference;
  *	- the group name and the peer list only when present;
- *	- the time in one of two encodings, chosen per run:
+ *	- the time, in a column of its own after the frame's records (so
+ *	  that the records repeat even where the times do not), in one of
+ *	  two encodings chosen per run:
  *	  exact: the signed nanosecond delta from the previous record's time;
- *	  compact: p2d2's self-correcting log2 delta (002 §2.2): one code k,
- *	  and the decoder's time advances by 2^(k-1) ns (k = 0: not at all)
- *	  from its own reconstructed previous time.
+ *	  compact: p2d2's self-correcting log2 delta (002 §2.2), counted in
+ *	  ticks of 2^PACK_TICK_SHIFT ns: one code k, the number of bits of
+ *	  the ticks since the decoder's own reconstructed previous time, and
+ *	  the decoder's time advances by 2^(k-1) ticks (k = 0: not at all).
+ *	  The reconstructed time is never ahead of the real one (for a
+ *	  clock that does not step back) and its lag e obeys e_i < T or
+ *	  2 e_i < (t_i - t_{i-1}) + e_{i-1} + T, T the tick: it halves at
+ *	  every record instead of accumulating (doc/capture.md).
  *
  * One packed record:
  *
  *	varint	call * 2 + phase
  *	u8	fields present (PACK_F_*)
  *	u8	extras (PACK_X_*), only with PACK_F_EXTRA
- *	varint	seq skip (PACK_X_SKIP): records the ring dropped before it
- *	time	PACK_X_ABSTIME (the task's first record on the connection):
- *		varint seq, varint t_ns
- *		else exact: zigzag varint delta; compact: u8 code
+ *	varint	seq skip (PACK_X_SKIP): records the ring dropped before it,
+ *		or with PACK_X_ABSTIME (the task's first record on the
+ *		connection) its seq
  *	zigzag varints, one per field present, in PACK_F_* bit order
  *	u8 glen, glen bytes (PACK_X_GROUP)
  *	varint npeers, npeers zigzag varints: each tid minus the one
  *	before it, the first minus 0 (PACK_X_PEERS)
+ *
+ * and its time, in the time column: with PACK_X_ABSTIME varint t_ns;
+ * else exact: a zigzag varint delta; compact: one byte, the code.
  */
 #ifndef PMON_PACK_H
 #define PMON_PACK_H
@@ -60,13 +69,20 @@
 #define PACK_X_PEERS	0x08
 #define PACK_X_ALL	0x0f
 
-/* The largest packed record: header, 7 fields, group, peers. */
+/* The largest packed record: header, 7 fields, group, peers; its time. */
 #define PACK_RECORD_MAX \
-	(2 + 1 + 1 + 10 + 10 + 7 * 5 + 1 + RECORD_GROUP_MAX + 3 + \
+	(2 + 1 + 1 + 10 + 7 * 5 + 1 + RECORD_GROUP_MAX + 3 + \
 	    5 * RECORD_PEERS_MAX)
+#define PACK_TIME_MAX	10
 
-/* Compact codes: 0 (no advance) and 1..64 (2^(k-1) ns). */
-#define PACK_CODE_MAX	64
+/*
+ * Compact codes: 0 (no advance) and 1..50 (2^(k-1) ticks).  The tick,
+ * about 16 us, is p2d2's "time quantum": shorter gaps (the calls of one
+ * burst) add up until they reach it, which is what lets a repeated
+ * burst repeat its codes (BENCHMARKS.md, bench-size).
+ */
+#define PACK_TICK_SHIFT	14
+#define PACK_CODE_MAX	(64 - PACK_TICK_SHIFT)
 
 /* What one end remembers of the previous record of one call and phase. */
 struct pack_ref {
@@ -95,20 +111,30 @@ void	pack_state_init(struct pack_state *);
 int	pack_time_lookup(const char *name);
 const char *pack_time_name(int mode);
 
+/* Where pack_record writes: the two columns, and how full they are. */
+struct pack_out {
+	uint8_t		*rec;		/* PACK_RECORD_MAX bytes free */
+	size_t		 nrec;
+	uint8_t		*time;		/* PACK_TIME_MAX bytes free */
+	size_t		 ntime;
+};
+
 /*
- * Packs r (decoded, with r->seq greater than the previous one's) into
- * out, which has room for PACK_RECORD_MAX bytes.  Returns the size.
+ * Packs r (decoded, with r->seq greater than the previous one's) onto
+ * the ends of out's two columns.
  */
-size_t	pack_record(struct pack_state *, int mode, uint8_t *out,
+void	pack_record(struct pack_state *, int mode, struct pack_out *,
 	    const struct record *r);
 
 /*
- * Unpacks one record from in (avail bytes) into out (RECORD_MAX_SIZE
- * bytes) in record.h's encoding, and decodes that into *r.  *used is the
- * packed size.  Returns 0, or -1 with *why; the state is then unusable.
+ * Unpacks the next record from the two columns (readers over the bytes
+ * of each) into out (RECORD_MAX_SIZE bytes) in record.h's encoding, and
+ * decodes that into *r.  Returns 0, or -1 with *why; the state is then
+ * unusable.
  */
-int	unpack_record(struct pack_state *, int mode, const uint8_t *in,
-	    size_t avail, size_t *used, uint8_t *out, struct record *r,
+struct wire_reader;
+int	unpack_record(struct pack_state *, int mode, struct wire_reader *rec,
+	    struct wire_reader *time, uint8_t *out, struct record *r,
 	    const char **why);
 
 /* The compact code of a delta of d ns, and the advance a code stands for. */

@@ -52,7 +52,7 @@
 	X(TASK_READY,	22,	4,		4)			\
 	X(TASK_PROC,	23,	49,		49)				\
 	X(ZDATA,	24,	1,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_PACKED,	25,	9,		PROTO_MAX_PAYLOAD)
+	X(TASK_PACKED,	25,	13,		PROTO_MAX_PAYLOAD)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -93,8 +93,11 @@ struct msg_info {
  * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
 #define TASK_PROC_LEN		49
 
-/* TASK_PACKED: i32 tid, u8 time encoding (PACK_TIME_*), u32 count. */
-#define TASK_PACKED_HDR_SIZE	9
+/*
+ * TASK_PACKED: i32 tid, u8 time encoding (PACK_TIME_*), u32 count, u32
+ * bytes of the time column; then the time column, then the records.
+ */
+#define TASK_PACKED_HDR_SIZE	13
 
 /* BREAKPOINTS: the fixed part of one entry, before its group string. */
 #define BP_WIRE_FIXED		32

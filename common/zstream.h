@@ -17,7 +17,7 @@
 
 #define ZS_CHUNK	(64 * 1024)	/* compressed bytes per ZDATA, at most */
 #define ZS_STEP		(64 * 1024)	/* inflated bytes per inflate call */
-#define ZS_LEVEL	1		/* deflate level (BENCHMARKS.md) */
+#define ZS_LEVEL	6		/* deflate level (BENCHMARKS.md) */
 
 /* Called with each complete ZDATA frame, header included. */
 typedef void	zs_emit_cb(void *arg, const uint8_t *frame, size_t len);

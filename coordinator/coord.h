@@ -172,6 +172,8 @@ struct coord_agent {
 	int32_t			 host_tid;
 	char			*host;
 	struct zs_in		 zin;		/* its ZDATA stream */
+	uint64_t		 nrecords;	/* records it sent */
+	uint64_t		 wire_bytes;	/* bytes it sent (frames) */
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 

@@ -55,6 +55,13 @@ coord_agent_free(struct coord_agent *a)
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
+	if (a->nrecords > 0)
+		log_info("agent %s (%s): %llu records in %llu bytes "
+		    "(%.3f B/record), %llu bytes inflated", a->peer,
+		    a->host ? a->host : "no hello", (unsigned long long)
+		    a->nrecords, (unsigned long long)a->wire_bytes,
+		    (double)a->wire_bytes / (double)a->nrecords,
+		    (unsigned long long)a->zin.plain);
 	if (a->host != NULL)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
@@ -202,6 +209,7 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 
 	if (!agent_owns(a, tid, why))
 		return -1;
+	a->nrecords++;
 	/* A task stopped at a breakpoint: act now, not at its release. */
 	if (r->call == PMON_CALL_BREAK)
 		coord_control_break(a->coord, tid, r);
@@ -366,6 +374,9 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 static int
 agent_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
 {
+	struct coord_agent *a = peer;
+
+	a->wire_bytes += FRAME_HDR_SIZE + len;
 	return coord_agent_frame(peer, type, p, len);
 }
 

@@ -169,28 +169,35 @@ coord_parse_task_packed(const uint8_t *p, size_t len, struct pack_state *st,
     coord_record_cb cb, void *arg, const char **why)
 {
 	uint8_t rec[RECORD_MAX_SIZE];
+	struct wire_reader rd, td;
 	struct record r;
-	uint32_t count, i;
+	uint32_t count, tlen, i;
 	int32_t tid;
-	size_t off, used;
 	uint8_t mode;
 
 	if (coord_parse_packed_hdr(p, len, &tid, why) == -1)
 		return -1;
 	mode = p[4];
 	count = wire_get32(p + 5);
+	tlen = wire_get32(p + 9);
 	if (mode != PACK_TIME_EXACT && mode != PACK_TIME_COMPACT) {
 		*why = "packed records in an unknown time encoding";
 		return -1;
 	}
-	for (off = TASK_PACKED_HDR_SIZE, i = 0; i < count; i++, off += used) {
-		if (unpack_record(st, mode, p + off, len - off, &used, rec, &r,
-		    why) == -1)
+	if (tlen > len - TASK_PACKED_HDR_SIZE) {
+		*why = "packed records' time column longer than the payload";
+		return -1;
+	}
+	wire_reader_init(&td, p + TASK_PACKED_HDR_SIZE, tlen);
+	wire_reader_init(&rd, p + TASK_PACKED_HDR_SIZE + tlen,
+	    len - TASK_PACKED_HDR_SIZE - tlen);
+	for (i = 0; i < count; i++) {
+		if (unpack_record(st, mode, &rd, &td, rec, &r, why) == -1)
 			return -1;
 		if (cb(tid, &r, arg, why) == -1)
 			return -1;
 	}
-	if (off != len) {
+	if (rd.off != rd.len || td.off != td.len) {
 		*why = "packed records payload has trailing bytes";
 		return -1;
 	}

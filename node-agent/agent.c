@@ -153,7 +153,8 @@ agent_init(struct agent *a, struct event_base *base)
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->controls);
 	if ((a->batch = malloc(AGENT_BATCH)) == NULL ||
-	    (a->pack = malloc(PROTO_MAX_PAYLOAD)) == NULL)
+	    (a->pack = malloc(PROTO_MAX_PAYLOAD)) == NULL ||
+	    (a->packt = malloc(PROTO_MAX_PAYLOAD)) == NULL)
 		return -1;
 	if (zs_out_init(&a->zs, ZS_LEVEL) == -1)
 		return -1;
@@ -184,6 +185,7 @@ agent_free(struct agent *a)
 	zs_out_end(&a->zs);
 	free(a->batch);
 	free(a->pack);
+	free(a->packt);
 	memset(a, 0, sizeof(*a));
 	a->listen_fd = -1;
 }

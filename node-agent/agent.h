@@ -135,6 +135,7 @@ struct agent {
 	size_t			 high_water;	/* -b */
 	unsigned		 live_ms;	/* -i */
 	uint8_t			*pack;		/* PROTO_MAX_PAYLOAD bytes */
+	uint8_t			*packt;		/* PROTO_MAX_PAYLOAD bytes */
 	uint64_t		 nrecords;	/* records shipped */
 	int			 listen_fd;
 	struct event		*ev_listen;
@@ -159,6 +160,7 @@ struct agent {
 /* Packing a task's records into TASK_PACKED. */
 struct agent_packer {
 	uint8_t			*buf;		/* PROTO_MAX_PAYLOAD bytes */
+	uint8_t			*tbuf;		/* PROTO_MAX_PAYLOAD bytes */
 	struct pack_state	*ps;
 	int			 mode;		/* PACK_TIME_* */
 	uint64_t		 records;	/* packed, ever */

@@ -79,16 +79,21 @@ agent_frame_records(struct evbuffer *out, int32_t tid, const uint8_t *recs,
 	evbuffer_add(out, recs, len);
 }
 
-/* TASK_PACKED: the header goes into the first bytes of pk->buf. */
+/* TASK_PACKED: the header, the time column, the records. */
 static void
 packed_frame(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
-    size_t len, uint32_t count)
+    const struct pack_out *po, uint32_t count)
 {
-	wire_put32(pk->buf, (uint32_t)tid);
-	pk->buf[4] = (uint8_t)pk->mode;
-	wire_put32(pk->buf + 5, count);
-	frame_start(out, MSG_TASK_PACKED, len);
-	evbuffer_add(out, pk->buf, len);
+	uint8_t hdr[TASK_PACKED_HDR_SIZE];
+
+	wire_put32(hdr, (uint32_t)tid);
+	hdr[4] = (uint8_t)pk->mode;
+	wire_put32(hdr + 5, count);
+	wire_put32(hdr + 9, (uint32_t)po->ntime);
+	frame_start(out, MSG_TASK_PACKED, sizeof(hdr) + po->ntime + po->nrec);
+	evbuffer_add(out, hdr, sizeof(hdr));
+	evbuffer_add(out, po->time, po->ntime);
+	evbuffer_add(out, po->rec, po->nrec);
 }
 
 void
@@ -232,10 +237,12 @@ static int
 pack_records(struct agent_packer *pk, int32_t tid, struct evbuffer *out,
     const uint8_t *p, size_t len, int *last_call, const char **why)
 {
-	const size_t room = PROTO_MAX_PAYLOAD - PACK_RECORD_MAX;
+	const size_t room = PROTO_MAX_PAYLOAD - TASK_PACKED_HDR_SIZE -
+	    PACK_RECORD_MAX - PACK_TIME_MAX;
+	struct pack_out po = { pk->buf, 0, pk->tbuf, 0 };
 	struct record r;
-	size_t off, n = TASK_PACKED_HDR_SIZE;
 	uint32_t count = 0;
+	size_t off;
 
 	for (off = 0; off < len; off += r.len) {
 		if (record_decode(p + off, len - off, &r, why) == -1)
@@ -245,17 +252,17 @@ pack_records(struct agent_packer *pk, int32_t tid, struct evbuffer *out,
 			return -1;
 		}
 		r.t_ns += (uint64_t)clock_offset_ns;
-		if (n > room) {
-			packed_frame(out, tid, pk, n, count);
-			n = TASK_PACKED_HDR_SIZE;
+		if (po.nrec + po.ntime > room) {
+			packed_frame(out, tid, pk, &po, count);
+			po.nrec = po.ntime = 0;
 			count = 0;
 		}
-		n += pack_record(pk->ps, pk->mode, pk->buf + n, &r);
+		pack_record(pk->ps, pk->mode, &po, &r);
 		count++;
 		*last_call = r.call;
 	}
 	if (count > 0)
-		packed_frame(out, tid, pk, n, count);
+		packed_frame(out, tid, pk, &po, count);
 	pk->records += count;
 	return 0;
 }

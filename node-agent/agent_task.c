@@ -76,7 +76,8 @@ static int
 task_ring_drain(struct agent_task *t, size_t max, const char **why)
 {
 	struct agent *a = t->agent;
-	struct agent_packer pk = { a->pack, &t->pack, a->time_mode, 0 };
+	struct agent_packer pk = { a->pack, a->packt, &t->pack, a->time_mode,
+	    0 };
 	int last = -1;
 
 	if (agent_ring_drain_packed(&t->ring, t->hello.tid, a->out, a->batch,

@@ -66,7 +66,7 @@ usage(void)
 	    "  -b BYTES stop draining rings above this much output\n"
 	    "           (default 16777216)\n"
 	    "  -i MS    sync-flush the stream at least every MS ms, 1-100\n"
-	    "           (default 100)\n"
+	    "           (default 20)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"

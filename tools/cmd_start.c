@@ -50,7 +50,7 @@ const struct cmd_entry cmd_start_entry = {
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
 	"  -L, --live MS  the agents make what they have readable at least\n"
-	"                 every MS ms, 1 to 100 (default 100)\n"
+	"                 every MS ms, 1 to 100 (default 20)\n"
 	"  -T, --time exact|compact  how records' times travel: nanosecond\n"
 	"                 deltas (the default) or p2d2's log2 deltas, smaller\n"
 	"                 and approximate (doc/capture.md)\n"

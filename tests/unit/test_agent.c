@@ -794,14 +794,27 @@ ct_turn(void)
 		;
 }
 
+/* One record the agent shipped: in sequence, and noted. */
+static int
+ct_record(int32_t tid, const struct record *r, void *arg, const char **why)
+{
+	int i = ct_index(tid);
+
+	(void)arg;
+	(void)why;
+	CU_ASSERT_EQUAL(r->seq, ct.lastseq[i] + 1);
+	ct.lastseq[i] = r->seq;
+	ct.nrec[i]++;
+	if (r->call == PMON_CALL_BREAK && r->inst == CT_BP_ID)
+		ct.breaks++;
+	return 0;
+}
+
 /* Bookkeeping of the frames we do not wait for by type. */
 static void
 ct_note(uint8_t type, const uint8_t *p, size_t len)
 {
-	uint8_t buf[RECORD_MAX_SIZE];
-	struct record r;
 	const char *why;
-	size_t off, used;
 	int i;
 
 	if (type == MSG_TASK_END && (i = ct_index((int32_t)wire_get32(p))) !=
@@ -811,15 +824,8 @@ ct_note(uint8_t type, const uint8_t *p, size_t len)
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
 	CU_ASSERT_EQUAL(p[4], PACK_TIME_EXACT);
-	for (off = TASK_PACKED_HDR_SIZE; off < len; off += used) {
-		CU_ASSERT_FATAL(unpack_record(&ct.unpack[i], p[4], p + off,
-		    len - off, &used, buf, &r, &why) == 0);
-		CU_ASSERT_EQUAL(r.seq, ct.lastseq[i] + 1);
-		ct.lastseq[i] = r.seq;
-		ct.nrec[i]++;
-		if (r.call == PMON_CALL_BREAK && r.inst == CT_BP_ID)
-			ct.breaks++;
-	}
+	CU_ASSERT_FATAL(coord_parse_task_packed(p, len, &ct.unpack[i],
+	    ct_record, NULL, &why) == 0);
 }
 
 /*
