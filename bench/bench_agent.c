@@ -3,7 +3,7 @@
  * ships on one core (BENCHMARKS.md, "make bench-agent").
  *
  *	bench_agent [-p producers] [-w windows] [-s seconds] [-t exact|compact]
- *	    [-c agent-cpu]
+ *	    [-c agent-cpu] [-l deflate-level]
  *
  * The agent runs on the last CPU (-c), the producers and the reader on
  * the others.
@@ -273,12 +273,15 @@ main(int argc, char *argv[])
 	double rate[MAX_WINDOWS], wall[MAX_WINDOWS], t0, t1, secs = 1.0, cpu;
 	uint64_t n0, bytes, written = 0, dropped = 0, plain0, packed0;
 	pid_t pids[MAX_PRODUCERS], rpid;
-	int ch, i, np = 2, nwin = 5, sv[2], pfd[2], mode;
+	int ch, i, np = 2, nwin = 5, sv[2], pfd[2], mode, level = ZS_LEVEL;
 	int cpu_agent = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	const char *tmode = "compact";
 
-	while ((ch = getopt(argc, argv, "c:p:s:t:w:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:l:p:s:t:w:")) != -1) {
 		switch (ch) {
+		case 'l':
+			level = atoi(optarg);
+			break;
 		case 'c':
 			cpu_agent = atoi(optarg);
 			break;
@@ -297,12 +300,13 @@ main(int argc, char *argv[])
 		default:
 			fprintf(stderr, "usage: bench_agent [-p producers] "
 			    "[-w windows] [-s seconds] [-t exact|compact] "
-			    "[-c agent-cpu]\n");
+			    "[-c agent-cpu] [-l deflate-level]\n");
 			return 2;
 		}
 	}
 	if (np < 1 || np > MAX_PRODUCERS || nwin < 1 || nwin > MAX_WINDOWS ||
-	    secs <= 0 || (mode = pack_time_lookup(tmode)) == -1)
+	    secs <= 0 || (mode = pack_time_lookup(tmode)) == -1 ||
+	    level < 1 || level > 9)
 		errx(2, "bad arguments");
 	log_init("bench_agent", 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -319,6 +323,9 @@ main(int argc, char *argv[])
 	if ((base = event_base_new()) == NULL || agent_init(&a, base) == -1)
 		errx(1, "agent_init");
 	a.time_mode = mode;
+	if (level != ZS_LEVEL && (zs_out_end(&a.zs), zs_out_init(&a.zs,
+	    level)) == -1)
+		errx(1, "zs_out_init");
 	if (agent_listen(&a) == -1)
 		errx(1, "agent_listen");
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
@@ -388,7 +395,7 @@ main(int argc, char *argv[])
 	waitpid(rpid, NULL, 0);
 	printf("bench_agent: %d producers, time %s, deflate level %d, agent "
 	    "on CPU %d of %ld; %llu records written, %llu dropped by full "
-	    "rings, %llu shipped in %llu bytes\n", np, tmode, ZS_LEVEL,
+	    "rings, %llu shipped in %llu bytes\n", np, tmode, level,
 	    cpu_agent, sysconf(_SC_NPROCESSORS_ONLN),
 	    (unsigned long long)written, (unsigned long long)dropped,
 	    (unsigned long long)a.nrecords, (unsigned long long)bytes);

@@ -4,6 +4,7 @@
  * "make bench-size").
  *
  *	bench_size [-s steps] [-H hosts] [-T tasks-per-host] [-l level]
+ *	    [-y drains-per-sync]
  *
  * 16 tasks (4 hosts x 4 by default) on a 4 x 4 torus.  Each time step a
  * task exchanges with its four neighbours, then sweeps in x, y and z
@@ -17,7 +18,8 @@
  * The records go through the agent's own code: written into real rings
  * with ring_write, drained and packed by agent_ring_drain_packed every
  * 20 ms of simulated time (AGENT_DRAIN_MS), deflated by agent_output
- * with a sync flush after each (the default live interval), one agent and one
+ * with a sync flush after each (-y 1: the default live interval, 20 ms;
+ * -y 5: 100 ms), one agent and one
  * stream per host.  The last line is
  *	size compact_B_per_event=X exact_B_per_event=Y
  * where an event is one record (a call is two).
@@ -40,7 +42,6 @@
 #define SIDE		4		/* the torus: SIDE x SIDE tasks */
 #define NTASKS		(SIDE * SIDE)
 #define STEP_DRAIN	10		/* steps between drains (~20 ms) */
-#define DRAIN_SYNC	1		/* drains between syncs (20 ms: -i) */
 
 struct task {
 	struct ring		 ring;
@@ -54,6 +55,7 @@ struct task {
 };
 
 static struct task	 tasks[NTASKS];
+static int		 drain_sync = 1;
 static uint64_t		 nrecords;
 
 static uint64_t
@@ -274,7 +276,7 @@ run(int mode, int nsteps, int nhosts, int per_host, int level,
 		drains++;
 		for (hn = 0; hn < nhosts; hn++) {
 			host_drain(&hosts[hn], hn * per_host, per_host, mode);
-			host_ship(&hosts[hn], drains % DRAIN_SYNC == 0 ||
+			host_ship(&hosts[hn], drains % drain_sync == 0 ||
 			    s == nsteps);
 		}
 	}
@@ -319,8 +321,11 @@ main(int argc, char *argv[])
 	struct result ex, co;
 	int ch, nsteps = 10000, nhosts = 4, per_host = 4, level = ZS_LEVEL;
 
-	while ((ch = getopt(argc, argv, "H:l:s:T:")) != -1) {
+	while ((ch = getopt(argc, argv, "H:l:s:T:y:")) != -1) {
 		switch (ch) {
+		case 'y':
+			drain_sync = atoi(optarg);
+			break;
 		case 'H':
 			nhosts = atoi(optarg);
 			break;
@@ -335,12 +340,13 @@ main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr, "usage: bench_size [-s steps] "
-			    "[-H hosts] [-T tasks-per-host] [-l level]\n");
+			    "[-H hosts] [-T tasks-per-host] [-l level] "
+			    "[-y drains-per-sync]\n");
 			return 2;
 		}
 	}
 	if (nhosts * per_host != NTASKS || nsteps < 1 || level < 1 ||
-	    level > 9)
+	    level > 9 || drain_sync < 1)
 		errx(2, "hosts x tasks per host must be %d, steps >= 1, "
 		    "level 1-9", NTASKS);
 	printf("bench_size: NAS SP shape, %d tasks (%d hosts x %d), %d steps,"

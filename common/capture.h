@@ -17,4 +17,12 @@
 #define CAPTURE_LIVE_MIN	1
 #define CAPTURE_LIVE_MAX	100
 
+/*
+ * A task's ring, in bytes: a power of two from RING_MIN_SIZE to
+ * RING_MAX_SIZE (ring.h).  The agent publishes pmon start -R in its
+ * host's PVM_TMP for the tasks that do not set PMON_RING_SIZE.
+ */
+#define CAPTURE_RING_MIN	4096U
+#define CAPTURE_RING_MAX	(64U * 1024 * 1024)
+
 #endif

@@ -251,6 +251,7 @@ struct coord {
 	char			 agent_time[8];	/* -t: agents' -t */
 	char			 agent_buffer[16]; /* -b: agents' -b, or "" */
 	char			 agent_live[8];	/* -i: agents' -i, or "" */
+	char			 agent_ring[16]; /* -R: agents' -R, or "" */
 
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */

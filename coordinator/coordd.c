@@ -36,7 +36,7 @@ usage(void)
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
 	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
-	    "[-t exact|compact]\n");
+	    "[-R ring-bytes] [-t exact|compact]\n");
 	exit(1);
 }
 
@@ -304,8 +304,15 @@ main(int argc, char *argv[])
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
-	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:r:t:v")) != -1) {
+	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:t:v")) != -1) {
 		switch (ch) {
+		case 'R':
+			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
+			    "-R", optarg, CAPTURE_RING_MIN, CAPTURE_RING_MAX);
+			if ((strtoul(optarg, NULL, 10) &
+			    (strtoul(optarg, NULL, 10) - 1)) != 0)
+				fatalx("-R %s: not a power of two", optarg);
+			break;
 		case 't':
 			if (pack_time_lookup(optarg) == -1)
 				fatalx("-t %s: exact or compact", optarg);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "paths.h"
 #include "proto.h"
 #include "wire.h"
 
@@ -99,6 +101,37 @@ agent_output_sync(struct agent *a)
 {
 	a->want_sync = 1;
 	agent_output(a);
+}
+
+/*
+ * pmon start -R: the ring size this host's tasks take when their
+ * environment has no PMON_RING_SIZE, in a file next to the agent's
+ * socket (written whole, then renamed into place).
+ */
+int
+agent_publish_ring(struct agent *a, unsigned long size)
+{
+	char tmp[sizeof(a->ring_path) + 8];
+	FILE *f;
+
+	if (pmon_runtime_path(a->ring_path, sizeof(a->ring_path),
+	    PMON_FILE_RING) == -1) {
+		a->ring_path[0] = '\0';
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.new", a->ring_path);
+	if ((f = fopen(tmp, "w")) == NULL)
+		goto fail;
+	fprintf(f, "%lu\n", size);
+	if (fclose(f) == EOF || rename(tmp, a->ring_path) == -1) {
+		unlink(tmp);
+		goto fail;
+	}
+	return 0;
+fail:
+	log_warn("%s", a->ring_path);
+	a->ring_path[0] = '\0';
+	return -1;
 }
 
 /* What this agent shipped, for bench-size and the curious. */
@@ -256,6 +289,8 @@ agent_exit(struct agent *a, int code)
 	if (!a->dump)
 		agent_log_counts(a);
 	agent_unlisten(a);
+	if (a->ring_path[0] != '\0')
+		unlink(a->ring_path);
 	agent_pvm_exit(a);
 	log_debug("exiting (%d)", code);
 	exit(code);

@@ -137,6 +137,8 @@ struct agent {
 	uint8_t			*pack;		/* PROTO_MAX_PAYLOAD bytes */
 	uint8_t			*packt;		/* PROTO_MAX_PAYLOAD bytes */
 	uint64_t		 nrecords;	/* records shipped */
+	char			 ring_path[108]; /* published ring size, or
+						   "" */
 	int			 listen_fd;
 	struct event		*ev_listen;
 	char			 sock_path[108];
@@ -176,6 +178,7 @@ void	agent_flush(struct agent *, uint32_t id);
 void	agent_output(struct agent *);
 void	agent_output_sync(struct agent *);
 void	agent_log_counts(const struct agent *);
+int	agent_publish_ring(struct agent *, unsigned long size);
 void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);

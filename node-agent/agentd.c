@@ -2,14 +2,15 @@
  * pmon-agentd: the per-host agent.
  *
  *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-t exact|compact] [-b BYTES]
- *	    [-i MS] [-c ADDR:PORT]
+ *	    [-i MS] [-R BYTES] [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
  * dump mode: no coordinator, every frame is printed on stdout.  -t, -b
  * and -i are the capture settings the coordinator passes on from
  * `pmon start` (doc/capture.md): the time encoding of the records, the
  * bytes queued for the coordinator above which rings are not drained,
- * and the longest time between two sync flushes.
+ * the longest time between two sync flushes, and the ring size it
+ * publishes for the tasks of its host.
  *
  * The agent tells the coordinator the virtual machine's secret: the one
  * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
@@ -61,12 +62,15 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-s FILE] "
-	    "[-t exact|compact] [-b BYTES] [-i MS] [-c ADDR:PORT]\n"
+	    "[-t exact|compact] [-b BYTES] [-i MS] [-R BYTES] "
+	    "[-c ADDR:PORT]\n"
 	    "  -t MODE  time encoding of the records (default exact)\n"
 	    "  -b BYTES stop draining rings above this much output\n"
 	    "           (default 16777216)\n"
 	    "  -i MS    sync-flush the stream at least every MS ms, 1-100\n"
 	    "           (default 20)\n"
+	    "  -R BYTES ring size for this host's tasks without\n"
+	    "           PMON_RING_SIZE (a power of two, 4096-67108864)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
@@ -179,10 +183,17 @@ main(int argc, char *argv[])
 	int ch, verbose = 0, dump = 0, env_secret, time_mode = PACK_TIME_EXACT;
 	size_t high_water = AGENT_HIGH_WATER;
 	unsigned live_ms = AGENT_LIVE_MS;
+	unsigned long ring_size = 0;
 
 	env_secret = secret_from_env(secret);
-	while ((ch = getopt(argc, argv, "vDO:b:c:i:s:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:s:t:")) != -1) {
 		switch (ch) {
+		case 'R':
+			ring_size = (unsigned long)parse_num("-R", optarg,
+			    CAPTURE_RING_MIN, CAPTURE_RING_MAX);
+			if ((ring_size & (ring_size - 1)) != 0)
+				fatalx("-R %s: not a power of two", optarg);
+			break;
 		case 't':
 			if ((time_mode = pack_time_lookup(optarg)) == -1)
 				fatalx("-t %s: exact or compact", optarg);
@@ -252,6 +263,8 @@ main(int argc, char *argv[])
 		agent_pvm_exit(&agent);
 		fatalx("cannot reach the coordinator");
 	}
+	if (ring_size != 0)
+		(void)agent_publish_ring(&agent, ring_size);
 	agent_send_hello(&agent);
 	if (agent_pvm_watch(&agent) == -1)
 		agent_exit(&agent, 1);

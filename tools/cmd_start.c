@@ -35,6 +35,7 @@ static const struct option start_longopts[] = {
 	{ "time", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "listen", required_argument, NULL, 'l' },
+	{ "ring-size", required_argument, NULL, 'R' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
@@ -42,7 +43,7 @@ static const struct option start_longopts[] = {
 
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
-	"[-B bytes] [-L ms]",
+	"[-B bytes] [-L ms] [-R bytes]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -51,6 +52,9 @@ const struct cmd_entry cmd_start_entry = {
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
 	"  -L, --live MS  the agents make what they have readable at least\n"
 	"                 every MS ms, 1 to 100 (default 20)\n"
+	"  -R, --ring-size BYTES  each task's record ring, a power of two\n"
+	"                 from 4096 to 67108864 (default 1 MiB; a task's\n"
+	"                 PMON_RING_SIZE wins)\n"
 	"  -T, --time exact|compact  how records' times travel: nanosecond\n"
 	"                 deltas (the default) or p2d2's log2 deltas, smaller\n"
 	"                 and approximate (doc/capture.md)\n"
@@ -66,7 +70,7 @@ const struct cmd_entry cmd_start_entry = {
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+B:C:hl:L:Q:T:v", start_longopts, 0, 0, cmd_start
+	"+B:C:hl:L:Q:R:T:v", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -202,6 +206,12 @@ capture_check(const struct cmd_args *a)
 	    CAPTURE_LIVE_MAX))
 		return tool_usage_error("--live %s: not a number of ms from "
 		    "%d to %d", a->arg['L'], CAPTURE_LIVE_MIN, CAPTURE_LIVE_MAX);
+	if (a->arg['R'] != NULL && (!number_ok(a->arg['R'], CAPTURE_RING_MIN,
+	    CAPTURE_RING_MAX) || (strtoul(a->arg['R'], NULL, 10) &
+	    (strtoul(a->arg['R'], NULL, 10) - 1)) != 0))
+		return tool_usage_error("--ring-size %s: not a power of two "
+		    "from %u to %u", a->arg['R'], CAPTURE_RING_MIN,
+		    CAPTURE_RING_MAX);
 	return 0;
 }
 
@@ -209,9 +219,9 @@ capture_check(const struct cmd_args *a)
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	static const char opts[] = "CQlTBL", flags[] = "CQltbi";
-	char fdarg[16], flag[6][3];
-	const char *argv[20];
+	static const char opts[] = "CQlTBLR", flags[] = "CQltbiR";
+	char fdarg[16], flag[7][3];
+	const char *argv[22];
 	size_t k;
 	int i = 0, null;
 
@@ -354,9 +364,10 @@ cmd_start(const struct cmd_args *a)
 		else
 			printf("%u", CAPTURE_BUFFER_DEFAULT);
 		if (a->arg['L'] != NULL)
-			printf(" live_ms=%s\n", a->arg['L']);
+			printf(" live_ms=%s", a->arg['L']);
 		else
-			printf(" live_ms=%d\n", CAPTURE_LIVE_DEFAULT);
+			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
+		printf(" ring=%s\n", a->arg['R'] ? a->arg['R'] : "default");
 	}
 	return 0;
 }

@@ -3,8 +3,9 @@
 # doc/capture.md): the same program run under an exact and a compact
 # coordinator gives, task for task, the same events in the same order
 # with the same partners and tags, both streams causally complete; the
-# compact times never go backwards within a task; and the agents'
-# packed, deflated records cost less than 1 byte per event.
+# compact times never go backwards within a task; the agents' packed,
+# deflated records cost less than 1 byte per event; and pmon start -R
+# reaches the agent, which publishes it for its tasks.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -14,13 +15,17 @@ start_pvmd
 
 k=2 rounds=300
 
-# run MODE: pingpong traced under a coordinator of its own.
+# run MODE RING: pingpong traced under a coordinator of its own.
 run() {
-	local mode=$1
-	pmon_start -v -v -Q 268435456 -T "$mode"
-	grep -qx "capture time=$mode agent_buffer=16777216 live_ms=20" \
-	    "$PVM_TMP.pmon-start.out" ||
+	local mode=$1 ring=$2
+	pmon_start -v -v -Q 268435456 -T "$mode" -R "$ring"
+	grep -qx "capture time=$mode agent_buffer=16777216 live_ms=20 \
+ring=$ring" "$PVM_TMP.pmon-start.out" ||
 	    fail "pmon start -v: $(cat "$PVM_TMP.pmon-start.out")"
+	wait_for 10 test -s "$PVM_TMP/pmon-ring.$(id -u)" ||
+	    fail "the agent published no ring size"
+	expect_eq "published ring size" "$ring" \
+	    "$(cat "$PVM_TMP/pmon-ring.$(id -u)")"
 	pmon_trace "$RUN/$mode.json"
 	pmon_exec "$PROGS/pingpong" "$k" "$rounds" 100 "$RUN/$mode.log" ||
 	    fail "pingpong exited with $?: $(cat "$RUN/pingpong.err")"
@@ -31,6 +36,8 @@ run() {
 	    "$(coord_log)" | tail -n 1 >"$RUN/$mode.size"
 	[ -s "$RUN/$mode.size" ] || fail "no size line in $(coord_log)"
 	mv "$(coord_log)" "$RUN/$mode.coord.log"
+	wait_for 10 test ! -e "$PVM_TMP/pmon-ring.$(id -u)" ||
+	    fail "the agent left its ring size file behind"
 }
 
 # canon MODE: each task's events in seq order, tids replaced by their
@@ -58,8 +65,8 @@ canon() {
 	    }' | sort -k1,1 -k2,2n
 }
 
-run exact
-run compact
+run exact 1048576
+run compact 524288
 
 canon exact >"$RUN/exact.canon"
 canon compact >"$RUN/compact.canon"
