@@ -80,8 +80,9 @@ task_ring_drain(struct agent_task *t, size_t max, const char **why)
 	    0 };
 	int last = -1;
 
+	/* Dump mode prints the records as they are: TASK_RECORDS. */
 	if (agent_ring_drain_packed(&t->ring, t->hello.tid, a->out, a->batch,
-	    AGENT_BATCH, &pk, max, &last, why) == -1)
+	    AGENT_BATCH, a->dump ? NULL : &pk, max, &last, why) == -1)
 		return -1;
 	a->nrecords += pk.records;
 	if (last != -1)

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "agent.h"
 #include "pack.h"
 #include "proto.h"
 #include "record.h"
@@ -504,6 +508,76 @@ test_z_bad(void)
 	zs_in_end(&zi);
 }
 
+/*
+ * The agent's output: the hello plain, then frames that become readable
+ * only at a flush point, and then all of them, in order.
+ */
+static void
+test_agent_stream(void)
+{
+	struct event_base *base = event_base_new();
+	struct evbuffer *wire = evbuffer_new();
+	struct frame_hdr h;
+	struct zs_in zi;
+	struct agent a;
+	const char *why;
+	uint8_t *p;
+	size_t n;
+
+	CU_ASSERT_FATAL(base != NULL && wire != NULL);
+	CU_ASSERT_FATAL(agent_init(&a, base) == 0);
+	a.wire = wire;
+	a.live_ms = UINT32_MAX;		/* no live interval here */
+	agent_send_hello(&a);
+	CU_ASSERT_EQUAL(a.zs_on, 1);
+	p = evbuffer_pullup(wire, FRAME_HDR_SIZE);
+	CU_ASSERT_FATAL(p != NULL && frame_hdr_decode(p, &h, &why) == 0);
+	CU_ASSERT_EQUAL(h.type, MSG_AGENT_HELLO);
+	evbuffer_drain(wire, FRAME_HDR_SIZE + h.len);
+
+	/* Frames without a flush point: deflate keeps them. */
+	zt_frames(40);
+	evbuffer_add(a.out, tz.plain, tz.plen);
+	agent_output(&a);
+	CU_ASSERT_EQUAL(evbuffer_get_length(a.out), 0);
+	CU_ASSERT_FATAL(zs_in_init(&zi) == 0);
+	tz.glen = 0;
+	tz.stop_after = -1;
+	while (evbuffer_get_length(wire) >= FRAME_HDR_SIZE) {
+		p = evbuffer_pullup(wire, FRAME_HDR_SIZE);
+		CU_ASSERT_FATAL(frame_hdr_decode(p, &h, &why) == 0);
+		CU_ASSERT_EQUAL_FATAL(h.type, MSG_ZDATA);
+		p = evbuffer_pullup(wire, FRAME_HDR_SIZE + h.len);
+		CU_ASSERT_EQUAL(zs_in_feed(&zi, p + FRAME_HDR_SIZE, h.len,
+		    zt_frame, NULL, &why), 0);
+		evbuffer_drain(wire, FRAME_HDR_SIZE + h.len);
+	}
+	CU_ASSERT(tz.glen < tz.plen);
+
+	/* A flush point: everything, in order. */
+	agent_output_sync(&a);
+	n = 0;
+	while (evbuffer_get_length(wire) >= FRAME_HDR_SIZE) {
+		p = evbuffer_pullup(wire, FRAME_HDR_SIZE);
+		CU_ASSERT_FATAL(frame_hdr_decode(p, &h, &why) == 0);
+		CU_ASSERT_EQUAL_FATAL(h.type, MSG_ZDATA);
+		p = evbuffer_pullup(wire, FRAME_HDR_SIZE + h.len);
+		CU_ASSERT_EQUAL(zs_in_feed(&zi, p + FRAME_HDR_SIZE, h.len,
+		    zt_frame, NULL, &why), 0);
+		evbuffer_drain(wire, FRAME_HDR_SIZE + h.len);
+		n++;
+	}
+	CU_ASSERT(n >= 1);
+	CU_ASSERT_EQUAL_FATAL(tz.glen, tz.plen);
+	CU_ASSERT(memcmp(tz.got, tz.plain, tz.plen) == 0);
+	CU_ASSERT_EQUAL(a.zs.since_sync, 0);
+	zs_in_end(&zi);
+	a.wire = NULL;
+	agent_free(&a);
+	evbuffer_free(wire);
+	event_base_free(base);
+}
+
 static CU_TestInfo pack_tests[] = {
 	{ "exact round trip", test_pack_exact },
 	{ "compact round trip and error bound", test_pack_compact },
@@ -517,6 +591,7 @@ static CU_TestInfo zstream_tests[] = {
 	{ "split at every byte", test_z_split },
 	{ "large frame, bounded memory", test_z_large },
 	{ "corrupt, bad frames, stop", test_z_bad },
+	{ "agent: hello plain, frames at flush points", test_agent_stream },
 	CU_TEST_INFO_NULL
 };
 
