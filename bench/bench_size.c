@@ -51,7 +51,7 @@ struct task {
 	uint64_t		 t;		/* simulated CLOCK_REALTIME */
 	uint64_t		 seq;
 	uint64_t		 rng;
-	int			 rbuf;		/* alternating receive buffers */
+	int			 rbuf;		/* receive buffer ids alternate */
 };
 
 static struct task	 tasks[NTASKS];

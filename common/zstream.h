@@ -15,7 +15,7 @@
 
 #include <zlib.h>
 
-#define ZS_CHUNK	(64 * 1024)	/* compressed bytes per ZDATA, at most */
+#define ZS_CHUNK	(64 * 1024)	/* most compressed bytes a ZDATA */
 #define ZS_STEP		(64 * 1024)	/* inflated bytes per inflate call */
 #define ZS_LEVEL	6		/* deflate level (BENCHMARKS.md) */
 
@@ -28,7 +28,7 @@ struct zs_out {
 	uint8_t		*buf;		/* FRAME_HDR_SIZE + ZS_CHUNK */
 	size_t		 since_sync;	/* plain bytes after the last sync */
 	uint64_t	 plain;		/* plain bytes, ever */
-	uint64_t	 packed;	/* ZDATA bytes (headers included), ever */
+	uint64_t	 packed;	/* ZDATA bytes, headers too, ever */
 };
 
 int	zs_out_init(struct zs_out *, int level);

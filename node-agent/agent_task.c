@@ -88,7 +88,7 @@ task_ring_drain(struct agent_task *t, size_t max, const char **why)
 	if (last != -1)
 		t->at_break = last == PMON_CALL_BREAK;
 	/* A breakpoint is a flush point: the coordinator acts on it. */
-	if (t->at_break)
+	if (last == PMON_CALL_BREAK)
 		a->want_sync = 1;
 	return 0;
 }

@@ -246,6 +246,13 @@ main(int argc, char *argv[])
 	agent.time_mode = time_mode;
 	agent.high_water = high_water;
 	agent.live_ms = live_ms;
+	if (live_ms < AGENT_DRAIN_MS) {
+		/* The drain timer is what notices the live interval. */
+		struct timeval tv = { 0, (suseconds_t)live_ms * 1000 };
+
+		if (event_add(agent.ev_timer, &tv) == -1)
+			fatalx("cannot set the drain timer");
+	}
 	if (!dump)
 		memcpy(agent.secret, secret, sizeof(agent.secret));
 	explicit_bzero(secret, sizeof(secret));

@@ -205,7 +205,8 @@ capture_check(const struct cmd_args *a)
 	if (a->arg['L'] != NULL && !number_ok(a->arg['L'], CAPTURE_LIVE_MIN,
 	    CAPTURE_LIVE_MAX))
 		return tool_usage_error("--live %s: not a number of ms from "
-		    "%d to %d", a->arg['L'], CAPTURE_LIVE_MIN, CAPTURE_LIVE_MAX);
+		    "%d to %d", a->arg['L'], CAPTURE_LIVE_MIN,
+		    CAPTURE_LIVE_MAX);
 	if (a->arg['R'] != NULL && (!number_ok(a->arg['R'], CAPTURE_RING_MIN,
 	    CAPTURE_RING_MAX) || (strtoul(a->arg['R'], NULL, 10) &
 	    (strtoul(a->arg['R'], NULL, 10) - 1)) != 0))
