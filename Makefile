@@ -21,7 +21,7 @@ WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 CFLAGS	?= -O2 -g
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinator -Inode-agent
 LDLIBS_PVM = -lgpvm3 -lpvm3
-# common/recfile.c: recordings are zlib blocks.
+# The agent stream and recordings are zlib.
 LDLIBS_Z = -lz
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
@@ -38,6 +38,8 @@ PRELOAD_SANFLAGS =
 endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
+# Tasks never compress: the instrumentation library goes without zlib.
+PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c, $(COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
@@ -72,9 +74,12 @@ BENCH_EVENT	= $(BUILD)/bench/bench_event
 PVMTRACER	= $(BUILD)/bench/pvmtracer
 NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
+BENCH_SIZE	= $(BUILD)/bench/bench_size
+BENCH_AGENT	= $(BUILD)/bench/bench_agent
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP)
+	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
+	$(BENCH_SIZE) $(BENCH_AGENT)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -85,8 +90,7 @@ $(BUILD)/pic/%.o: %.c
 	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
 	    -c -o $@ $<
 
-# Recordings (zlib) are no business of the instrumented tasks.
-$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(filter-out common/recfile.c,$(COMMON_SRCS)))
+$(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(PRELOAD_COMMON_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(PRELOAD_SANFLAGS) -o $@ $^ -ldl
 
@@ -120,6 +124,12 @@ $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+
+# The agent's own drain, pack and deflate code, without its daemon.
+$(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
+	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -226,6 +236,18 @@ bench-overhead: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(PVMTRACER) $(NPTASKS) \
 bench-event: $(BENCH_EVENT) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD)
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_event.sh $(BENCH_EVENT_FLAGS)
 
+# Bytes per event: a synthetic NAS SP trace through the agent's packer
+# and deflate stream, then real runs; results go to BENCHMARKS.md.
+# BENCH_SIZE_FLAGS: e.g. -s steps (bench_size's).
+bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/pingpong
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_size.sh $(BENCH_SIZE_FLAGS)
+
+# Records per second one agent drains, packs and deflates on one core.
+# BENCH_AGENT_FLAGS: e.g. -t seconds -p producers.
+bench-agent: $(BENCH_AGENT)
+	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -241,6 +263,6 @@ clean:
 	rm -rf build build-check build-fuzz
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
-	bench-overhead bench-event
+	bench-overhead bench-event bench-size bench-agent
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

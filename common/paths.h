@@ -12,6 +12,8 @@
 #define PMON_SOCK_AGENT		"agent"		/* tasks register here */
 #define PMON_SOCK_COORD		"coord"		/* tools connect here */
 #define PMON_FILE_SECRET	"secret"	/* the VM's secret (secret.h) */
+#define PMON_FILE_RING		"ring"		/* ring bytes for this host's
+						   tasks (doc/capture.md) */
 
 int	pmon_runtime_path(char *buf, size_t size, const char *what);
 int	pmon_secret_path_for(char *buf, size_t size, const char *sock_path);

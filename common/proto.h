@@ -19,7 +19,8 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC	0xb7
-#define PROTO_VERSION	3	/* 3: the hellos carry the secret */
+#define PROTO_VERSION	4	/* 3: the hellos carry the secret; 4: agents
+				   send TASK_PACKED in a ZDATA stream */
 #define FRAME_HDR_SIZE	8
 
 /* The largest payload any message may carry. */
@@ -50,7 +51,9 @@
 	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_READY,	22,	4,		4)			\
 	X(TASK_PROC,	23,	49,		49)			\
-	X(TASK_GONE,	24,	4,		4)
+	X(TASK_GONE,	24,	4,		4)			\
+	X(ZDATA,	25,	1,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -92,6 +95,12 @@ struct msg_info {
 /* TASK_PROC: u32 id, i32 tid, u8 state, u32 threads, u64 utime_ms,
  * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
 #define TASK_PROC_LEN		49
+
+/*
+ * TASK_PACKED: i32 tid, u8 time encoding (PACK_TIME_*), u32 count, u32
+ * bytes of the time column; then the time column, then the records.
+ */
+#define TASK_PACKED_HDR_SIZE	13
 
 /* BREAKPOINTS: the fixed part of one entry, before its group string. */
 #define BP_WIRE_FIXED		32

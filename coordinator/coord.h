@@ -16,10 +16,12 @@
 
 #include "clock.h"
 #include "order.h"
+#include "pack.h"
 #include "proto.h"
 #include "request.h"
 #include "secret.h"
 #include "state.h"
+#include "zstream.h"
 
 struct bufferevent;
 struct evbuffer;
@@ -90,6 +92,10 @@ int	coord_parse_task_new(const uint8_t *, size_t, struct coord_task_new *,
 	    const char **why);
 int	coord_parse_task_records(const uint8_t *, size_t, coord_record_cb,
 	    void *arg, const char **why);
+int	coord_parse_packed_hdr(const uint8_t *, size_t, int32_t *tid,
+	    const char **why);
+int	coord_parse_task_packed(const uint8_t *, size_t, struct pack_state *,
+	    coord_record_cb, void *arg, const char **why);
 int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
 	    uint64_t *dropped, const char **why);
 int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
@@ -146,6 +152,8 @@ struct coord_task {
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */
 	uint32_t		 stop_bp;	/* the breakpoint it hit, or 0 */
+	struct pack_state	 unpack;	/* its TASK_PACKED, from its
+						   agent's TASK_NEW on */
 };
 TAILQ_HEAD(coord_tasks, coord_task);
 
@@ -163,6 +171,9 @@ struct coord_agent {
 	char			 peer[128];	/* address, for the log */
 	int32_t			 host_tid;
 	char			*host;
+	struct zs_in		 zin;		/* its ZDATA stream */
+	uint64_t		 nrecords;	/* records it sent */
+	uint64_t		 wire_bytes;	/* bytes it sent (frames) */
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 
@@ -244,6 +255,10 @@ struct coord {
 	int			 verbose;
 	int			 spawn_agents;	/* not -N */
 	char			 agent_path[4096];
+	char			 agent_time[8];	/* -t: agents' -t */
+	char			 agent_buffer[16]; /* -b: agents' -b, or "" */
+	char			 agent_live[8];	/* -i: agents' -i, or "" */
+	char			 agent_ring[16]; /* -R: agents' -R, or "" */
 
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */

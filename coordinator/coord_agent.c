@@ -55,6 +55,13 @@ coord_agent_free(struct coord_agent *a)
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
+	if (a->nrecords > 0)
+		log_info("agent %s (%s): %llu records in %llu bytes "
+		    "(%.3f B/record), %llu bytes inflated", a->peer,
+		    a->host ? a->host : "no hello", (unsigned long long)
+		    a->nrecords, (unsigned long long)a->wire_bytes,
+		    (double)a->wire_bytes / (double)a->nrecords,
+		    (unsigned long long)a->zin.plain);
 	if (a->host != NULL)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
@@ -62,6 +69,7 @@ coord_agent_free(struct coord_agent *a)
 	agent_end_tasks(a);
 	if (a->bev != NULL)
 		bufferevent_free(a->bev);
+	zs_in_end(&a->zin);
 	free(a->host);
 	free(a);
 	if (c->shutting_down)
@@ -162,6 +170,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->spawn_seq = tn.spawn_seq;
 	t->ended = 0;
 	t->agent = a;
+	pack_state_init(&t->unpack);
 	if ((t->host = strdup(a->host)) == NULL ||
 	    (t->program = strdup(tn.program)) == NULL)
 		fatal("%s", __func__);
@@ -200,6 +209,7 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 
 	if (!agent_owns(a, tid, why))
 		return -1;
+	a->nrecords++;
 	/* A task stopped at a breakpoint: act now, not at its release. */
 	if (r->call == PMON_CALL_BREAK)
 		coord_control_break(a->coord, tid, r);
@@ -216,6 +226,58 @@ agent_records(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+/* TASK_PACKED: unpacked against what this connection sent of the task. */
+static int
+agent_packed(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_task *t;
+	const char *why;
+	int32_t tid;
+
+	if (coord_parse_packed_hdr(p, len, &tid, &why) == -1 ||
+	    !agent_owns(a, tid, &why)) {
+		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
+		return -1;
+	}
+	t = coord_task_find(a->coord, tid);
+	if (coord_parse_task_packed(p, len, &t->unpack, agent_record, a,
+	    &why) == -1) {
+		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* A frame the agent's deflate stream held: handled like any other. */
+static int
+agent_inner_frame(void *arg, uint8_t type, const uint8_t *p, size_t len)
+{
+	return coord_agent_frame(arg, type, p, len);
+}
+
+/*
+ * ZDATA: the next piece of the agent's deflate stream.  The frames in
+ * it are checked and dispatched as they complete; a stream that does
+ * not inflate drops the agent like any malformed frame.
+ */
+static int
+agent_zdata(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	const char *why;
+
+	if (!a->zin.ready && zs_in_init(&a->zin) == -1)
+		fatalx("%s: inflateInit", __func__);
+	switch (zs_in_feed(&a->zin, p, len, agent_inner_frame, a, &why)) {
+	case 0:
+		return 0;
+	case 1:
+		return -1;	/* dropped while handling a frame */
+	default:
+		coord_agent_drop(a, "bad ZDATA: %s", why);
+		return -1;
+	}
 }
 
 static int
@@ -290,6 +352,10 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_task_new(a, p, len);
 	case MSG_TASK_RECORDS:
 		return agent_records(a, p, len);
+	case MSG_TASK_PACKED:
+		return agent_packed(a, p, len);
+	case MSG_ZDATA:
+		return agent_zdata(a, p, len);
 	case MSG_TASK_END:
 		return agent_task_end(a, p, len);
 	case MSG_FLUSH_DONE:
@@ -308,6 +374,9 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 static int
 agent_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
 {
+	struct coord_agent *a = peer;
+
+	a->wire_bytes += FRAME_HDR_SIZE + len;
 	return coord_agent_frame(peer, type, p, len);
 }
 

@@ -142,6 +142,68 @@ coord_parse_task_records(const uint8_t *p, size_t len, coord_record_cb cb,
 	return 0;
 }
 
+/* TASK_PACKED's tid, so that the caller can find the task's state. */
+int
+coord_parse_packed_hdr(const uint8_t *p, size_t len, int32_t *tid,
+    const char **why)
+{
+	if (len < TASK_PACKED_HDR_SIZE) {
+		*why = "packed records header truncated";
+		return -1;
+	}
+	*tid = (int32_t)wire_get32(p);
+	if (!valid_tid(*tid)) {
+		*why = "records for an invalid tid";
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Unpacks the records of a TASK_PACKED payload against the task's state
+ * st, calling cb for each with the record in record.h's encoding.  The
+ * count must match the records exactly.
+ */
+int
+coord_parse_task_packed(const uint8_t *p, size_t len, struct pack_state *st,
+    coord_record_cb cb, void *arg, const char **why)
+{
+	uint8_t rec[RECORD_MAX_SIZE];
+	struct wire_reader rd, td;
+	struct record r;
+	uint32_t count, tlen, i;
+	int32_t tid;
+	uint8_t mode;
+
+	if (coord_parse_packed_hdr(p, len, &tid, why) == -1)
+		return -1;
+	mode = p[4];
+	count = wire_get32(p + 5);
+	tlen = wire_get32(p + 9);
+	if (mode != PACK_TIME_EXACT && mode != PACK_TIME_COMPACT) {
+		*why = "packed records in an unknown time encoding";
+		return -1;
+	}
+	if (tlen > len - TASK_PACKED_HDR_SIZE) {
+		*why = "packed records' time column longer than the payload";
+		return -1;
+	}
+	wire_reader_init(&td, p + TASK_PACKED_HDR_SIZE, tlen);
+	wire_reader_init(&rd, p + TASK_PACKED_HDR_SIZE + tlen,
+	    len - TASK_PACKED_HDR_SIZE - tlen);
+	for (i = 0; i < count; i++) {
+		if (unpack_record(st, mode, &rd, &td, rec, &r, why) == -1)
+			return -1;
+		if (cb(tid, &r, arg, why) == -1)
+			return -1;
+	}
+	if (rd.off != rd.len || td.off != td.len) {
+		*why = "packed records payload has trailing bytes";
+		return -1;
+	}
+	return 0;
+}
+
 int
 coord_parse_task_end(const uint8_t *p, size_t len, int32_t *tid,
     uint64_t *dropped, const char **why)

@@ -202,12 +202,27 @@ static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	struct spawn_env se;
-	char *argv[3], host[256];
-	int tid, n;
+	char *argv[11], host[256];
+	int tid, n, i = 0;
 
-	argv[0] = (char *)"-c";
-	argv[1] = c->listen_addr;
-	argv[2] = NULL;
+	/* The capture settings of `pmon start` (doc/capture.md). */
+	argv[i++] = (char *)"-t";
+	argv[i++] = c->agent_time;
+	if (c->agent_buffer[0] != '\0') {
+		argv[i++] = (char *)"-b";
+		argv[i++] = c->agent_buffer;
+	}
+	if (c->agent_live[0] != '\0') {
+		argv[i++] = (char *)"-i";
+		argv[i++] = c->agent_live;
+	}
+	if (c->agent_ring[0] != '\0') {
+		argv[i++] = (char *)"-R";
+		argv[i++] = c->agent_ring;
+	}
+	argv[i++] = (char *)"-c";
+	argv[i++] = c->listen_addr;
+	argv[i] = NULL;
 	snprintf(host, sizeof(host), "%s", name);
 	/* The secret goes by environment, never on a command line. */
 	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)

@@ -18,6 +18,7 @@
 
 #include <event2/event.h>
 
+#include "capture.h"
 #include "coord.h"
 #include "log.h"
 #include "paths.h"
@@ -34,9 +35,10 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
-	    "[-C clock-correction] [-l address] [-Q tool-queue-bytes] "
-	    "[-r fd]\n       pmon-coordd -R recording [-dv] [-Q bytes] "
-	    "[-r fd]\n");
+	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
+	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
+	    "[-s ring-bytes]\n       [-t exact|compact]\n"
+	    "       pmon-coordd -R recording [-dv] [-Q bytes] [-r fd]\n");
 	exit(1);
 }
 
@@ -192,6 +194,25 @@ parse_size(const char *s)
 	return (size_t)v;
 }
 
+/*
+ * A capture setting for the agents: a decimal number from lo to hi,
+ * kept as the agents will be given it.
+ */
+static void
+agent_arg(char *dst, size_t size, const char *opt, const char *s,
+    unsigned long long lo, unsigned long long hi)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' || v < lo ||
+	    v > hi)
+		fatalx("%s %s: not a number from %llu to %llu", opt, s, lo, hi);
+	snprintf(dst, size, "%llu", v);
+}
+
 /* Checks that nothing stands in our way, before daemonizing. */
 static void
 preflight(void)
@@ -308,8 +329,31 @@ main(int argc, char *argv[])
 	coord.ready_fd = -1;
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
-	while ((ch = getopt(argc, argv, "A:C:dl:NQ:r:R:v")) != -1) {
+	strcpy(coord.agent_time, "exact");
+	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:v")) != -1) {
 		switch (ch) {
+		case 's':
+			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
+			    "-s", optarg, CAPTURE_RING_MIN, CAPTURE_RING_MAX);
+			if ((strtoul(optarg, NULL, 10) &
+			    (strtoul(optarg, NULL, 10) - 1)) != 0)
+				fatalx("-s %s: not a power of two", optarg);
+			break;
+		case 't':
+			if (pack_time_lookup(optarg) == -1)
+				fatalx("-t %s: exact or compact", optarg);
+			snprintf(coord.agent_time, sizeof(coord.agent_time),
+			    "%s", optarg);
+			break;
+		case 'b':
+			agent_arg(coord.agent_buffer, sizeof(coord.agent_buffer),
+			    "-b", optarg, CAPTURE_BUFFER_MIN,
+			    CAPTURE_BUFFER_MAX);
+			break;
+		case 'i':
+			agent_arg(coord.agent_live, sizeof(coord.agent_live),
+			    "-i", optarg, CAPTURE_LIVE_MIN, CAPTURE_LIVE_MAX);
+			break;
 		case 'Q':
 			coord.tool_high = parse_size(optarg);
 			break;

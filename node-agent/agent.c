@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,16 +21,138 @@
 
 #include "agent.h"
 #include "log.h"
+#include "paths.h"
 #include "proto.h"
 #include "wire.h"
 
-/* Sends what is queued: the bufferevent does it for a coordinator; dump
- * mode prints it. */
+static long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000L +
+	    (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
+static void
+zdata_emit(void *arg, const uint8_t *frame, size_t len)
+{
+	struct agent *a = arg;
+
+	evbuffer_add(a->wire, frame, len);
+}
+
+/*
+ * Deflates the queued frames onto the wire.  A sync flush makes all of
+ * them readable now; it happens at flush points (a->want_sync: FLUSH,
+ * CONTROL_DONE, a breakpoint), once per live interval, and when enough
+ * plain bytes went by since the last one.
+ */
+static void
+deflate_out(struct agent *a)
+{
+	size_t len = evbuffer_get_length(a->out);
+	struct evbuffer_iovec v;
+	int sync;
+
+	sync = a->want_sync || a->zs.since_sync + len >= AGENT_SYNC_HIGH ||
+	    ((a->zs.since_sync > 0 || len > 0) &&
+	    ms_since(&a->last_sync) >= (long)a->live_ms);
+	while (len > 0) {
+		evbuffer_peek(a->out, -1, NULL, &v, 1);
+		if (zs_out_write(&a->zs, v.iov_base, v.iov_len,
+		    sync && v.iov_len == len, zdata_emit, a) == -1)
+			fatalx("deflate failed");
+		evbuffer_drain(a->out, v.iov_len);
+		len -= v.iov_len;
+	}
+	if (sync) {
+		if (zs_out_write(&a->zs, NULL, 0, 1, zdata_emit, a) == -1)
+			fatalx("deflate failed");
+		clock_gettime(CLOCK_MONOTONIC, &a->last_sync);
+	}
+	a->want_sync = 0;
+}
+
+/*
+ * Sends what is queued: compressed after the hello, through the
+ * bufferevent for a coordinator; dump mode prints it.
+ */
 void
 agent_output(struct agent *a)
 {
-	if (a->dump && agent_dump_frames(a->out, a->dumpf) == -1)
-		log_warnx("dump: the agent produced a bad frame");
+	if (a->dump) {
+		if (agent_dump_frames(a->out, a->dumpf) == -1)
+			log_warnx("dump: the agent produced a bad frame");
+		return;
+	}
+	if (a->wire == NULL)
+		return;
+	if (!a->zs_on)
+		evbuffer_add_buffer(a->wire, a->out);
+	else
+		deflate_out(a);
+}
+
+/* A flush point: what is queued must be readable by the coordinator now. */
+void
+agent_output_sync(struct agent *a)
+{
+	a->want_sync = 1;
+	agent_output(a);
+}
+
+/*
+ * pmon start -R: the ring size this host's tasks take when their
+ * environment has no PMON_RING_SIZE, in a file next to the agent's
+ * socket (written whole, then renamed into place).
+ */
+int
+agent_publish_ring(struct agent *a, unsigned long size)
+{
+	char tmp[sizeof(a->ring_path) + 8];
+	FILE *f;
+
+	if (pmon_runtime_path(a->ring_path, sizeof(a->ring_path),
+	    PMON_FILE_RING) == -1) {
+		a->ring_path[0] = '\0';
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.new", a->ring_path);
+	if ((f = fopen(tmp, "w")) == NULL)
+		goto fail;
+	fprintf(f, "%lu\n", size);
+	if (fclose(f) == EOF || rename(tmp, a->ring_path) == -1) {
+		unlink(tmp);
+		goto fail;
+	}
+	return 0;
+fail:
+	log_warn("%s", a->ring_path);
+	a->ring_path[0] = '\0';
+	return -1;
+}
+
+/* What this agent shipped, for bench-size and the curious. */
+void
+agent_log_counts(const struct agent *a)
+{
+	log_info("shipped %llu records: %llu frame bytes, %llu bytes "
+	    "compressed (%.3f B/record, time %s)",
+	    (unsigned long long)a->nrecords,
+	    (unsigned long long)a->zs.plain,
+	    (unsigned long long)a->zs.packed,
+	    a->nrecords ? (double)a->zs.packed / (double)a->nrecords : 0.0,
+	    pack_time_name(a->time_mode));
+}
+
+/* Bytes waiting for the coordinator, compressed or not. */
+static size_t
+queued(const struct agent *a)
+{
+	return evbuffer_get_length(a->out) +
+	    (a->wire != NULL ? evbuffer_get_length(a->wire) : 0);
 }
 
 static void
@@ -41,7 +164,7 @@ timer_cb(int fd, short what, void *arg)
 	(void)what;
 	agent_tasks_tick(a);
 	/* A slow coordinator: records wait in the rings, not in memory. */
-	if (evbuffer_get_length(a->out) < AGENT_HIGH_WATER)
+	if (queued(a) < a->high_water)
 		agent_drain_all(a, AGENT_PASS_MAX);
 	agent_output(a);
 }
@@ -56,9 +179,17 @@ agent_init(struct agent *a, struct event_base *base)
 	a->listen_fd = -1;
 	a->pvm_tid = -1;
 	a->dumpf = stdout;
+	a->time_mode = PACK_TIME_EXACT;
+	a->high_water = AGENT_HIGH_WATER;
+	a->live_ms = AGENT_LIVE_MS;
+	clock_gettime(CLOCK_MONOTONIC, &a->last_sync);
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->controls);
-	if ((a->batch = malloc(AGENT_BATCH)) == NULL)
+	if ((a->batch = malloc(AGENT_BATCH)) == NULL ||
+	    (a->pack = malloc(PROTO_MAX_PAYLOAD)) == NULL ||
+	    (a->packt = malloc(PROTO_MAX_PAYLOAD)) == NULL)
+		return -1;
+	if (zs_out_init(&a->zs, ZS_LEVEL) == -1)
 		return -1;
 	if ((a->out = evbuffer_new()) == NULL)
 		return -1;
@@ -82,9 +213,12 @@ agent_free(struct agent *a)
 		event_free(a->ev_timer);
 	if (a->coord != NULL)
 		bufferevent_free(a->coord);
-	else if (a->out != NULL)
+	if (a->out != NULL)
 		evbuffer_free(a->out);
+	zs_out_end(&a->zs);
 	free(a->batch);
+	free(a->pack);
+	free(a->packt);
 	memset(a, 0, sizeof(*a));
 	a->listen_fd = -1;
 }
@@ -96,6 +230,8 @@ agent_send_hello(struct agent *a)
 	    a->host, a->arch, a->secret);
 	explicit_bzero(a->secret, sizeof(a->secret));	/* said once */
 	agent_output(a);
+	/* The hello went out plain; everything after it is deflated. */
+	a->zs_on = a->wire != NULL;
 }
 
 /*
@@ -109,7 +245,7 @@ agent_flush(struct agent *a, uint32_t id)
 	agent_tasks_hello_pending(a);
 	agent_drain_all(a, SIZE_MAX);
 	agent_frame_flush_done(a->out, id);
-	agent_output(a);
+	agent_output_sync(a);
 }
 
 /* Writes out what is queued for the coordinator, waiting a little. */
@@ -121,15 +257,16 @@ coord_drain_out(struct agent *a)
 
 	if (a->coord == NULL)
 		return;
+	agent_output_sync(a);
 	fd = bufferevent_getfd(a->coord);
 	bufferevent_disable(a->coord, EV_READ | EV_WRITE);
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1)
 		return;
-	while (evbuffer_get_length(a->out) > 0)
-		if (evbuffer_write(a->out, fd) <= 0) {
+	while (evbuffer_get_length(a->wire) > 0)
+		if (evbuffer_write(a->wire, fd) <= 0) {
 			log_warn("coordinator: %zu bytes unsent",
-			    evbuffer_get_length(a->out));
+			    evbuffer_get_length(a->wire));
 			return;
 		}
 }
@@ -146,10 +283,14 @@ agent_exit(struct agent *a, int code)
 		agent_accept_all(a);
 		agent_tasks_hello_pending(a);
 		agent_drain_all(a, SIZE_MAX);
-		agent_output(a);
+		agent_output_sync(a);
 		coord_drain_out(a);
 	}
+	if (!a->dump)
+		agent_log_counts(a);
 	agent_unlisten(a);
+	if (a->ring_path[0] != '\0')
+		unlink(a->ring_path);
 	agent_pvm_exit(a);
 	log_debug("exiting (%d)", code);
 	exit(code);
@@ -184,11 +325,13 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 		log_warnx("coordinator dropped us: %s",
 		    r.err ? "(unreadable reason)" : text);
 		a->coord = NULL;
+		a->wire = NULL;
 		agent_exit(a, 1);
 	default:
 		log_warnx("coordinator sent an unexpected %s",
 		    proto_msg_name(h->type));
 		a->coord = NULL;
+		a->wire = NULL;
 		agent_exit(a, 1);
 	}
 }
@@ -207,6 +350,7 @@ coord_read_cb(struct bufferevent *bev, void *arg)
 		if (frame_hdr_decode(hdr, &h, &why) == -1) {
 			log_warnx("bad frame from the coordinator: %s", why);
 			a->coord = NULL;
+			a->wire = NULL;
 			agent_exit(a, 1);
 		}
 		if (evbuffer_get_length(in) < sizeof(hdr) + h.len)
@@ -230,6 +374,7 @@ coord_event_cb(struct bufferevent *bev, short what, void *arg)
 		log_warnx("coordinator connection: %s",
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 	a->coord = NULL;
+	a->wire = NULL;
 	agent_exit(a, 0);
 }
 
@@ -320,8 +465,7 @@ agent_coord_attach(struct agent *a, int fd)
 		close(fd);
 		return -1;
 	}
-	evbuffer_free(a->out);
-	a->out = bufferevent_get_output(a->coord);
+	a->wire = bufferevent_get_output(a->coord);
 	bufferevent_setcb(a->coord, coord_read_cb, NULL, coord_event_cb, a);
 	bufferevent_enable(a->coord, EV_READ | EV_WRITE);
 	return 0;

@@ -17,9 +17,12 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "capture.h"
+#include "pack.h"
 #include "ring.h"
 #include "secret.h"
 #include "task_hello.h"
+#include "zstream.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterators. */
 #ifndef TAILQ_FOREACH_SAFE
@@ -35,8 +38,13 @@ struct event_base;
 struct bufferevent;
 
 #define AGENT_DRAIN_MS		20		/* ring drain period */
-#define AGENT_BATCH		(256 * 1024)	/* records per TASK_RECORDS */
-#define AGENT_HIGH_WATER	(16 * 1024 * 1024) /* stop draining above */
+#define AGENT_BATCH		(256 * 1024)	/* ring bytes per read */
+#define AGENT_HIGH_WATER	CAPTURE_BUFFER_DEFAULT /* stop draining
+						   above (-b) */
+#define AGENT_LIVE_MS		CAPTURE_LIVE_DEFAULT /* sync flush at
+						   least this often (-i) */
+#define AGENT_SYNC_HIGH		(1024 * 1024)	/* plain bytes between two
+						   sync flushes, at most */
 #define AGENT_PASS_MAX		(4 * 1024 * 1024) /* per task, per timer */
 #define AGENT_HELLO_TIMEOUT	5		/* seconds to send TASK_HELLO */
 #define AGENT_MAX_TASKS		4096
@@ -67,6 +75,8 @@ struct agent_task {
 						   a BREAK, and no SIGCONT
 						   of ours came after it */
 	int			 stopped_by_us;	/* our SIGSTOP, no SIGCONT */
+	struct pack_state	 pack;		/* TASK_PACKED, on this
+						   connection */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
 
@@ -113,7 +123,22 @@ struct agent {
 	int			 dump;		/* -D: print, no coordinator */
 	FILE			*dumpf;
 	struct bufferevent	*coord;
-	struct evbuffer		*out;		/* frames to the coordinator */
+	struct evbuffer		*out;		/* frames to the coordinator,
+						   not yet compressed */
+	struct evbuffer		*wire;		/* the coordinator socket's
+						   output, or NULL */
+	struct zs_out		 zs;
+	int			 zs_on;		/* after AGENT_HELLO */
+	int			 want_sync;	/* a flush point passed */
+	struct timespec		 last_sync;	/* monotonic */
+	int			 time_mode;	/* PACK_TIME_* (-t) */
+	size_t			 high_water;	/* -b */
+	unsigned		 live_ms;	/* -i */
+	uint8_t			*pack;		/* PROTO_MAX_PAYLOAD bytes */
+	uint8_t			*packt;		/* PROTO_MAX_PAYLOAD bytes */
+	uint64_t		 nrecords;	/* records shipped */
+	char			 ring_path[108]; /* published ring size, or
+						   "" */
 	int			 listen_fd;
 	struct event		*ev_listen;
 	char			 sock_path[108];
@@ -134,6 +159,15 @@ struct agent {
 	unsigned		 nbp;
 };
 
+/* Packing a task's records into TASK_PACKED. */
+struct agent_packer {
+	uint8_t			*buf;		/* PROTO_MAX_PAYLOAD bytes */
+	uint8_t			*tbuf;		/* PROTO_MAX_PAYLOAD bytes */
+	struct pack_state	*ps;
+	int			 mode;		/* PACK_TIME_* */
+	uint64_t		 records;	/* packed, ever */
+};
+
 /* agent.c */
 int	agent_init(struct agent *, struct event_base *);
 void	agent_free(struct agent *);
@@ -142,6 +176,9 @@ int	agent_coord_attach(struct agent *, int fd);
 void	agent_send_hello(struct agent *);
 void	agent_flush(struct agent *, uint32_t id);
 void	agent_output(struct agent *);
+void	agent_output_sync(struct agent *);
+void	agent_log_counts(const struct agent *);
+int	agent_publish_ring(struct agent *, unsigned long size);
 void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);
@@ -171,6 +208,9 @@ void	agent_frame_control_done(struct evbuffer *, uint32_t id,
 int	agent_ring_drain(struct ring *, int32_t tid, struct evbuffer *,
 	    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
 	    const char **why);
+int	agent_ring_drain_packed(struct ring *, int32_t tid, struct evbuffer *,
+	    uint8_t *batch, size_t batchsize, struct agent_packer *,
+	    size_t max, int *last_call, const char **why);
 int	agent_dump_frames(struct evbuffer *, FILE *);
 int	agent_parse_clock_offset(const char *, int64_t *ns, const char **why);
 void	agent_set_clock_offset(int64_t ns);

@@ -380,7 +380,7 @@ control_done(struct agent_control *c)
 
 	agent_frame_control_done(a->out, c->id, c->t, c->n);
 	control_free(c);
-	agent_output(a);
+	agent_output_sync(a);
 }
 
 static void

@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 
 #include "agent.h"
+#include "pack.h"
 #include "proto.h"
 #include "record.h"
 #include "wire.h"
@@ -78,6 +79,23 @@ agent_frame_records(struct evbuffer *out, int32_t tid, const uint8_t *recs,
 	evbuffer_add(out, recs, len);
 }
 
+/* TASK_PACKED: the header, the time column, the records. */
+static void
+packed_frame(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
+    const struct pack_out *po, uint32_t count)
+{
+	uint8_t hdr[TASK_PACKED_HDR_SIZE];
+
+	wire_put32(hdr, (uint32_t)tid);
+	hdr[4] = (uint8_t)pk->mode;
+	wire_put32(hdr + 5, count);
+	wire_put32(hdr + 9, (uint32_t)po->ntime);
+	frame_start(out, MSG_TASK_PACKED, sizeof(hdr) + po->ntime + po->nrec);
+	evbuffer_add(out, hdr, sizeof(hdr));
+	evbuffer_add(out, po->time, po->ntime);
+	evbuffer_add(out, po->rec, po->nrec);
+}
+
 void
 agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
 {
@@ -141,7 +159,7 @@ agent_frame_task_proc(struct evbuffer *out, uint32_t id,
  * Test-only clock offset (PMON_TEST_CLOCK_OFFSET_NS, -O): added to the
  * t_ns of every record this agent ships, so that tests can give one host
  * of a virtual machine a clock that is off by a known amount.  It is the
- * one exception to "the agent ships the bytes unchanged".
+ * one exception to "the agent ships the records' values unchanged".
  */
 static int64_t clock_offset_ns;
 
@@ -211,18 +229,58 @@ check_records(uint8_t *p, size_t len, int *last_call, const char **why)
 }
 
 /*
- * Moves the ring's records into TASK_RECORDS frames on out, oldest first,
- * until the ring is empty or about max bytes were moved.  batch is a
+ * Packs a batch of ring records into TASK_PACKED frames on out: every
+ * record must decode (the coordinator will trust them) and go forward
+ * in sequence.  With a test clock offset, each time is shifted first.
+ */
+static int
+pack_records(struct agent_packer *pk, int32_t tid, struct evbuffer *out,
+    const uint8_t *p, size_t len, int *last_call, const char **why)
+{
+	const size_t room = PROTO_MAX_PAYLOAD - TASK_PACKED_HDR_SIZE -
+	    PACK_RECORD_MAX - PACK_TIME_MAX;
+	struct pack_out po = { pk->buf, 0, pk->tbuf, 0 };
+	struct record r;
+	uint32_t count = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += r.len) {
+		if (record_decode(p + off, len - off, &r, why) == -1)
+			return -1;
+		if (pk->ps->started && r.seq <= pk->ps->seq) {
+			*why = "record sequence number does not go forward";
+			return -1;
+		}
+		r.t_ns += (uint64_t)clock_offset_ns;
+		if (po.nrec + po.ntime > room) {
+			packed_frame(out, tid, pk, &po, count);
+			po.nrec = po.ntime = 0;
+			count = 0;
+		}
+		pack_record(pk->ps, pk->mode, &po, &r);
+		count++;
+		*last_call = r.call;
+	}
+	if (count > 0)
+		packed_frame(out, tid, pk, &po, count);
+	pk->records += count;
+	return 0;
+}
+
+/*
+ * Moves the ring's records onto out, oldest first, until the ring is
+ * empty or about max bytes of them were moved: as TASK_RECORDS when pk
+ * is NULL, else packed into TASK_PACKED against pk's state.  batch is a
  * scratch buffer of batchsize bytes (at least RECORD_MAX_SIZE, well under
  * PROTO_MAX_PAYLOAD).  When last_call is not NULL and records were moved,
  * *last_call is the call (enum pmon_call) of the last one; it is left
  * alone when the ring was empty.  Returns 0, or -1 with *why when the
  * task has corrupted its ring.
  */
-int
-agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
-    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
-    const char **why)
+static int
+ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
+    uint8_t *batch, size_t batchsize, struct agent_packer *pk, size_t max,
+    int *last_call, const char **why)
 {
 	size_t moved = 0;
 	unsigned count;
@@ -235,14 +293,38 @@ agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
 			return -1;
 		if (n == 0)
 			break;
-		if (check_records(batch, (size_t)n, &last, why) == -1)
-			return -1;
+		if (pk != NULL) {
+			if (pack_records(pk, tid, out, batch, (size_t)n, &last,
+			    why) == -1)
+				return -1;
+		} else {
+			if (check_records(batch, (size_t)n, &last, why) == -1)
+				return -1;
+			agent_frame_records(out, tid, batch, (size_t)n, count);
+		}
 		if (last_call != NULL)
 			*last_call = last;
-		agent_frame_records(out, tid, batch, (size_t)n, count);
 		moved += (size_t)n;
 	}
 	return 0;
+}
+
+int
+agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
+    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
+    const char **why)
+{
+	return ring_drain(rg, tid, out, batch, batchsize, NULL, max,
+	    last_call, why);
+}
+
+int
+agent_ring_drain_packed(struct ring *rg, int32_t tid, struct evbuffer *out,
+    uint8_t *batch, size_t batchsize, struct agent_packer *pk, size_t max,
+    int *last_call, const char **why)
+{
+	return ring_drain(rg, tid, out, batch, batchsize, pk, max, last_call,
+	    why);
 }
 
 /* Dump mode. */

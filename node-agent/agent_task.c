@@ -76,13 +76,20 @@ static int
 task_ring_drain(struct agent_task *t, size_t max, const char **why)
 {
 	struct agent *a = t->agent;
+	struct agent_packer pk = { a->pack, a->packt, &t->pack, a->time_mode,
+	    0 };
 	int last = -1;
 
-	if (agent_ring_drain(&t->ring, t->hello.tid, a->out, a->batch,
-	    AGENT_BATCH, max, &last, why) == -1)
+	/* Dump mode prints the records as they are: TASK_RECORDS. */
+	if (agent_ring_drain_packed(&t->ring, t->hello.tid, a->out, a->batch,
+	    AGENT_BATCH, a->dump ? NULL : &pk, max, &last, why) == -1)
 		return -1;
+	a->nrecords += pk.records;
 	if (last != -1)
 		t->at_break = last == PMON_CALL_BREAK;
+	/* A breakpoint is a flush point: the coordinator acts on it. */
+	if (last == PMON_CALL_BREAK)
+		a->want_sync = 1;
 	return 0;
 }
 
@@ -170,6 +177,7 @@ task_activate(struct agent_task *t)
 	t->ringfd = -1;		/* now owned by the ring */
 	t->state = TASK_S_ACTIVE;
 	t->hlen = 0;		/* hbuf now takes TASK_STOPPED frames */
+	pack_state_init(&t->pack);
 	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
 	log_debug("task t%x (%s, pid %u) registered",
 	    (unsigned)t->hello.tid, t->hello.program, t->hello.pid);
@@ -315,7 +323,7 @@ task_frame(struct agent_task *t)
 	    (unsigned long long)seq);
 	if (agent_task_drain(t) == -1)
 		return -1;
-	agent_output(t->agent);
+	agent_output_sync(t->agent);
 	return 0;
 }
 

@@ -1,10 +1,16 @@
 /*
  * pmon-agentd: the per-host agent.
  *
- *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-c ADDR:PORT]
+ *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-t exact|compact] [-b BYTES]
+ *	    [-i MS] [-R BYTES] [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
- * dump mode: no coordinator, every frame is printed on stdout.
+ * dump mode: no coordinator, every frame is printed on stdout.  -t, -b
+ * and -i are the capture settings the coordinator passes on from
+ * `pmon start` (doc/capture.md): the time encoding of the records, the
+ * bytes queued for the coordinator above which rings are not drained,
+ * the longest time between two sync flushes, and the ring size it
+ * publishes for the tasks of its host.
  *
  * The agent tells the coordinator the virtual machine's secret: the one
  * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
@@ -18,6 +24,7 @@
  * to the time of every record this agent ships, as if this host's clock
  * were off by that much.  -O wins over the environment.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -35,11 +42,35 @@
 
 static struct agent agent;
 
+/* A decimal number from lo to hi; fatal otherwise (bad start-up). */
+static unsigned long long
+parse_num(const char *opt, const char *s, unsigned long long lo,
+    unsigned long long hi)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 ||
+	    v < lo || v > hi)
+		fatalx("%s %s: not a number from %llu to %llu", opt, s, lo, hi);
+	return v;
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-s FILE] "
+	    "[-t exact|compact] [-b BYTES] [-i MS] [-R BYTES] "
 	    "[-c ADDR:PORT]\n"
+	    "  -t MODE  time encoding of the records (default exact)\n"
+	    "  -b BYTES stop draining rings above this much output\n"
+	    "           (default 16777216)\n"
+	    "  -i MS    sync-flush the stream at least every MS ms, 1-100\n"
+	    "           (default 20)\n"
+	    "  -R BYTES ring size for this host's tasks without\n"
+	    "           PMON_RING_SIZE (a power of two, 4096-67108864)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
@@ -149,11 +180,32 @@ main(int argc, char *argv[])
 	struct event_base *base;
 	const char *coord = NULL, *offset = NULL, *secret_file = NULL;
 	char secret[PMON_SECRET_LEN + 1];
-	int ch, verbose = 0, dump = 0, env_secret;
+	int ch, verbose = 0, dump = 0, env_secret, time_mode = PACK_TIME_EXACT;
+	size_t high_water = AGENT_HIGH_WATER;
+	unsigned live_ms = AGENT_LIVE_MS;
+	unsigned long ring_size = 0;
 
 	env_secret = secret_from_env(secret);
-	while ((ch = getopt(argc, argv, "vDO:c:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:s:t:")) != -1) {
 		switch (ch) {
+		case 'R':
+			ring_size = (unsigned long)parse_num("-R", optarg,
+			    CAPTURE_RING_MIN, CAPTURE_RING_MAX);
+			if ((ring_size & (ring_size - 1)) != 0)
+				fatalx("-R %s: not a power of two", optarg);
+			break;
+		case 't':
+			if ((time_mode = pack_time_lookup(optarg)) == -1)
+				fatalx("-t %s: exact or compact", optarg);
+			break;
+		case 'b':
+			high_water = parse_num("-b", optarg,
+			    CAPTURE_BUFFER_MIN, CAPTURE_BUFFER_MAX);
+			break;
+		case 'i':
+			live_ms = (unsigned)parse_num("-i", optarg,
+			    CAPTURE_LIVE_MIN, CAPTURE_LIVE_MAX);
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -191,6 +243,16 @@ main(int argc, char *argv[])
 		fatalx("cannot initialise libevent");
 	event_config_free(cfg);
 	agent.dump = dump;
+	agent.time_mode = time_mode;
+	agent.high_water = high_water;
+	agent.live_ms = live_ms;
+	if (live_ms < AGENT_DRAIN_MS) {
+		/* The drain timer is what notices the live interval. */
+		struct timeval tv = { 0, (suseconds_t)live_ms * 1000 };
+
+		if (event_add(agent.ev_timer, &tv) == -1)
+			fatalx("cannot set the drain timer");
+	}
 	if (!dump)
 		memcpy(agent.secret, secret, sizeof(agent.secret));
 	explicit_bzero(secret, sizeof(secret));
@@ -208,6 +270,8 @@ main(int argc, char *argv[])
 		agent_pvm_exit(&agent);
 		fatalx("cannot reach the coordinator");
 	}
+	if (ring_size != 0)
+		(void)agent_publish_ring(&agent, ring_size);
 	agent_send_hello(&agent);
 	if (agent_pvm_watch(&agent) == -1)
 		agent_exit(&agent, 1);

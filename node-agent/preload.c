@@ -28,6 +28,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -567,13 +568,39 @@ read_program(void)
 	st.program[n] = '\0';
 }
 
+/*
+ * The ring size this host's agent publishes (pmon start -R), for a task
+ * whose environment does not say: at most a few digits, or nothing.
+ */
+static const char *
+published_ring_size(char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t n = -1;
+	int fd;
+
+	if (pmon_runtime_path(path, sizeof(path), PMON_FILE_RING) == -1 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static void
 read_ring_size(void)
 {
 	const char *v = getenv("PMON_RING_SIZE");
+	char buf[32];
 	unsigned long n;
 	char *end;
 
+	if (v == NULL || *v == '\0')
+		v = published_ring_size(buf, sizeof(buf));
 	if (v == NULL || *v == '\0')
 		return;
 	errno = 0;

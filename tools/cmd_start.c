@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "paths.h"
 #include "pmon-tool.h"
 
@@ -28,31 +29,48 @@
 static int	cmd_start(const struct cmd_args *);
 
 static const struct option start_longopts[] = {
+	{ "agent-buffer", required_argument, NULL, 'B' },
 	{ "clock", required_argument, NULL, 'C' },
+	{ "live", required_argument, NULL, 'L' },
+	{ "time", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "listen", required_argument, NULL, 'l' },
+	{ "ring-size", required_argument, NULL, 'R' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_start_entry = {
-	"start", "[-v] [-C clock] [-l address] [-Q bytes]",
+	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
+	"[-B bytes] [-L ms] [-R bytes]",
 	"start the coordinator and its agents for this virtual machine",
+	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
+	"                 coordinator before it leaves records in the rings\n"
+	"                 (default 16 MiB; doc/capture.md)\n"
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
+	"  -L, --live MS  the agents make what they have readable at least\n"
+	"                 every MS ms, 1 to 100 (default 20)\n"
+	"  -R, --ring-size BYTES  each task's record ring, a power of two\n"
+	"                 from 4096 to 67108864 (default 1 MiB; a task's\n"
+	"                 PMON_RING_SIZE wins)\n"
+	"  -T, --time exact|compact  how records' times travel: nanosecond\n"
+	"                 deltas (the default) or p2d2's log2 deltas, smaller\n"
+	"                 and approximate (doc/capture.md)\n"
 	"  -l, --listen ADDR[:PORT]  where the coordinator listens for agents\n"
 	"                 (default: 127.0.0.1 while the machine has one host,\n"
 	"                 else this host's address; doc/protocol.md)\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events (default 8 MiB; doc/control.md)\n"
-	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT);\n"
-	"                 twice: also run pmon-coordd with -v\n"
+	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT)\n"
+	"                 and the capture settings; twice: also run\n"
+	"                 pmon-coordd with -v\n"
 	"\nA pvmd must run for $PVM_TMP.  pmon-coordd is taken from\n"
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+C:hl:Q:v", start_longopts, 0, 0, cmd_start
+	"+B:C:hl:L:Q:R:T:v", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -158,13 +176,54 @@ queue_size_ok(const char *s)
 	    v >= 65536 && v <= 1073741824ULL;
 }
 
+/* A decimal number from lo to hi. */
+static int
+number_ok(const char *s, unsigned long long lo, unsigned long long hi)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno == 0 && *end == '\0' && s[0] >= '0' && s[0] <= '9' &&
+	    v >= lo && v <= hi;
+}
+
+/* The capture settings the agents get (pmon-coordd -t, -b, -i). */
+static int
+capture_check(const struct cmd_args *a)
+{
+	const char *t = a->arg['T'];
+
+	if (t != NULL && strcmp(t, "exact") != 0 && strcmp(t, "compact") != 0)
+		return tool_usage_error("--time %s: exact or compact", t);
+	if (a->arg['B'] != NULL && !number_ok(a->arg['B'], CAPTURE_BUFFER_MIN,
+	    CAPTURE_BUFFER_MAX))
+		return tool_usage_error("--agent-buffer %s: not a number of "
+		    "bytes from %u to %u", a->arg['B'], CAPTURE_BUFFER_MIN,
+		    CAPTURE_BUFFER_MAX);
+	if (a->arg['L'] != NULL && !number_ok(a->arg['L'], CAPTURE_LIVE_MIN,
+	    CAPTURE_LIVE_MAX))
+		return tool_usage_error("--live %s: not a number of ms from "
+		    "%d to %d", a->arg['L'], CAPTURE_LIVE_MIN,
+		    CAPTURE_LIVE_MAX);
+	if (a->arg['R'] != NULL && (!number_ok(a->arg['R'], CAPTURE_RING_MIN,
+	    CAPTURE_RING_MAX) || (strtoul(a->arg['R'], NULL, 10) &
+	    (strtoul(a->arg['R'], NULL, 10) - 1)) != 0))
+		return tool_usage_error("--ring-size %s: not a power of two "
+		    "from %u to %u", a->arg['R'], CAPTURE_RING_MIN,
+		    CAPTURE_RING_MAX);
+	return 0;
+}
+
 /* In the child: runs the coordinator with the pipe's write end as -r. */
 static void __attribute__((noreturn))
-coordd_exec(const char *path, int wfd, int verbose, const char *clock,
-    const char *queue, const char *listen)
+coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	char fdarg[16];
-	const char *argv[12];
+	static const char opts[] = "CQlTBLR", flags[] = "CQltbis";
+	char fdarg[16], flag[7][3];
+	const char *argv[22];
+	size_t k;
 	int i = 0, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
@@ -176,19 +235,15 @@ coordd_exec(const char *path, int wfd, int verbose, const char *clock,
 	fcntl(wfd, F_SETFD, 0);		/* the only fd it must inherit */
 	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
 	argv[i++] = "pmon-coordd";
-	if (verbose)
+	if (a->seen['v'] > 1)
 		argv[i++] = "-v";
-	if (clock != NULL) {
-		argv[i++] = "-C";
-		argv[i++] = clock;
-	}
-	if (queue != NULL) {
-		argv[i++] = "-Q";
-		argv[i++] = queue;
-	}
-	if (listen != NULL) {
-		argv[i++] = "-l";
-		argv[i++] = listen;
+	/* Each of ours that was given, as the coordinator's option. */
+	for (k = 0; k < sizeof(opts) - 1; k++) {
+		if (a->arg[(unsigned char)opts[k]] == NULL)
+			continue;
+		snprintf(flag[k], sizeof(flag[k]), "-%c", flags[k]);
+		argv[i++] = flag[k];
+		argv[i++] = a->arg[(unsigned char)opts[k]];
 	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
@@ -279,6 +334,8 @@ cmd_start(const struct cmd_args *a)
 	if (a->arg['Q'] != NULL && !queue_size_ok(a->arg['Q']))
 		return tool_usage_error("--tool-queue %s: not a number of bytes "
 		    "from 65536 to 1073741824", a->arg['Q']);
+	if ((got = capture_check(a)) != 0)
+		return got;
 	if (pvmd_check() != 0 || tool_coordd_path(path, sizeof(path)) != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())
@@ -289,8 +346,7 @@ cmd_start(const struct cmd_args *a)
 	if ((pid = fork()) == -1)
 		return tool_error("fork: %s", strerror(errno));
 	if (pid == 0)
-		coordd_exec(path, fds[1], a->seen['v'] > 1, a->arg['C'],
-		    a->arg['Q'], a->arg['l']);
+		coordd_exec(path, fds[1], a);
 	close(fds[1]);
 	got = tool_read_ready(fds[0], line, sizeof(line));
 	close(fds[0]);
@@ -300,7 +356,19 @@ cmd_start(const struct cmd_args *a)
 		return tool_error("pmon-coordd said '%s' instead of ready",
 		    line);
 	waitpid(pid, &status, WNOHANG);	/* the daemon's first half */
-	if (a->seen['v'])
+	if (a->seen['v']) {
 		printf("%s\n", line + 6);
+		printf("capture time=%s agent_buffer=", a->arg['T'] ?
+		    a->arg['T'] : "exact");
+		if (a->arg['B'] != NULL)
+			printf("%s", a->arg['B']);
+		else
+			printf("%u", CAPTURE_BUFFER_DEFAULT);
+		if (a->arg['L'] != NULL)
+			printf(" live_ms=%s", a->arg['L']);
+		else
+			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
+		printf(" ring=%s\n", a->arg['R'] ? a->arg['R'] : "default");
+	}
 	return 0;
 }

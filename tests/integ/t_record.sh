@@ -45,7 +45,10 @@ pmon_trace "$LIVE"
 k=3 rounds=300 bytes=64
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"
-# A second recorder attaches between the two programs.
+# A second recorder attaches between the two programs, once every
+# pingpong event is in the stream.
+$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush failed: $(cat "$RUN/flush.err")"
 LATE=$RUN/late.pmr
 bg $PM_ON "$PMON" record -o "$LATE" </dev/null >"$RUN/late.out" \
     2>"$RUN/late.err"

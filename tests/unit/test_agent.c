@@ -552,7 +552,8 @@ static struct {
 	struct evbuffer		*in;		/* frames from the agent */
 	struct ct_shared	*sh;
 	struct ct_task		 task[CT_NTASKS];
-	uint64_t		 lastseq[CT_NTASKS]; /* from TASK_RECORDS */
+	uint64_t		 lastseq[CT_NTASKS]; /* from TASK_PACKED */
+	struct pack_state	 unpack[CT_NTASKS];
 	unsigned		 nrec[CT_NTASKS];
 	int			 ended[CT_NTASKS]; /* TASK_END seen */
 	int			 breaks;	/* BREAK records seen */
@@ -793,30 +794,38 @@ ct_turn(void)
 		;
 }
 
+/* One record the agent shipped: in sequence, and noted. */
+static int
+ct_record(int32_t tid, const struct record *r, void *arg, const char **why)
+{
+	int i = ct_index(tid);
+
+	(void)arg;
+	(void)why;
+	CU_ASSERT_EQUAL(r->seq, ct.lastseq[i] + 1);
+	ct.lastseq[i] = r->seq;
+	ct.nrec[i]++;
+	if (r->call == PMON_CALL_BREAK && r->inst == CT_BP_ID)
+		ct.breaks++;
+	return 0;
+}
+
 /* Bookkeeping of the frames we do not wait for by type. */
 static void
 ct_note(uint8_t type, const uint8_t *p, size_t len)
 {
-	struct record r;
 	const char *why;
-	size_t off;
 	int i;
 
 	if (type == MSG_TASK_END && (i = ct_index((int32_t)wire_get32(p))) !=
 	    -1)
 		ct.ended[i] = 1;
-	if (type != MSG_TASK_RECORDS ||
+	if (type != MSG_TASK_PACKED ||
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
-	for (off = 8; off < len; off += r.len) {
-		CU_ASSERT_FATAL(record_decode(p + off, len - off, &r,
-		    &why) == 0);
-		CU_ASSERT_EQUAL(r.seq, ct.lastseq[i] + 1);
-		ct.lastseq[i] = r.seq;
-		ct.nrec[i]++;
-		if (r.call == PMON_CALL_BREAK && r.inst == CT_BP_ID)
-			ct.breaks++;
-	}
+	CU_ASSERT_EQUAL(p[4], PACK_TIME_EXACT);
+	CU_ASSERT_FATAL(coord_parse_task_packed(p, len, &ct.unpack[i],
+	    ct_record, NULL, &why) == 0);
 }
 
 /*

@@ -365,7 +365,7 @@ test_header(void)
 	const char *why = NULL;
 	uint8_t b[FRAME_HDR_SIZE];
 
-	CU_ASSERT_EQUAL(PROTO_VERSION, 3);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 4);
 	frame_hdr_encode(b, MSG_TOOL_HELLO, 8);
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), 0);
 	b[1] = 2;

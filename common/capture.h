@@ -1,0 +1,28 @@
+/*
+ * Capture settings a run chooses with `pmon start` (doc/capture.md): the
+ * coordinator checks them and passes them to the agents it spawns.
+ */
+#ifndef PMON_CAPTURE_H
+#define PMON_CAPTURE_H
+
+/* Bytes queued for the coordinator above which an agent stops draining
+ * the rings (pmon-agentd -b). */
+#define CAPTURE_BUFFER_DEFAULT	(16U * 1024 * 1024)
+#define CAPTURE_BUFFER_MIN	(64U * 1024)
+#define CAPTURE_BUFFER_MAX	(1024U * 1024 * 1024)
+
+/* The longest time between two sync flushes of an agent's stream
+ * (pmon-agentd -i), in ms. */
+#define CAPTURE_LIVE_DEFAULT	20
+#define CAPTURE_LIVE_MIN	1
+#define CAPTURE_LIVE_MAX	100
+
+/*
+ * A task's ring, in bytes: a power of two from RING_MIN_SIZE to
+ * RING_MAX_SIZE (ring.h).  The agent publishes pmon start -R in its
+ * host's PVM_TMP for the tasks that do not set PMON_RING_SIZE.
+ */
+#define CAPTURE_RING_MIN	4096U
+#define CAPTURE_RING_MAX	(64U * 1024 * 1024)
+
+#endif

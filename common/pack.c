@@ -1,0 +1,405 @@
+/*
+ * The packed record codec (pack.h, doc/capture.md).  Both ends run the
+ * same state machine: the packer updates its state exactly as the
+ * unpacker will, so the unpacker never needs more than the bytes.
+ */
+#include <string.h>
+
+#include "pack.h"
+#include "wire.h"
+
+void
+pack_state_init(struct pack_state *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+int
+pack_time_lookup(const char *name)
+{
+	if (strcmp(name, "exact") == 0)
+		return PACK_TIME_EXACT;
+	if (strcmp(name, "compact") == 0)
+		return PACK_TIME_COMPACT;
+	return -1;
+}
+
+const char *
+pack_time_name(int mode)
+{
+	return mode == PACK_TIME_COMPACT ? "compact" : "exact";
+}
+
+/* Bits in d's binary representation: p2d2's log2, plus one. */
+unsigned
+pack_time_code(int64_t d)
+{
+	if (d <= 0)
+		return 0;
+	return 64 - (unsigned)__builtin_clzll((uint64_t)d);
+}
+
+uint64_t
+pack_code_advance(unsigned code)
+{
+	return code == 0 ? 0 : (uint64_t)1 << (code - 1);
+}
+
+static uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint64_t
+zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t
+unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static struct pack_ref *
+ref_slot(struct pack_state *s, unsigned call, unsigned phase)
+{
+	return &s->ref[(call * 2 + phase) % PACK_SLOTS];
+}
+
+/* The reference a record of call and phase is packed against. */
+static struct pack_ref
+ref_get(struct pack_state *s, unsigned call, unsigned phase)
+{
+	struct pack_ref *slot = ref_slot(s, call, phase), none;
+
+	if (slot->used && slot->call == call && slot->phase == phase)
+		return *slot;
+	memset(&none, 0, sizeof(none));
+	none.peer = none.tag = none.inst = -1;
+	return none;
+}
+
+static void
+ref_put(struct pack_state *s, const struct record *r)
+{
+	struct pack_ref *slot = ref_slot(s, r->call, r->phase);
+
+	slot->used = 1;
+	slot->call = r->call;
+	slot->phase = r->phase;
+	slot->flags = r->flags;
+	slot->rc = r->rc;
+	slot->peer = r->peer;
+	slot->tag = r->tag;
+	slot->ctx = r->ctx;
+	slot->bytes = r->bytes;
+	slot->inst = r->inst;
+}
+
+/* The seven fields in PACK_F_* bit order. */
+static void
+fields_of(const struct record *r, int64_t v[7])
+{
+	v[0] = r->rc;
+	v[1] = r->peer;
+	v[2] = r->tag;
+	v[3] = r->ctx;
+	v[4] = r->bytes;
+	v[5] = r->inst;
+	v[6] = r->flags;
+}
+
+static void
+fields_of_ref(const struct pack_ref *f, int64_t v[7])
+{
+	v[0] = f->rc;
+	v[1] = f->peer;
+	v[2] = f->tag;
+	v[3] = f->ctx;
+	v[4] = f->bytes;
+	v[5] = f->inst;
+	v[6] = f->flags;
+}
+
+/* Writes the time and moves the state's time as the decoder will. */
+static uint8_t *
+pack_time(struct pack_state *s, int mode, uint8_t *p, uint64_t t)
+{
+	int64_t d = (int64_t)(t - s->t);
+	unsigned code;
+
+	if (mode == PACK_TIME_EXACT) {
+		s->t = t;
+		return put_varint(p, zigzag(d));
+	}
+	code = pack_time_code(d >> PACK_TICK_SHIFT);
+	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
+	*p++ = (uint8_t)code;
+	return p;
+}
+
+void
+pack_record(struct pack_state *s, int mode, struct pack_out *o,
+    const struct record *r)
+{
+	struct pack_ref ref = ref_get(s, r->call, r->phase);
+	uint8_t *p = o->rec + o->nrec, *tp = o->time + o->ntime, *maskp;
+	uint8_t x = 0, mask = 0;
+	int64_t v[7], rv[7];
+	unsigned i;
+	int32_t prev;
+
+	fields_of(r, v);
+	fields_of_ref(&ref, rv);
+	for (i = 0; i < 7; i++)
+		if (v[i] != rv[i])
+			mask |= 1U << i;
+	if (s->started && r->seq != s->seq + 1)
+		x |= PACK_X_SKIP;
+	if (!s->started)
+		x |= PACK_X_ABSTIME;
+	if (r->glen > 0)
+		x |= PACK_X_GROUP;
+	if (r->npeers > 0)
+		x |= PACK_X_PEERS;
+	p = put_varint(p, (uint64_t)r->call * 2 + r->phase);
+	maskp = p++;
+	if (x != 0) {
+		mask |= PACK_F_EXTRA;
+		*p++ = x;
+	}
+	*maskp = mask;
+	if (x & PACK_X_SKIP)
+		p = put_varint(p, r->seq - s->seq - 1);
+	if (x & PACK_X_ABSTIME) {
+		p = put_varint(p, r->seq);
+		tp = put_varint(tp, r->t_ns);
+		s->t = r->t_ns;
+	} else
+		tp = pack_time(s, mode, tp, r->t_ns);
+	for (i = 0; i < 7; i++)
+		if (mask & (1U << i))
+			p = put_varint(p, zigzag(v[i] - rv[i]));
+	if (x & PACK_X_GROUP) {
+		*p++ = r->glen;
+		memcpy(p, r->group, r->glen);
+		p += r->glen;
+	}
+	if (x & PACK_X_PEERS) {
+		p = put_varint(p, r->npeers);
+		for (i = 0, prev = 0; i < r->npeers; i++) {
+			p = put_varint(p, zigzag((int64_t)record_peer(r, i) -
+			    prev));
+			prev = record_peer(r, i);
+		}
+	}
+	s->started = 1;
+	s->seq = r->seq;
+	ref_put(s, r);
+	o->nrec = (size_t)(p - o->rec);
+	o->ntime = (size_t)(tp - o->time);
+}
+
+/* A varint of at most 10 bytes; sets *err on a short or overlong one. */
+static uint64_t
+get_varint(struct wire_reader *rd)
+{
+	uint64_t v = 0;
+	unsigned shift;
+	uint8_t b;
+
+	for (shift = 0; shift < 70; shift += 7) {
+		b = wire_read8(rd);
+		if (rd->err)
+			return 0;
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+			return v;
+	}
+	rd->err = 1;
+	return 0;
+}
+
+/* A field: the reference plus the difference, which must fit 32 bits. */
+static int
+get_field(struct wire_reader *rd, int64_t ref, int64_t lo, int64_t hi,
+    int64_t *v)
+{
+	uint64_t z = get_varint(rd);
+	int64_t d = unzigzag(z);
+
+	if (rd->err || z > 0x1ffffffffULL)
+		return -1;
+	*v = ref + d;
+	return *v < lo || *v > hi ? -1 : 0;
+}
+
+static int
+unpack_time(struct pack_state *s, int mode, struct wire_reader *rd,
+    uint8_t x, const char **why)
+{
+	unsigned code;
+
+	if (x & PACK_X_ABSTIME) {
+		s->t = get_varint(rd);
+		return 0;
+	}
+	if (mode == PACK_TIME_EXACT) {
+		s->t += (uint64_t)unzigzag(get_varint(rd));
+		return 0;
+	}
+	code = wire_read8(rd);
+	if (code > PACK_CODE_MAX) {
+		*why = "packed record has a bad time code";
+		return -1;
+	}
+	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
+	return 0;
+}
+
+static int
+unpack_peers(struct wire_reader *rd, struct record *r, int32_t *peers,
+    const char **why)
+{
+	uint64_t n = get_varint(rd);
+	int64_t v, prev = 0;
+	unsigned i;
+
+	if (rd->err || n == 0 || n > RECORD_PEERS_MAX) {
+		*why = "packed record has a bad peer count";
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (get_field(rd, prev, INT32_MIN, INT32_MAX, &v) == -1) {
+			*why = "packed record has a bad peer";
+			return -1;
+		}
+		peers[i] = (int32_t)(prev = v);
+	}
+	r->npeers = (uint16_t)n;
+	return 0;
+}
+
+static int
+unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
+    struct record *r)
+{
+	static const int64_t hi[7] = { INT32_MAX, INT32_MAX, INT32_MAX,
+	    INT32_MAX, INT32_MAX, INT32_MAX, UINT8_MAX };
+	int64_t v[7];
+	unsigned i;
+
+	fields_of_ref(f, v);
+	for (i = 0; i < 7; i++)
+		if ((mask & (1U << i)) && get_field(rd, v[i],
+		    i == 6 ? 0 : INT32_MIN, hi[i], &v[i]) == -1)
+			return -1;
+	r->rc = (int32_t)v[0];
+	r->peer = (int32_t)v[1];
+	r->tag = (int32_t)v[2];
+	r->ctx = (int32_t)v[3];
+	r->bytes = (int32_t)v[4];
+	r->inst = (int32_t)v[5];
+	r->flags = (uint8_t)v[6];
+	return 0;
+}
+
+/* The head: call and phase, masks, seq; and the time. */
+static int
+unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
+    struct wire_reader *td, struct record *r, uint8_t *mask, uint8_t *x,
+    const char **why)
+{
+	uint64_t cp = get_varint(rd), skip = 0;
+
+	*mask = wire_read8(rd);
+	*x = (*mask & PACK_F_EXTRA) ? wire_read8(rd) : 0;
+	if (rd->err || cp >= 2 * (uint64_t)PMON_CALL_MAX || cp < 2) {
+		*why = "packed record has a bad call";
+		return -1;
+	}
+	if ((*mask & PACK_F_EXTRA) && (*x == 0 || (*x & ~PACK_X_ALL))) {
+		*why = "packed record has bad extras";
+		return -1;
+	}
+	if (!s->started != !!(*x & PACK_X_ABSTIME) ||
+	    (!s->started && (*x & PACK_X_SKIP))) {
+		*why = "packed record: absolute time only on a task's first";
+		return -1;
+	}
+	if (*x & PACK_X_SKIP)
+		skip = get_varint(rd);
+	if (s->started && (skip >= UINT64_MAX - 1 - s->seq)) {
+		*why = "packed record skips past the last sequence number";
+		return -1;
+	}
+	r->call = (uint8_t)(cp / 2);
+	r->phase = (uint8_t)(cp % 2);
+	r->seq = s->started ? s->seq + 1 + skip : get_varint(rd);
+	if (r->seq == 0 || r->seq == UINT64_MAX) {
+		*why = "packed record has a bad sequence number";
+		return -1;
+	}
+	if (unpack_time(s, mode, td, *x, why) == -1)
+		return -1;
+	if (td->err) {
+		*why = "packed records' times truncated";
+		return -1;
+	}
+	return 0;
+}
+
+int
+unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
+    struct wire_reader *td, uint8_t *out, struct record *r,
+    const char **why)
+{
+	int32_t peers[RECORD_PEERS_MAX];
+	struct pack_ref ref;
+	const uint8_t *g = NULL;
+	uint8_t mask, x;
+
+	memset(r, 0, sizeof(*r));
+	if (unpack_head(s, mode, rd, td, r, &mask, &x, why) == -1)
+		return -1;
+	ref = ref_get(s, r->call, r->phase);
+	if (rd->err || unpack_fields(rd, mask, &ref, r) == -1) {
+		*why = rd->err ? "packed record truncated" :
+		    "packed record has a field out of range";
+		return -1;
+	}
+	if (x & PACK_X_GROUP) {
+		r->glen = wire_read8(rd);
+		g = wire_take(rd, r->glen);
+		if (g == NULL || r->glen == 0) {
+			*why = "packed record has a bad group name";
+			return -1;
+		}
+	}
+	if ((x & PACK_X_PEERS) && unpack_peers(rd, r, peers, why) == -1)
+		return -1;
+	if (rd->err) {
+		*why = "packed record truncated";
+		return -1;
+	}
+	r->t_ns = s->t;
+	r->group = (const char *)g;
+	r->len = (uint16_t)record_size(r);
+	record_encode(out, r, peers);
+	if (record_decode(out, r->len, r, why) == -1)
+		return -1;
+	s->started = 1;
+	s->seq = r->seq;
+	ref_put(s, r);
+	return 0;
+}
