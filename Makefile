@@ -93,9 +93,21 @@ $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PMON): $(call obj,$(TOOL_SRCS)) $(LIBPMON)
+# The page of pmon web, compiled in (tools/web/embed.sh).
+WEB_ASSETS	:= $(sort $(wildcard tools/web/*.html tools/web/*.js tools/web/*.css))
+WEB_ASSETS_OBJ	= $(BUILD)/obj/gen/web_assets.o
+
+$(BUILD)/gen/web_assets.c: $(WEB_ASSETS) tools/web/embed.sh
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM)
+	sh tools/web/embed.sh $(WEB_ASSETS) >$@.tmp && mv $@.tmp $@
+
+$(WEB_ASSETS_OBJ): $(BUILD)/gen/web_assets.c tools/web.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itools $(SANFLAGS) -c -o $@ $<
+
+$(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM)
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
@@ -151,12 +163,12 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_TIME	?= 20
 
 FUZZ_LINKED	= $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) \
-		  $(LIBPMON_SRCS) node-agent/agent_hello.c
+		  $(LIBPMON_SRCS) node-agent/agent_hello.c tools/web_query.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
-	    -Inode-agent \
+	    -Inode-agent -Itools \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 	    -levent $(LDLIBS_PVM) -lm
 

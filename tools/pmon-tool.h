@@ -51,6 +51,7 @@ extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_request_entry;
 extern const struct cmd_entry cmd_watch_entry;
 extern const struct cmd_entry cmd_stopline_entry;
+extern const struct cmd_entry cmd_web_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
@@ -63,6 +64,13 @@ const char	*tool_command_name(void);
 /* cmd_query.c: flush, send one request (PMON_* flags), print its reply. */
 int		 tool_query(const char *name, const char *request,
 		    unsigned flags, FILE *);
+
+/* cmd_trace.c: the JSON objects of doc/events.md (jansson's json_t). */
+struct json_t;
+struct pmon_event;
+struct pmon_task;
+struct json_t	*trace_event_json(const struct pmon_event *);
+struct json_t	*trace_task_json(const struct pmon_task *);
 
 /* trace_summary.c */
 struct pmon_event;

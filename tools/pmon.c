@@ -33,6 +33,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_request_entry,
 	&cmd_watch_entry,
 	&cmd_stopline_entry,
+	&cmd_web_entry,
 };
 #define NCMDS	(sizeof(cmd_table) / sizeof(cmd_table[0]))
 
