@@ -7,6 +7,7 @@
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
+#   make screenshots  PNGs of pmon web's views into doc/screenshots
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD	?= build
@@ -194,6 +195,10 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_stop.sh $(BENCH_STOP_FLAGS)
 
+# PNGs of each view of pmon web for the README (needs chromium).
+screenshots: all
+	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -208,6 +213,6 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -343,12 +343,19 @@ web_history(struct web *w, struct evbuffer *buf)
 		    w->ring[(w->first + i) % w->keep]);
 }
 
+/*
+ * The browser went away.  When libevent saw it close, it detached the
+ * unfinished reply from the connection and left it to us: ending it
+ * frees it.  Otherwise freeing the connection frees the reply too.
+ */
 static void
 web_client_closed(struct evhttp_connection *conn, void *arg)
 {
 	struct web_client *c = arg;
 
 	(void)conn;
+	if (evhttp_request_get_connection(c->req) == NULL)
+		evhttp_send_reply_end(c->req);
 	TAILQ_REMOVE(&c->w->clients, c, entry);
 	free(c);
 }

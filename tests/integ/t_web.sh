@@ -108,9 +108,9 @@ sender=${2%%:*}
 expect_eq "frontier of $1 in task $sender (at least the send $2)" true \
     "$(jq --arg s "$sender" --argjson q "${2##*:}" \
         '.frontier[$s] | split(":")[1] | tonumber >= $q' "$RUN/frontier.json")"
-# Step 0 is the attach snapshot: no task had done anything yet.
+# Step 0 is the attach snapshot, taken before any task started.
 chromium_model "&step=0" "$RUN/step0.json"
-expect_eq "states at step 0" '["running"]' \
+expect_eq "states at step 0" '["new"]' \
     "$(jq -c '[.tasks[].state] | unique' "$RUN/step0.json")"
 
 # Bad input is refused, with a reason, and the server keeps serving.

@@ -157,7 +157,10 @@ class State {
     this.step = 0;
     const s = stream.snapshot;
     if (s) this.fromSnapshot(s);
-    for (const t of stream.info.values()) this.task(t.tid);
+    // Announced but not in the snapshot: not started at step 0.
+    for (const t of stream.info.values()) {
+      if (!this.tasks.has(t.tid)) this.task(t.tid).state = 'new';
+    }
     this.stream = stream;
   }
 
@@ -340,7 +343,9 @@ class State {
         continue;
       }
       const state = s.state === 'stopped' ? (s.blocked ? 'blocked' : 'running') : s.state;
-      if (state !== t.state) diffs.push(s.tid + ': state ' + t.state + ', snapshot ' + s.state);
+      // A task that did nothing yet runs, for the coordinator.
+      const mineState = t.state === 'new' ? 'running' : t.state;
+      if (state !== mineState) diffs.push(s.tid + ': state ' + mineState + ', snapshot ' + s.state);
       const b = this.blockedOf(t);
       const mine = b ? b.in + ' from ' + b.from : 'nothing';
       const theirs = s.blocked ? s.blocked.in + ' from ' + s.blocked.from : 'nothing';

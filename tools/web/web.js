@@ -413,7 +413,7 @@ function drawConcurrency(st) {
     const label = m.state + ((st.queues.get(t) || []).length ? ' q' + st.queues.get(t).length : '');
     el('text', { x, y: y + 34, 'text-anchor': 'middle', class: 'small' }, n).textContent = label;
   }
-  svg.setAttribute('width', Math.max(hx, 400));
+  svg.setAttribute('width', Math.max(hx + 260, 400));
   svg.setAttribute('height', 400);
   drawGroupList(st);
 }
@@ -432,7 +432,6 @@ function drawBarriers(svg, st, where, hx) {
       el('line', { x1: tx, y1: ty, x2: x - 16, y2: y, class: 'wait', 'data-arrow': 'wait',
         'marker-end': 'url(#head)' }, svg);
     }
-    where.set('barrier:' + g.name, [x, y]);
     y += 50;
   }
 }
@@ -606,6 +605,13 @@ function drawActivity() {
       }
       prev = e;
     }
+    // A call still open at this step lasts until the step's time.
+    if (prev && prev.phase === 'begin' && step > 0) {
+      const now = stream.events[step - 1].tc;
+      g.fillStyle = colour[window.PmonModel.BLOCKING.has(prev.call) ? 'blocked' : 'pvm'];
+      const a = Math.max(px(prev.tc), LEFT), b = px(now);
+      if (b > a) g.fillRect(a, y, b - a, 16);
+    }
   });
   let lx = LEFT;
   for (const [k, v] of Object.entries(colour)) {
@@ -653,8 +659,12 @@ function render() {
     drawSpawn(st);
   }
   drawDetails();
-  $('problems').textContent = stream.problems.map((p) => p.kind + ': ' +
-    JSON.stringify(p)).join('\n');
+  $('problems').textContent = stream.problems.map((p) => {
+    const { type, kind, ...rest } = p;
+    void type;
+    return kind + ' ' + JSON.stringify(rest);
+  }).join('\n\n');
+  $('status').textContent = TEST ? 'loaded' : $('status').textContent;
 }
 
 setupControls();
