@@ -67,7 +67,8 @@ class Stream {
     if (ev.match !== undefined && this.byId.has(ev.match)) {
       const s = this.byId.get(ev.match);
       ev.preds.push(s);
-      this.arrows.push([s, i]);
+      // pvm_probe sees the message arrive; the receive after it takes it.
+      if (ev.call !== 'pvm_probe') this.arrows.push([s, i]);
     }
     this.barrierEdges(ev);
     let x = (this.lastX.get(ev.tid) || 0) + 1;
