@@ -88,12 +88,15 @@ function connect() {
   src.onopen = () => { $('status').textContent = 'live'; };
 }
 
+let loadMs = 0;
 async function loadOnce() {
   const r = await fetch('/events?once=1&k=' + encodeURIComponent(KEY));
   const text = await r.text();
+  const t0 = performance.now();
   for (const block of text.split('\n\n')) {
     if (block.startsWith('data: ')) receive(JSON.parse(block.slice(6)));
   }
+  loadMs = performance.now() - t0;
   if (params.has('step')) {
     follow = false;
     step = Math.min(+params.get('step'), stream.events.length);
@@ -112,6 +115,7 @@ async function writeModel() {
   out.problems = stream.problems.length;
   out.drawn = drawnCounts();
   if (selected !== null) out.frontier = frontier;
+  if (params.has('bench')) out.timing_ms = bench();
   try {
     const r = await fetch('/snapshot?k=' + encodeURIComponent(KEY));
     const snap = await r.json();
@@ -121,6 +125,26 @@ async function writeModel() {
   }
   $('model').textContent = JSON.stringify(out);
   document.body.dataset.ready = '1';
+}
+
+// ?bench=1 (bench/bench_web.sh): what the page costs with this stream.
+function bench() {
+  const ms = (f) => {
+    const t0 = performance.now();
+    f();
+    return Math.round((performance.now() - t0) * 10) / 10;
+  };
+  const shown = view;
+  const t = { load: Math.round(loadMs) };
+  for (const v of VIEWS) t['render_' + v] = ms(() => { view = v; render(); });
+  view = 'spacetime';
+  const n = stream.events.length;
+  t.step_back = ms(() => { step = n - 1; render(); });
+  t.step_forward = ms(() => { step = n; render(); });
+  t.frontier_last = ms(() => selectEvent(n - 1));
+  view = shown;
+  render();
+  return t;
 }
 
 // What the SVG views drew, counted from their elements.
@@ -241,11 +265,10 @@ function realPos(ax, tc) {
   return (ax.at[lo] + Math.max(0, extra)) / ax.total;
 }
 
-function axisPos(ev) {
-  if (timeMode === 'real') return realPos(realAxis(), ev.tc);
+function logicalEnd() {
   let maxX = 1;
   for (const x of stream.lastX.values()) maxX = Math.max(maxX, x);
-  return ev.x / (maxX + 1);
+  return maxX + 1;
 }
 
 function toPx(pos, width) {
@@ -281,7 +304,13 @@ function drawSpacetime() {
   if (timeMode === 'real' && squeeze) drawGaps(g, h, w);
   const evs = stream.events;
   const pos = new Float64Array(evs.length);
-  for (let i = 0; i < evs.length; i++) pos[i] = toPx(axisPos(evs[i]), w);
+  if (timeMode === 'real') {
+    const ax = realAxis();
+    for (let i = 0; i < evs.length; i++) pos[i] = toPx(realPos(ax, evs[i].tc), w);
+  } else {
+    const end = logicalEnd();
+    for (let i = 0; i < evs.length; i++) pos[i] = toPx(evs[i].x / end, w);
+  }
   hitList = [];
   spacetimeDrawn = 0;
   for (const [s, r] of stream.arrows) {
