@@ -4,6 +4,7 @@
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
+#   make bench-web    pmon web's page with 10,000 and 100,000 events
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -199,6 +200,11 @@ bench-stop: $(BENCH_STOP) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
 
+# pmon web's page with 10,000 and 100,000 events (needs chromium);
+# results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
+bench-web: all
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_web.sh $(BENCH_WEB_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -213,6 +219,6 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop screenshots
+.PHONY: all test check fuzz demo install clean bench-merge bench-stop bench-web screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -116,6 +116,16 @@ class Stream {
     return i === undefined ? undefined : this.events[i];
   }
 
+  // The first index of a task's events (in seq order) with seq > lo.
+  firstAfter(mine, lo) {
+    let a = 0, b = mine.length;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (this.events[mine[m]].seq <= lo) a = m + 1; else b = m;
+    }
+    return a;
+  }
+
   // Per task, the last event that causally precedes event i (its past
   // frontier): a walk back over program order, matched sends, spawns
   // and barrier entries.
@@ -136,9 +146,11 @@ class Stream {
     if (prev !== undefined) raise(prev);
     while (work.length > 0) {
       const [tid, lo, hi] = work.pop();
-      for (const j of this.byTask.get(tid)) {
-        const e = this.events[j];
-        if (e.seq > lo && e.seq <= hi) for (const p of e.preds) raise(p);
+      const mine = this.byTask.get(tid);
+      for (let k = this.firstAfter(mine, lo); k < mine.length; k++) {
+        const e = this.events[mine[k]];
+        if (e.seq > hi) break;
+        for (const p of e.preds) raise(p);
       }
     }
     const out = {};
