@@ -33,6 +33,11 @@ mid=$(jq -s '[.[] | select(.call != null)] | to_entries |
     first.key) as $e | [.[] | select(.key < $e and
     .value.call == "pvm_barrier")] | last.key + 1' "$RUN/all.json")
 
+# The space-time diagram with an event selected: a receive of msgmix's
+# master, its details and its frontier.
+sel=$(jq -rs '[.[] | select(.call == "pvm_recv" and .phase == "end" and
+    .match != null)] | .[length / 2 | floor].id' "$RUN/all.json")
+
 shot() {
 	timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
 	    --user-data-dir="$RUN/chrome" --hide-scrollbars \
@@ -41,7 +46,7 @@ shot() {
 	    >/dev/null 2>&1 || fail "chromium: $1"
 	echo "screenshots: $out/$1.png"
 }
-shot spacetime spacetime
+shot spacetime "spacetime&select=$sel"
 shot spacetime-real "spacetime&time=real"
 shot concurrency "concurrency&step=$mid"
 shot spawn spawn
