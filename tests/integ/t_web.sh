@@ -111,6 +111,12 @@ expect_eq "deadpair parent on the page" "blocked pvm_recv $c" \
 expect_eq "events on the page" \
     "$(jq '[.position[]] | add' "$RUN/snap.json")" "$(jq .events "$M")"
 
+# The same through the page's EventSource (the live path).
+chromium_model "&sse=1" "$RUN/sse.json"
+expect_eq "the model read through EventSource" \
+    "$(jq -c '[.events, .arrows, .tasks, .snapshot_diffs]' "$M")" \
+    "$(jq -c '[.events, .arrows, .tasks, .snapshot_diffs]' "$RUN/sse.json")"
+
 # The frontier of master1's last receive holds the send it received.
 curl -s "$BASE/events?once=1&k=$KEY" >"$RUN/all.sse"
 sed -n 's/^data: //p' "$RUN/all.sse" >"$RUN/all.json"
@@ -127,6 +133,17 @@ expect_eq "frontier of $1 in task $sender (at least the send $2)" true \
 chromium_model "&step=0" "$RUN/step0.json"
 expect_eq "states at step 0" '["new"]' \
     "$(jq -c '[.tasks[].state] | unique' "$RUN/step0.json")"
+
+# Just after master1's pvm_mcast began, each worker has its message
+# queued and no other: one send arrow per worker in the concurrency view.
+mc=$(jq -s '[.[] | select(.id != null)] | map(.program == "master1" and
+    .call == "pvm_mcast" and .phase == "begin") | index(true)' "$RUN/all.json")
+chromium_model "&step=$((mc + 1))" "$RUN/mcast.json"
+expect_eq "send arrows after the multicast" "$n" \
+    "$(jq .drawn.arrows_send "$RUN/mcast.json")"
+expect_eq "queues after the multicast" "$(printf '1 %.0s' $(seq "$n"))" \
+    "$(jq -r '[.tasks[] | select(.program == "slave1") | .queue] |
+        map(tostring + " ") | add' "$RUN/mcast.json")"
 
 # Bad input is refused, with a reason, and the server keeps serving.
 code() { curl -s -o "$RUN/body" -w '%{http_code}' "$@"; }

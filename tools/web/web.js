@@ -81,9 +81,19 @@ function schedule() {
   });
 }
 
+// The live stream.  With ?test=1&sse=1 the same EventSource path reads
+// /events?once=1 and writes the model at its end (tests: Chromium's
+// virtual time waits for a response that ends, not for a live one).
 function connect() {
-  const src = new EventSource('/events?k=' + encodeURIComponent(KEY));
-  src.onmessage = (e) => receive(JSON.parse(e.data));
+  const once = TEST ? '&once=1' : '';
+  const src = new EventSource('/events?k=' + encodeURIComponent(KEY) + once);
+  src.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.type !== 'end') return receive(m);
+    src.close();
+    render();
+    writeModel();
+  };
   src.onerror = () => { $('status').textContent = 'disconnected; retrying'; };
   src.onopen = () => { $('status').textContent = 'live'; };
 }
@@ -714,6 +724,6 @@ function benchMain() {
 
 setupControls();
 if (TEST && params.has('bench')) benchMain();
-else if (TEST) loadOnce();
+else if (TEST && params.get('sse') !== '1') loadOnce();
 else connect();
 })();
