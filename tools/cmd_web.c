@@ -92,6 +92,14 @@ struct web {
 
 /* --- what is kept ---------------------------------------------------------- */
 
+/* Out of memory: the loop ends, and the command fails. */
+static void
+web_fail(struct web *w)
+{
+	w->failed = 1;
+	event_base_loopbreak(w->base);
+}
+
 /* Sends one line as an SSE message to every browser on /events. */
 static void
 web_broadcast(struct web *w, const char *line)
@@ -103,7 +111,7 @@ web_broadcast(struct web *w, const char *line)
 	for (c = TAILQ_FIRST(&w->clients); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
 		if ((buf = evbuffer_new()) == NULL) {
-			w->failed = 1;
+			web_fail(w);
 			return;
 		}
 		evbuffer_add_printf(buf, "data: %s\n\n", line);
@@ -119,14 +127,14 @@ web_broadcast(struct web *w, const char *line)
 	}
 }
 
-/* Keeps a line (it owns it now) and sends it to the browsers. */
+/* Keeps a line (it owns it now; NULL: out of memory) and sends it. */
 static void
 web_keep(struct web *w, char *line)
 {
 	size_t at;
 
 	if (line == NULL) {
-		w->failed = 1;
+		web_fail(w);
 		return;
 	}
 	web_broadcast(w, line);
@@ -153,18 +161,23 @@ json_line(json_t *o)
 	return s;
 }
 
-/* {"type":TYPE,...} from a JSON object the coordinator sent. */
-static char *
-typed_line(const char *type, const char *json, size_t len)
+/*
+ * Keeps {"type":TYPE,...} made of a JSON object the coordinator sent (a
+ * problem or a notice); libpmon hands over only objects, but anything
+ * else is left out rather than broken.
+ */
+static void
+web_keep_typed(struct web *w, const char *type, const char *json,
+    size_t len)
 {
 	char *s;
 
-	if (len < 2 || json[0] != '{')
-		return NULL;
+	if (len < 2 || json[0] != '{' || json[len - 1] != '}')
+		return;
 	if (asprintf(&s, "{\"type\":\"%s\"%s%s", type, len > 2 ? "," : "",
 	    json + 1) == -1)
-		return NULL;
-	return s;
+		s = NULL;
+	web_keep(w, s);
 }
 
 /* --- libpmon callbacks ----------------------------------------------------- */
@@ -176,7 +189,7 @@ web_task(const struct pmon_task *t, void *arg)
 	char *line, **v;
 
 	if ((line = json_line(trace_task_json(t))) == NULL) {
-		w->failed = 1;
+		web_fail(w);
 		return;
 	}
 	if (w->ntasks == w->tasks_cap) {
@@ -184,7 +197,7 @@ web_task(const struct pmon_task *t, void *arg)
 		if ((v = reallocarray(w->tasks, w->tasks_cap,
 		    sizeof(*v))) == NULL) {
 			free(line);
-			w->failed = 1;
+			web_fail(w);
 			return;
 		}
 		w->tasks = v;
@@ -208,7 +221,7 @@ web_snapshot(const char *json, size_t len, void *arg)
 	(void)len;
 	if (asprintf(&s, "{\"type\":\"snapshot\",\"state\":%s}", json) ==
 	    -1) {
-		w->failed = 1;
+		web_fail(w);
 		return;
 	}
 	free(w->snapshot);
@@ -219,13 +232,13 @@ web_snapshot(const char *json, size_t len, void *arg)
 static void
 web_problem(const char *json, size_t len, void *arg)
 {
-	web_keep(arg, typed_line("problem", json, len));
+	web_keep_typed(arg, "problem", json, len);
 }
 
 static void
 web_notice(const char *json, size_t len, void *arg)
 {
-	web_keep(arg, typed_line("notice", json, len));
+	web_keep_typed(arg, "notice", json, len);
 }
 
 static void
@@ -278,7 +291,8 @@ web_error(struct evhttp_request *req, int code, const char *why)
 	web_headers(req, "application/json");
 	if (buf != NULL && s != NULL)
 		evbuffer_add_printf(buf, "%s\n", s);
-	evhttp_send_reply(req, code, why, buf);
+	/* The reason goes in the body: the status line keeps its phrase. */
+	evhttp_send_reply(req, code, NULL, buf);
 	free(s);
 	if (buf != NULL)
 		evbuffer_free(buf);
