@@ -52,6 +52,11 @@ blocked_pair() {
 	        .state == "blocked")] | length' "$RUN/ps.json")" = 2 ]
 }
 wait_for 20 blocked_pair || fail "deadpair is not blocked: $(cat "$RUN/ps.json")"
+p=$(awk '$1 == "parent" { print $2 }' "$tids")
+c=$(awk '$1 == "child" { print $2 }' "$tids")
+# The parent stopped as well (a notice): "stopped" on the page too.
+timeout 20 "$PMON" stop "t$(printf %x "$p")" >/dev/null ||
+    fail "pmon stop of the deadpair parent failed"
 timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 timeout 20 "$PMON" snapshot --json >"$RUN/snap.json" ||
@@ -103,9 +108,7 @@ expect_eq "nodes of the spawn tree" "$(jq '.tasks | length' "$RUN/snap.json")" \
     "$(jq .drawn.spawn_nodes "$M")"
 # Each of the pair waits for the other: one wait arrow each.
 expect_eq "blocked-receive arrows" 2 "$(jq .drawn.arrows_wait "$M")"
-p=$(awk '$1 == "parent" { print $2 }' "$tids")
-c=$(awk '$1 == "child" { print $2 }' "$tids")
-expect_eq "deadpair parent on the page" "blocked pvm_recv $c" \
+expect_eq "deadpair parent on the page" "stopped pvm_recv $c" \
     "$(jq -r --argjson t "$p" '.tasks[] | select(.tid == $t) |
         "\(.state) \(.blocked.in) \(.blocked.from)"' "$M")"
 expect_eq "events on the page" \
@@ -163,8 +166,17 @@ jq -e '.tasks | length > 0' "$RUN/body" >/dev/null || fail "ps: $(cat "$RUN/body
 expect_eq "the page" 200 "$(code "$BASE/")"
 expect_eq "an unknown page" 404 "$(code "$BASE/nothing")"
 
+# Killed from outside: no event, a notice; the page follows it.
 timeout 20 "$PMON" kill "t$(printf %x "$p"),t$(printf %x "$c")" >/dev/null ||
     fail "pmon kill of deadpair failed"
+timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush: $(cat "$RUN/flush.err")"
+chromium_model "" "$RUN/killed.json"
+jq -e '.snapshot_diffs == []' "$RUN/killed.json" >/dev/null ||
+    fail "after the kill the page differs: $(jq -c .snapshot_diffs "$RUN/killed.json")"
+expect_eq "deadpair after the kill" "killed killed" \
+    "$(jq -r '[.tasks[] | select(.program == "deadpair") | .state] | join(" ")' \
+        "$RUN/killed.json")"
 pmon_shutdown
 kill -TERM "$WEB_PID"
 wait_for 10 pid_dead "$WEB_PID" || fail "pmon web did not end on SIGTERM"

@@ -50,7 +50,10 @@ class Stream {
     if (m.type === 'task') this.info.set(m.tid, m);
     else if (m.type === 'snapshot') this.snapshot = m.state;
     else if (m.type === 'problem') this.problems.push(m);
-    else if (m.type === 'notice') this.notices.push(m);
+    else if (m.type === 'notice') {
+      m.at = this.events.length;      // applies after the events so far
+      this.notices.push(m);
+    }
     else if (m.type === 'bye') this.bye = m.reason;
     else if (m.type === undefined && m.id !== undefined) this.addEvent(m);
   }
@@ -168,6 +171,8 @@ class State {
     this.queues = new Map();    // receiver tid -> [{from, tag, ...}]
     this.groups = new Map();    // name -> {members: Map, waiting: Set}
     this.step = 0;
+    this.stopped = new Set();   // stopped by a tool or a breakpoint
+    this.nnotice = 0;           // notices applied
     const s = stream.snapshot;
     if (s) this.fromSnapshot(s);
     // Announced but not in the snapshot: not started at step 0.
@@ -181,6 +186,7 @@ class State {
     for (const t of s.tasks || []) {
       const m = this.task(t.tid);
       m.state = t.state === 'stopped' ? (t.blocked ? 'blocked' : 'running') : t.state;
+      if (t.state === 'stopped') this.stopped.add(t.tid);
       m.exit_status = t.exit_status;
       m.calls = t.calls;
       m.sent = { ...t.sent };
@@ -320,10 +326,40 @@ class State {
       t.state = t.open && BLOCKING.has(t.open.call) ? 'blocked' : 'running';
   }
 
+  // Stops, continues and kills come as notices (doc/control.md).
+  notice(m) {
+    for (const tid of m.tasks || []) {
+      if (m.notice === 'stopped') this.stopped.add(tid);
+      else if (m.notice === 'continued') this.stopped.delete(tid);
+      else if (m.notice === 'killed') {
+        const t = this.task(tid);
+        this.end(t);
+        t.state = 'killed';
+        this.stopped.delete(tid);
+      }
+    }
+  }
+
+  noticesUpTo(i) {
+    const ns = this.stream.notices;
+    for (; this.nnotice < ns.length && ns[this.nnotice].at <= i; this.nnotice++)
+      this.notice(ns[this.nnotice]);
+  }
+
   // Moves forward to step n (the first n events applied).
   advance(n) {
     const evs = this.stream.events;
-    for (; this.step < n && this.step < evs.length; this.step++) this.apply(evs[this.step]);
+    for (; this.step < n && this.step < evs.length; this.step++) {
+      this.noticesUpTo(this.step);
+      this.apply(evs[this.step]);
+    }
+    this.noticesUpTo(this.step);
+  }
+
+  // The state as doc/state.md names it: stopped comes first.
+  shownState(t) {
+    const live = t.state !== 'exited' && t.state !== 'killed';
+    return live && this.stopped.has(t.tid) ? 'stopped' : t.state;
   }
 
   blockedOf(t) {
@@ -337,7 +373,7 @@ class State {
   summary() {
     const tasks = [...this.tasks.values()].sort((a, b) => a.tid - b.tid).map((t) => {
       const i = this.stream.info.get(t.tid) || {};
-      return { tid: t.tid, host: i.host, program: i.program, state: t.state,
+      return { tid: t.tid, host: i.host, program: i.program, state: this.shownState(t),
         blocked: this.blockedOf(t), queue: (this.queues.get(t.tid) || []).length,
         sent: t.sent.msgs, received: t.received.msgs, last_seq: t.last_seq,
         parent: i.parent };
@@ -355,9 +391,10 @@ class State {
         diffs.push(s.tid + ': not in the model');
         continue;
       }
-      const state = s.state === 'stopped' ? (s.blocked ? 'blocked' : 'running') : s.state;
+      const state = s.state;
       // A task that did nothing yet runs, for the coordinator.
-      const mineState = t.state === 'new' ? 'running' : t.state;
+      const mineState = t.state === 'new' && !this.stopped.has(t.tid) ? 'running' :
+        this.shownState(t);
       if (state !== mineState) diffs.push(s.tid + ': state ' + mineState + ', snapshot ' + s.state);
       const b = this.blockedOf(t);
       const mine = b ? b.in + ' from ' + b.from : 'nothing';

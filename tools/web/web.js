@@ -444,11 +444,13 @@ function drawConcurrency(st) {
   for (const [t, [x, y]] of where) {
     const m = st.tasks.get(t) || { state: 'running' };
     const inGroup = [...groupsShown].some((g) => st.groups.get(g)?.members.has(t));
-    const n = el('g', { 'data-task': t, 'data-state': m.state, class: 'task ' + m.state +
-      (inGroup ? ' ingroup' : '') }, svg);
+    const shown = st.tasks.has(t) ? st.shownState(m) : m.state;
+    const n = el('g', { 'data-task': t, 'data-state': shown, class: 'task ' + m.state +
+      (inGroup ? ' ingroup' : '') + (shown === 'stopped' ? ' stopped' : '') }, svg);
     el('circle', { cx: x, cy: y, r: 20 }, n);
     el('text', { x, y: y + 4, 'text-anchor': 'middle' }, n).textContent = hex(t);
-    const label = m.state + ((st.queues.get(t) || []).length ? ' q' + st.queues.get(t).length : '');
+    const label = (shown === 'stopped' ? 'stopped, ' : '') + m.state +
+      ((st.queues.get(t) || []).length ? ' q' + st.queues.get(t).length : '');
     el('text', { x, y: y + 34, 'text-anchor': 'middle', class: 'small' }, n).textContent = label;
   }
   svg.setAttribute('width', Math.max(hx + 260, 400));
