@@ -7,9 +7,11 @@
 #   make bench-overhead  small-message round trips (a ping-pong, NPpvm):
 #                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
+#   make bench-web    pmon web's page with 10,000 and 100,000 events
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
+#   make screenshots  PNGs of pmon web's views into doc/screenshots
 #   make install    PREFIX=/usr/local DESTDIR=
 
 BUILD	?= build
@@ -107,9 +109,21 @@ $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(PMON): $(call obj,$(TOOL_SRCS)) $(LIBPMON)
+# The page of pmon web, compiled in (tools/web/embed.sh).
+WEB_ASSETS	:= $(sort $(wildcard tools/web/*.html tools/web/*.js tools/web/*.css))
+WEB_ASSETS_OBJ	= $(BUILD)/obj/gen/web_assets.o
+
+$(BUILD)/gen/web_assets.c: $(WEB_ASSETS) tools/web/embed.sh
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM) $(LDLIBS_Z)
+	sh tools/web/embed.sh $(WEB_ASSETS) >$@.tmp && mv $@.tmp $@
+
+$(WEB_ASSETS_OBJ): $(BUILD)/gen/web_assets.c tools/web.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itools $(SANFLAGS) -c -o $@ $<
+
+$(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z)
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
@@ -191,12 +205,12 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_TIME	?= 20
 
 FUZZ_LINKED	= $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) \
-		  $(LIBPMON_SRCS) node-agent/agent_hello.c
+		  $(LIBPMON_SRCS) node-agent/agent_hello.c tools/web_query.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
-	    -Inode-agent \
+	    -Inode-agent -Itools \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
@@ -248,6 +262,15 @@ bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 bench-agent: $(BENCH_AGENT)
 	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
 
+# PNGs of each view of pmon web for the README (needs chromium).
+screenshots: all
+	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
+
+# pmon web's page with 10,000 and 100,000 events (needs chromium);
+# results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
+bench-web: all
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_web.sh $(BENCH_WEB_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -263,6 +286,6 @@ clean:
 	rm -rf build build-check build-fuzz
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
-	bench-overhead bench-event bench-size bench-agent
+	bench-overhead bench-event bench-size bench-agent bench-web screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -163,8 +163,9 @@ json_base(const struct pmon_event *ev)
 	return o;
 }
 
-static json_t *
-json_event(const struct pmon_event *ev)
+/* The event as doc/events.md describes it; the caller owns it. */
+json_t *
+trace_event_json(const struct pmon_event *ev)
 {
 	enum msg_role role = msg_role(ev->call);
 	json_t *o = json_base(ev);
@@ -196,7 +197,7 @@ json_event(const struct pmon_event *ev)
 static int
 print_json(const struct pmon_event *ev)
 {
-	json_t *o = json_event(ev);
+	json_t *o = trace_event_json(ev);
 	int rv;
 
 	rv = json_dumpf(o, stdout, JSON_COMPACT);
@@ -288,11 +289,11 @@ print_text(const struct pmon_event *ev)
 
 /* --- tasks ------------------------------------------------------------------ */
 
-static int
-print_task_json(const struct pmon_task *t)
+/* A task line ("type":"task"); the caller owns it. */
+json_t *
+trace_task_json(const struct pmon_task *t)
 {
 	json_t *o = json_object();
-	int rv;
 
 	json_set(o, "type", json_string("task"));
 	json_set(o, "tid", json_integer(t->tid));
@@ -301,6 +302,15 @@ print_task_json(const struct pmon_task *t)
 	json_set(o, "pid", json_integer(t->pid));
 	json_set(o, "parent", json_integer(t->parent));
 	json_set(o, "spawn_seq", json_integer((json_int_t)t->spawn_seq));
+	return o;
+}
+
+static int
+print_task_json(const struct pmon_task *t)
+{
+	json_t *o = trace_task_json(t);
+	int rv;
+
 	rv = json_dumpf(o, stdout, JSON_COMPACT);
 	json_decref(o);
 	if (rv == -1 || putchar('\n') == EOF || fflush(stdout) == EOF)

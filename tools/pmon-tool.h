@@ -55,6 +55,7 @@ extern const struct cmd_entry cmd_watch_entry;
 extern const struct cmd_entry cmd_stopline_entry;
 extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
+extern const struct cmd_entry cmd_web_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)
@@ -72,6 +73,13 @@ int		 tool_start_failed(pid_t pid, int got);
 /* cmd_query.c: flush, send one request (PMON_* flags), print its reply. */
 int		 tool_query(const char *name, const char *request,
 		    unsigned flags, FILE *);
+
+/* cmd_trace.c: the JSON objects of doc/events.md (jansson's json_t). */
+struct json_t;
+struct pmon_event;
+struct pmon_task;
+struct json_t	*trace_event_json(const struct pmon_event *);
+struct json_t	*trace_task_json(const struct pmon_task *);
 
 /* trace_summary.c */
 struct pmon_event;

@@ -1,0 +1,61 @@
+#!/bin/bash
+# bench_web.sh: what pmon web's page costs with 10,000 and with 100,000
+# events loaded (BENCHMARKS.md, "make bench-web"), side by side in one
+# run.
+#
+#	bench_web.sh [-n RUNS]
+#
+# A private virtual machine (tests/integ/lib.sh: everything started here
+# is stopped by pid, also on failure), pmon on it; for each size a fresh
+# `pmon web --port 0` attaches, `pmon exec pingpong 2 ROUNDS 64` makes the
+# events, and headless Chromium loads the page RUNS times with ?bench=1:
+# the page times parsing and modelling the stream, drawing each view,
+# one step back (the state recomputed from the snapshot), one step
+# forward, and the frontier of the last event.  Prints, per size, the
+# median of each over the RUNS loads.
+. "$(dirname "$0")/../tests/integ/lib.sh"
+
+runs=5
+while getopts "n:" o; do
+	case $o in
+	n) runs=$OPTARG ;;
+	*) echo "usage: bench_web.sh [-n runs]" >&2; exit 2 ;;
+	esac
+done
+CHROMIUM=${CHROMIUM:-$(command -v chromium)}
+[ -n "$CHROMIUM" ] || { echo "bench_web.sh: no chromium" >&2; exit 1; }
+pm_setup
+need_pmon
+start_pvmd
+pmon_start
+
+# measure ROUNDS: one size, RUNS page loads; prints one line of medians.
+measure() {
+	local rounds=$1 url web i
+	bg "$PMON" web --port 0 </dev/null >"$RUN/web.out" 2>"$RUN/web.err"
+	web=$BG_PID
+	wait_for 10 grep -q '^http://' "$RUN/web.out" || fail "pmon web"
+	url=$(head -n 1 "$RUN/web.out")
+	timeout 20 "$PMON" flush >/dev/null || fail "flush"
+	pmon_exec "$PROGS/pingpong" 2 "$rounds" 64 "$RUN/pp.$rounds" ||
+	    fail "pingpong failed"
+	timeout 20 "$PMON" flush >/dev/null || fail "flush"
+	: >"$RUN/t.$rounds"
+	for i in $(seq "$runs"); do
+		timeout 120 "$CHROMIUM" --headless=new --no-sandbox \
+		    --disable-gpu --user-data-dir="$RUN/chrome" \
+		    --window-size=1280,720 \
+		    --dump-dom "$url&test=1&bench=1" 2>/dev/null |
+		    sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' \
+		    >>"$RUN/t.$rounds"
+	done
+	kill -TERM "$web"
+	wait "$web"
+	jq -rs '(.[0].events) as $n | [.[].timing_ms] as $t |
+	    ($t[0] | keys_unsorted) as $k |
+	    "events=\($n) " + ([$k[] as $x | [$t[][$x]] | sort |
+	    "\($x)=\(.[length / 2 | floor])"] | join(" "))' "$RUN/t.$rounds"
+}
+measure 250
+measure 2500
+pass

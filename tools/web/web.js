@@ -1,0 +1,731 @@
+// pmon web: the views (doc/web.md).  The stream arrives as Server-Sent
+// Events (or, with ?test=1, in one piece from /events?once=1); each view
+// draws the model's state at the control panel's step.  Views that can
+// hold 100,000 events (space-time, activity) draw on a canvas, only what
+// is visible; the others are SVG with data-* attributes.
+(() => {
+'use strict';
+
+const { Stream, State, SENDS } = window.PmonModel;
+const params = new URLSearchParams(location.search);
+const KEY = params.get('k') || '';
+const TEST = params.get('test') === '1';
+const SVGNS = 'http://www.w3.org/2000/svg';
+const VIEWS = ['spacetime', 'concurrency', 'spawn', 'system', 'queues', 'activity'];
+
+const stream = new Stream();
+let state = new State(stream);
+let step = 0;            // events applied in the shown state
+let follow = true;       // the step follows the end of the stream
+let selected = null;     // index of the clicked event
+let frontier = null;     // its frontier: tid -> "tid:seq"
+let view = VIEWS.includes(params.get('view')) ? params.get('view') : 'spacetime';
+let timeMode = params.get('time') === 'real' ? 'real' : 'logical';
+let squeeze = true;
+let playing = null;
+let dirty = false;
+let zoom = 1;            // space-time and activity: visible fraction 1/zoom
+let pan = 0;             // left edge, 0..1 of the whole axis
+const groupsShown = new Set();
+
+const $ = (id) => document.getElementById(id);
+const hex = (tid) => 't' + Number(tid).toString(16);
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(SVGNS, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function taskName(tid) {
+  const i = stream.info.get(tid);
+  return hex(tid) + (i ? ' ' + i.program.replace(/.*\//, '') : '');
+}
+
+// --- the stream -------------------------------------------------------------
+
+function receive(m) {
+  if (m.type === 'hello') {
+    stream.reset();
+    stream.dropped = m.dropped;
+    restart();
+    return;
+  }
+  stream.add(m);
+  if (m.type === 'snapshot') restart();
+  if (follow) step = stream.events.length;
+  schedule();
+}
+
+function restart() {
+  state = new State(stream);
+  selected = null;
+  frontier = null;
+}
+
+// The state at the current step: forwards from the shown one, or again
+// from the snapshot when going back.
+function stateAt(n) {
+  if (n < state.step) state = new State(stream);
+  state.advance(n);
+  return state;
+}
+
+function schedule() {
+  if (dirty) return;
+  dirty = true;
+  requestAnimationFrame(() => {
+    dirty = false;
+    render();
+  });
+}
+
+// The live stream.  With ?test=1&sse=1 the same EventSource path reads
+// /events?once=1 and writes the model at its end (tests: Chromium's
+// virtual time waits for a response that ends, not for a live one).
+function connect() {
+  const once = TEST ? '&once=1' : '';
+  const src = new EventSource('/events?k=' + encodeURIComponent(KEY) + once);
+  src.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.type !== 'end') return receive(m);
+    src.close();
+    render();
+    writeModel();
+  };
+  src.onerror = () => { $('status').textContent = 'disconnected; retrying'; };
+  src.onopen = () => { $('status').textContent = 'live'; };
+}
+
+let loadMs = 0;
+async function loadOnce() {
+  const r = await fetch('/events?once=1&k=' + encodeURIComponent(KEY));
+  const text = await r.text();
+  const t0 = performance.now();
+  for (const block of text.split('\n\n')) {
+    if (block.startsWith('data: ')) receive(JSON.parse(block.slice(6)));
+  }
+  loadMs = performance.now() - t0;
+  if (params.has('step')) {
+    follow = false;
+    step = Math.min(+params.get('step'), stream.events.length);
+  }
+  if (params.has('select')) selectEvent(stream.byId.get(params.get('select')));
+  render();
+  await writeModel();
+}
+
+// ?test=1: the model, and how it compares with the coordinator's
+// snapshot, as JSON in <pre id=model> for tests that read the DOM.
+async function writeModel() {
+  const out = stateAt(step).summary();
+  out.view = view;
+  out.dropped = stream.dropped;
+  out.problems = stream.problems.length;
+  out.drawn = drawnCounts();
+  if (selected !== null) out.frontier = frontier;
+  try {
+    const r = await fetch('/snapshot?k=' + encodeURIComponent(KEY));
+    const snap = await r.json();
+    out.snapshot_diffs = step === stream.events.length ? state.compare(snap) : null;
+  } catch (e) {
+    out.snapshot_diffs = ['no snapshot: ' + e];
+  }
+  $('model').textContent = JSON.stringify(out);
+  document.body.dataset.ready = '1';
+}
+
+// ?bench=1 (bench/bench_web.sh): what the page costs with this stream.
+function bench() {
+  const ms = (f) => {
+    const t0 = performance.now();
+    f();
+    return Math.round((performance.now() - t0) * 10) / 10;
+  };
+  const shown = view;
+  const t = { load: Math.round(loadMs) };
+  for (const v of VIEWS) t['render_' + v] = ms(() => { view = v; render(); });
+  view = 'spacetime';
+  const n = stream.events.length;
+  t.step_back = ms(() => { step = n - 1; render(); });
+  t.step_forward = ms(() => { step = n; render(); });
+  t.frontier_last = ms(() => selectEvent(n - 1));
+  view = shown;
+  render();
+  return t;
+}
+
+// What the SVG views drew, counted from their elements.
+function drawnCounts() {
+  const q = (s) => document.querySelectorAll(s).length;
+  return {
+    task_icons: q('#concurrency [data-task]'),
+    container: q('#concurrency [data-host]'),
+    arrows_send: q('#concurrency [data-arrow="send"]'),
+    arrows_wait: q('#concurrency [data-arrow="wait"]'),
+    spawn_nodes: q('#spawn [data-task]'),
+    spacetime_arrows: spacetimeDrawn,
+  };
+}
+
+// --- controls ---------------------------------------------------------------
+
+function setStep(n, keepFollow) {
+  step = Math.max(0, Math.min(n, stream.events.length));
+  if (!keepFollow) follow = step === stream.events.length;
+  schedule();
+}
+
+function selectEvent(i) {
+  if (i === undefined || i === null) return;
+  selected = i;
+  frontier = stream.frontier(i);
+  schedule();
+}
+
+function setupControls() {
+  $('back').onclick = () => setStep(step - 1);
+  $('fwd').onclick = () => setStep(step + 1);
+  $('start').onclick = () => setStep(0);
+  $('end').onclick = () => setStep(stream.events.length);
+  $('slider').oninput = (e) => setStep(+e.target.value);
+  $('play').onclick = () => {
+    if (playing) {
+      clearInterval(playing);
+      playing = null;
+      $('play').textContent = 'play';
+      return;
+    }
+    if (step >= stream.events.length) setStep(0);
+    $('play').textContent = 'pause';
+    playing = setInterval(() => {
+      const n = Math.max(1, Math.round(stream.events.length / 400));
+      setStep(step + n);
+      if (step >= stream.events.length) $('play').click();
+    }, 50);
+  };
+  $('timemode').value = timeMode;
+  $('timemode').onchange = (e) => { timeMode = e.target.value; schedule(); };
+  $('squeeze').onchange = (e) => { squeeze = e.target.checked; schedule(); };
+  for (const b of document.querySelectorAll('#tabs button')) {
+    b.onclick = () => { view = b.dataset.view; schedule(); };
+  }
+  $('stopall').onclick = () => control('stop *');
+  $('contall').onclick = () => control('continue *');
+  for (const id of ['stcanvas', 'actcanvas']) {
+    const c = $(id);
+    c.onwheel = (e) => {
+      e.preventDefault();
+      const f = e.deltaY < 0 ? 1.25 : 0.8;
+      const at = pan + (e.offsetX / c.clientWidth) / zoom;
+      zoom = Math.max(1, zoom * f);
+      pan = Math.max(0, Math.min(1 - 1 / zoom, at - (e.offsetX / c.clientWidth) / zoom));
+      schedule();
+    };
+  }
+  $('stcanvas').onclick = (e) => selectEvent(hitEvent(e.offsetX, e.offsetY));
+}
+
+async function control(text) {
+  const r = await fetch('/request?k=' + encodeURIComponent(KEY), { method: 'POST', body: text });
+  $('details').textContent = text + ': ' + (await r.text());
+}
+
+// --- geometry: the x axis of the space-time and activity views --------------
+
+const ROW = 26;
+const LEFT = 110;
+
+function taskOrder() {
+  return [...stream.byTask.keys()].concat([...stream.info.keys()]
+    .filter((t) => !stream.byTask.has(t))).filter((t, i, a) => a.indexOf(t) === i)
+    .sort((a, b) => a - b);
+}
+
+// Real time with idle gaps squeezed (paper 001 section 4): a gap longer
+// than `limit' in which no task recorded anything is drawn `limit' wide.
+let squeezeCache = null;
+function realAxis() {
+  const n = stream.events.length;
+  if (squeezeCache && squeezeCache.n === n && squeezeCache.on === squeeze) return squeezeCache;
+  const ts = stream.events.map((e) => e.tc).sort((a, b) => a - b);
+  const span = Math.max(1, ts[ts.length - 1] - ts[0]);
+  const limit = squeeze ? span / 50 : Infinity;
+  const at = [0];
+  const gaps = [];
+  for (let i = 1; i < ts.length; i++) {
+    const d = ts[i] - ts[i - 1];
+    if (d > limit) gaps.push(i);
+    at.push(at[i - 1] + Math.min(d, limit));
+  }
+  squeezeCache = { n, on: squeeze, ts, at, total: Math.max(1, at[at.length - 1]), gaps };
+  return squeezeCache;
+}
+
+// Position of time tc on the squeezed axis, 0..1.
+function realPos(ax, tc) {
+  let lo = 0, hi = ax.ts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ax.ts[mid] <= tc) lo = mid; else hi = mid - 1;
+  }
+  const extra = Math.min(tc - ax.ts[lo], (ax.at[lo + 1] ?? ax.at[lo]) - ax.at[lo]);
+  return (ax.at[lo] + Math.max(0, extra)) / ax.total;
+}
+
+function logicalEnd() {
+  let maxX = 1;
+  for (const x of stream.lastX.values()) maxX = Math.max(maxX, x);
+  return maxX + 1;
+}
+
+function toPx(pos, width) {
+  return LEFT + (pos - pan) * zoom * (width - LEFT - 10);
+}
+
+// --- space-time diagram -------------------------------------------------------
+
+let spacetimeDrawn = 0;
+let hitList = [];
+
+function drawSpacetime() {
+  const c = $('stcanvas');
+  const order = taskOrder();
+  const rowOf = new Map(order.map((t, i) => [t, i]));
+  const w = c.clientWidth || 1000;
+  const h = Math.max(200, order.length * ROW + 40);
+  c.width = w;
+  c.height = h;
+  const g = c.getContext('2d');
+  g.clearRect(0, 0, w, h);
+  g.font = '11px sans-serif';
+  const y = (tid) => 20 + rowOf.get(tid) * ROW;
+  for (const t of order) {
+    g.fillStyle = '#333';
+    g.fillText(taskName(t), 4, y(t) + 4);
+    g.strokeStyle = '#bbb';
+    g.beginPath();
+    g.moveTo(LEFT, y(t));
+    g.lineTo(w - 10, y(t));
+    g.stroke();
+  }
+  if (timeMode === 'real' && squeeze) drawGaps(g, h, w);
+  const evs = stream.events;
+  const pos = new Float64Array(evs.length);
+  if (timeMode === 'real') {
+    const ax = realAxis();
+    for (let i = 0; i < evs.length; i++) pos[i] = toPx(realPos(ax, evs[i].tc), w);
+  } else {
+    const end = logicalEnd();
+    for (let i = 0; i < evs.length; i++) pos[i] = toPx(evs[i].x / end, w);
+  }
+  hitList = [];
+  spacetimeDrawn = 0;
+  for (const [s, r] of stream.arrows) {
+    const a = pos[s], b = pos[r];
+    if ((a < LEFT && b < LEFT) || (a > w && b > w)) continue;
+    g.strokeStyle = r < step ? '#1565c0' : '#cfd8e3';
+    arrow(g, a, y(evs[s].tid), b, y(evs[r].tid));
+    if (r < step) spacetimeDrawn++;
+  }
+  for (let i = 0; i < evs.length; i++) {
+    const x = pos[i];
+    if (x < LEFT - 2 || x > w) continue;
+    const e = evs[i];
+    g.fillStyle = i >= step ? '#ccc' : SENDS.has(e.call) ? '#1565c0' :
+      e.call === 'lost' ? '#d00' : e.phase === 'begin' ? '#555' : '#999';
+    g.fillRect(x - 2, y(e.tid) - 4, 4, 8);
+    hitList.push([x, y(e.tid), i]);
+  }
+  drawCursor(g, pos, h);
+  drawFrontier(g, pos, y);
+}
+
+function drawGaps(g, h) {
+  const ax = realAxis();
+  g.strokeStyle = '#e08';
+  g.setLineDash([3, 3]);
+  for (const i of ax.gaps) {
+    const x = toPx(ax.at[i] / ax.total, $('stcanvas').width) - 2;
+    g.beginPath();
+    g.moveTo(x, 10);
+    g.lineTo(x, h - 10);
+    g.stroke();
+  }
+  g.setLineDash([]);
+}
+
+function arrow(g, x1, y1, x2, y2) {
+  g.beginPath();
+  g.moveTo(x1, y1);
+  g.lineTo(x2, y2);
+  const a = Math.atan2(y2 - y1, x2 - x1);
+  g.lineTo(x2 - 7 * Math.cos(a - 0.4), y2 - 7 * Math.sin(a - 0.4));
+  g.moveTo(x2, y2);
+  g.lineTo(x2 - 7 * Math.cos(a + 0.4), y2 - 7 * Math.sin(a + 0.4));
+  g.stroke();
+}
+
+function drawCursor(g, pos, h) {
+  if (step === 0 || step > pos.length) return;
+  const x = pos[step - 1];
+  g.strokeStyle = '#2e7d32';
+  g.beginPath();
+  g.moveTo(x, 5);
+  g.lineTo(x, h - 5);
+  g.stroke();
+}
+
+// The clicked event, and its frontier joined into a line (a stopline).
+function drawFrontier(g, pos, y) {
+  if (selected === null) return;
+  const ev = stream.events[selected];
+  g.strokeStyle = '#e65100';
+  g.lineWidth = 2;
+  g.strokeRect(pos[selected] - 5, y(ev.tid) - 7, 10, 14);
+  g.beginPath();
+  for (const id of Object.values(frontier || {})) {
+    const i = stream.byId.get(id);
+    if (i === undefined) continue;
+    g.moveTo(pos[i] + 5, y(stream.events[i].tid));
+    g.arc(pos[i], y(stream.events[i].tid), 5, 0, 2 * Math.PI);
+  }
+  g.stroke();
+  g.lineWidth = 1;
+}
+
+function hitEvent(x, yy) {
+  let best = null, bd = 64;
+  for (const [hx, hy, i] of hitList) {
+    const d = (hx - x) ** 2 + (hy - yy) ** 2;
+    if (d < bd) {
+      bd = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+// --- concurrency view (paper 003 section 2) ---------------------------------
+
+function hostsOf() {
+  const hosts = new Map();
+  for (const t of taskOrder()) {
+    const i = stream.info.get(t);
+    const h = i ? i.host : '?';
+    if (!hosts.has(h)) hosts.set(h, []);
+    hosts.get(h).push(t);
+  }
+  return hosts;
+}
+
+function drawConcurrency(st) {
+  const svg = $('concsvg');
+  svg.replaceChildren();
+  const defs = el('defs', {}, svg);
+  const mk = el('marker', { id: 'head', viewBox: '0 0 10 10', refX: 10, refY: 5,
+    markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
+  el('path', { d: 'M0,0 L10,5 L0,10 z' }, mk);
+  const where = new Map();
+  let hx = 20;
+  for (const [host, tids] of hostsOf()) {
+    const cols = Math.ceil(Math.sqrt(tids.length));
+    const box = el('g', { 'data-host': host }, svg);
+    const bw = cols * 90 + 20, bh = Math.ceil(tids.length / cols) * 80 + 40;
+    el('rect', { x: hx, y: 20, width: bw, height: bh, rx: 8, class: 'host' }, box);
+    el('text', { x: hx + 8, y: 36, class: 'hostname' }, box).textContent = host;
+    tids.forEach((t, k) => where.set(t, [hx + 55 + (k % cols) * 90, 80 + Math.floor(k / cols) * 80]));
+    hx += bw + 30;
+  }
+  drawBarriers(svg, st, where, hx);
+  drawQueuedArrows(svg, st, where);
+  drawWaitArrows(svg, st, where);
+  for (const [t, [x, y]] of where) {
+    const m = st.tasks.get(t) || { state: 'running' };
+    const inGroup = [...groupsShown].some((g) => st.groups.get(g)?.members.has(t));
+    const shown = st.tasks.has(t) ? st.shownState(m) : m.state;
+    const n = el('g', { 'data-task': t, 'data-state': shown, class: 'task ' + m.state +
+      (inGroup ? ' ingroup' : '') + (shown === 'stopped' ? ' stopped' : '') }, svg);
+    el('circle', { cx: x, cy: y, r: 20 }, n);
+    el('text', { x, y: y + 4, 'text-anchor': 'middle' }, n).textContent = hex(t);
+    const label = (shown === 'stopped' ? 'stopped, ' : '') + m.state +
+      ((st.queues.get(t) || []).length ? ' q' + st.queues.get(t).length : '');
+    el('text', { x, y: y + 34, 'text-anchor': 'middle', class: 'small' }, n).textContent = label;
+  }
+  svg.setAttribute('width', Math.max(hx + 260, 400));
+  svg.setAttribute('height', 400);
+  drawGroupList(st);
+}
+
+function drawBarriers(svg, st, where, hx) {
+  let y = 60;
+  for (const g of st.groups.values()) {
+    if (g.waiting.size === 0) continue;
+    const x = hx + 40;
+    const b = el('g', { 'data-barrier': g.name, class: 'barrier' }, svg);
+    el('polygon', { points: `${x},${y - 16} ${x + 16},${y} ${x},${y + 16} ${x - 16},${y}` }, b);
+    el('text', { x: x + 22, y: y + 4 }, b).textContent = 'barrier ' + g.name + ' (' + g.waiting.size + ')';
+    for (const t of g.waiting) {
+      if (!where.has(t)) continue;
+      const [tx, ty] = where.get(t);
+      el('line', { x1: tx, y1: ty, x2: x - 16, y2: y, class: 'wait', 'data-arrow': 'wait',
+        'marker-end': 'url(#head)' }, svg);
+    }
+    y += 50;
+  }
+}
+
+// Messages sent and not yet received: one arrow per pair, with a count.
+function drawQueuedArrows(svg, st, where) {
+  for (const [to, q] of st.queues) {
+    const by = new Map();
+    for (const m of q) by.set(m.from, (by.get(m.from) || 0) + 1);
+    for (const [from, n] of by) {
+      if (!where.has(from) || !where.has(to)) continue;
+      line(svg, where.get(from), where.get(to), 'send', n > 1 ? n + ' msgs' : '1 msg',
+        { 'data-from': from, 'data-to': to, 'data-count': n });
+    }
+  }
+}
+
+function drawWaitArrows(svg, st, where) {
+  for (const [t, m] of st.tasks) {
+    const b = st.blockedOf(m);
+    if (!b || b.group !== undefined || !where.has(t)) continue;
+    if (b.from > 0 && where.has(b.from)) {
+      line(svg, where.get(t), where.get(b.from), 'wait', 'recv tag ' + b.tag,
+        { 'data-from': t, 'data-to': b.from });
+    } else {
+      const [x, y] = where.get(t);
+      el('text', { x: x + 22, y: y - 18, class: 'small wait', 'data-arrow': 'wait',
+        'data-from': t }, svg).textContent = 'recv any';
+    }
+  }
+}
+
+function line(svg, [x1, y1], [x2, y2], kind, label, attrs) {
+  const d = Math.hypot(x2 - x1, y2 - y1) || 1;
+  const ux = (x2 - x1) / d, uy = (y2 - y1) / d;
+  const off = kind === 'wait' ? 4 : -4;   // both directions stay visible
+  el('line', { x1: x1 + ux * 22 - uy * off, y1: y1 + uy * 22 + ux * off,
+    x2: x2 - ux * 22 - uy * off, y2: y2 - uy * 22 + ux * off, class: kind,
+    'data-arrow': kind, 'marker-end': 'url(#head)', ...attrs }, svg);
+  el('text', { x: (x1 + x2) / 2 - uy * 12, y: (y1 + y2) / 2 + ux * 12, class: 'small' }, svg)
+    .textContent = label;
+}
+
+function drawGroupList(st) {
+  const ul = $('grouplist');
+  ul.replaceChildren();
+  for (const g of st.groups.values()) {
+    const li = document.createElement('li');
+    const cb = document.createElement('input');
+    cb.type = 'checkbox';
+    cb.checked = groupsShown.has(g.name);
+    cb.onchange = () => {
+      if (cb.checked) groupsShown.add(g.name); else groupsShown.delete(g.name);
+      schedule();
+    };
+    li.append(cb, ' ' + g.name + ' (' + g.members.size + ')');
+    li.dataset.group = g.name;
+    ul.appendChild(li);
+  }
+}
+
+// --- object creation (spawn tree) and system views ---------------------------
+
+function drawSpawn(st) {
+  const svg = $('spawnsvg');
+  svg.replaceChildren();
+  const kids = new Map();
+  const roots = [];
+  for (const t of taskOrder()) {
+    const p = stream.info.get(t)?.parent || 0;
+    if (p > 0 && (stream.info.has(p) || stream.byTask.has(p))) {
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(t);
+    } else roots.push(t);
+  }
+  let row = 0;
+  const place = (t, depth) => {
+    const y = 30 + row++ * 34, x = 30 + depth * 60;
+    const m = st.tasks.get(t) || { state: 'running' };
+    const n = el('g', { 'data-task': t, 'data-parent': stream.info.get(t)?.parent || 0,
+      'data-state': m.state, class: 'task ' + m.state }, svg);
+    el('circle', { cx: x, cy: y, r: 10 }, n);
+    el('text', { x: x + 16, y: y + 4 }, n).textContent = taskName(t) + ' ' +
+      (stream.info.get(t)?.host || '') + ' ' + m.state;
+    for (const k of kids.get(t) || []) {
+      const ky = 30 + row * 34;
+      el('path', { d: `M${x},${y + 10} V${ky} H${x + 50}`, class: 'tree' }, svg);
+      place(k, depth + 1);
+    }
+  };
+  for (const r of roots) place(r, 0);
+  svg.setAttribute('height', 40 + row * 34);
+}
+
+function drawSystem(st) {
+  const div = $('system');
+  div.replaceChildren();
+  for (const [host, tids] of hostsOf()) {
+    const box = document.createElement('div');
+    box.className = 'hostbox';
+    box.dataset.host = host;
+    const count = {};
+    for (const t of tids) {
+      const s = st.tasks.get(t)?.state || 'running';
+      count[s] = (count[s] || 0) + 1;
+    }
+    box.dataset.tasks = tids.length;
+    const h = document.createElement('h3');
+    h.textContent = host + ': ' + tids.length + ' tasks';
+    const p = document.createElement('p');
+    p.textContent = Object.entries(count).map(([k, v]) => v + ' ' + k).join(', ');
+    const ul = document.createElement('ul');
+    for (const t of tids) {
+      const li = document.createElement('li');
+      li.className = st.tasks.get(t)?.state || '';
+      li.textContent = taskName(t) + ': ' + li.className;
+      ul.appendChild(li);
+    }
+    box.append(h, p, ul);
+    div.appendChild(box);
+  }
+}
+
+function drawQueues(st) {
+  const tb = $('queuerows');
+  tb.replaceChildren();
+  for (const t of taskOrder()) {
+    const q = st.queues.get(t) || [];
+    const tr = document.createElement('tr');
+    tr.dataset.task = t;
+    tr.dataset.queue = q.length;
+    const cells = [taskName(t), String(q.length),
+      q.map((m) => hex(m.from) + ' tag ' + m.tag + ' ' + m.bytes + ' B').join('; ')];
+    for (const c of cells) {
+      const td = document.createElement('td');
+      td.textContent = c;
+      tr.appendChild(td);
+    }
+    tb.appendChild(tr);
+  }
+}
+
+// --- activity over time (paper 004 section 5) -------------------------------
+
+// Per task, intervals: computing between calls, in PVM, blocked.
+function drawActivity() {
+  const c = $('actcanvas');
+  const order = taskOrder();
+  const w = c.clientWidth || 1000;
+  c.width = w;
+  c.height = Math.max(120, order.length * ROW + 40);
+  const g = c.getContext('2d');
+  g.font = '11px sans-serif';
+  const ax = realAxis();
+  const px = (tc) => toPx(realPos(ax, tc), w);
+  const colour = { computing: '#66bb6a', pvm: '#ffca28', blocked: '#e53935' };
+  order.forEach((t, r) => {
+    const y = 14 + r * ROW;
+    g.fillStyle = '#333';
+    g.fillText(taskName(t), 4, y + 12);
+    let prev = null;
+    for (const i of stream.byTask.get(t) || []) {
+      if (i >= step) break;
+      const e = stream.events[i];
+      if (prev !== null) {
+        const kind = e.phase === 'end' && prev.phase === 'begin' && prev.call === e.call ?
+          (window.PmonModel.BLOCKING.has(e.call) ? 'blocked' : 'pvm') : 'computing';
+        g.fillStyle = colour[kind];
+        const a = px(prev.tc), b = px(e.tc);
+        if (b >= LEFT && a <= w) g.fillRect(Math.max(a, LEFT), y, Math.max(1, b - Math.max(a, LEFT)), 16);
+      }
+      prev = e;
+    }
+    // A call still open at this step lasts until the step's time.
+    if (prev && prev.phase === 'begin' && step > 0) {
+      const now = stream.events[step - 1].tc;
+      g.fillStyle = colour[window.PmonModel.BLOCKING.has(prev.call) ? 'blocked' : 'pvm'];
+      const a = Math.max(px(prev.tc), LEFT), b = px(now);
+      if (b > a) g.fillRect(a, y, b - a, 16);
+    }
+  });
+  let lx = LEFT;
+  for (const [k, v] of Object.entries(colour)) {
+    g.fillStyle = v;
+    g.fillRect(lx, c.height - 16, 12, 12);
+    g.fillStyle = '#333';
+    g.fillText(k, lx + 16, c.height - 6);
+    lx += 100;
+  }
+}
+
+// --- details of the selected event ------------------------------------------
+
+function drawDetails() {
+  const d = $('details');
+  if (selected === null) return;
+  const ev = stream.events[selected];
+  const { i, preds, x, episode, ...shown } = ev;
+  void i; void preds; void x; void episode;
+  d.textContent = JSON.stringify(shown, null, 1) + '\n\nfrontier (last event before it, per task):\n' +
+    Object.entries(frontier || {}).map(([t, id]) => hex(t) + ' ' + id).join('\n');
+  d.dataset.event = ev.id;
+}
+
+function render() {
+  const st = stateAt(step);
+  $('slider').max = stream.events.length;
+  $('slider').value = step;
+  $('stepinfo').textContent = 'step ' + step + ' / ' + stream.events.length +
+    (stream.dropped ? ' (' + stream.dropped + ' older events dropped)' : '') +
+    (stream.bye !== null ? ' — coordinator gone' : '');
+  for (const b of document.querySelectorAll('#tabs button')) {
+    b.classList.toggle('on', b.dataset.view === view);
+  }
+  for (const v of VIEWS) $(v).hidden = v !== view;
+  document.body.dataset.view = view;
+  if (view === 'spacetime') drawSpacetime();
+  if (view === 'concurrency') drawConcurrency(st);
+  if (view === 'spawn') drawSpawn(st);
+  if (view === 'system') drawSystem(st);
+  if (view === 'queues') drawQueues(st);
+  if (view === 'activity') drawActivity();
+  if (TEST) {     // every SVG view, so that tests can read them all
+    drawConcurrency(st);
+    drawSpawn(st);
+  }
+  drawDetails();
+  $('problems').textContent = stream.problems.map((p) => {
+    const { type, kind, ...rest } = p;
+    void type;
+    return kind + ' ' + JSON.stringify(rest);
+  }).join('\n\n');
+  $('status').textContent = TEST ? 'loaded' : $('status').textContent;
+}
+
+// ?bench=1: everything synchronous, so that it ends before the load
+// event, where Chromium's --dump-dom prints the page without virtual
+// time (which stops performance.now during a task).
+function benchMain() {
+  const x = new XMLHttpRequest();
+  x.open('GET', '/events?once=1&k=' + encodeURIComponent(KEY), false);
+  x.send();
+  const t0 = performance.now();
+  for (const block of x.responseText.split('\n\n')) {
+    if (block.startsWith('data: ')) receive(JSON.parse(block.slice(6)));
+  }
+  loadMs = performance.now() - t0;
+  render();
+  const out = { events: stream.events.length, timing_ms: bench() };
+  $('model').textContent = JSON.stringify(out);
+}
+
+setupControls();
+if (TEST && params.has('bench')) benchMain();
+else if (TEST && params.get('sse') !== '1') loadOnce();
+else connect();
+})();
