@@ -20,6 +20,9 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinat
 LDLIBS_PVM = -lgpvm3 -lpvm3
 # common/recfile.c: recordings are zlib blocks.
 LDLIBS_Z = -lz
+# tools/export_otf2.c: Debian's libotf2 (libotf2-trace-dev).
+OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
+OTF2_LIBS := $(shell otf2-config --ldflags --libs 2>/dev/null || echo -lotf2)
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
 # UBSan.  The instrumentation library gets UBSan only: it is preloaded
@@ -96,9 +99,12 @@ $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/obj/tools/export_otf2.o: CFLAGS += $(OTF2_CFLAGS)
+
 $(PMON): $(call obj,$(TOOL_SRCS)) $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM) $(LDLIBS_Z)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) \
+	    $(OTF2_LIBS) -lm
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
