@@ -164,6 +164,17 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
+# pmon export from a recording: the exporters, with the command's own
+# error printers replaced by the target's.
+EXPORT_SRCS	:= $(wildcard tools/export*.c)
+
+build-fuzz/fuzz_export: tests/fuzz/fuzz_export.c $(FUZZ_LINKED) $(EXPORT_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
+	    -Inode-agent -Itools $(OTF2_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+	    -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) $(OTF2_LIBS) -lm
+
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	    echo "fuzz: $$f for $(FUZZ_TIME)s"; \

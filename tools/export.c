@@ -620,8 +620,8 @@ export_recording(struct pmon *p, struct export *x, const char *path)
 		}
 	}
 	if (rv == -1)
-		tool_error("%s: %s; exporting the %llu bytes before it", path,
-		    recfile_error(rf), (unsigned long long)recfile_offset(rf));
+		tool_error("%s: %s; exporting what came before it", path,
+		    recfile_error(rf));
 	recfile_close(rf);
 	return 0;
 }

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "export.h"
 #include "record.h"
 
@@ -48,20 +50,26 @@ chrome_next(struct export *x)
 	return fp;
 }
 
-/* A JSON string of a name we did not choose (host, program). */
+/*
+ * A JSON string of a name we did not choose (host, program): escaped by
+ * jansson; bytes that are not UTF-8 become '?'.
+ */
 static void
 chrome_str(FILE *fp, const char *s)
 {
-	putc('"', fp);
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(fp, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(fp, "\\u%04x", (unsigned char)*s);
-		else
-			putc(*s, fp);
+	json_t *j;
+	char *c, *p;
+
+	if ((j = json_string(s)) == NULL && (c = strdup(s)) != NULL) {
+		for (p = c; *p != '\0'; p++)
+			if ((unsigned char)*p >= 0x80)
+				*p = '?';
+		j = json_string(c);
+		free(c);
 	}
-	putc('"', fp);
+	if (j == NULL || json_dumpf(j, fp, JSON_ENCODE_ANY) == -1)
+		fputs("\"?\"", fp);
+	json_decref(j);
 }
 
 static int

@@ -102,9 +102,10 @@ shiviz_name(FILE *fp, const struct export_task *t)
 	char b[16];
 	const char *p;
 
-	/* The process name is one \S+ token. */
+	/* The process name is one \S+ token of ASCII. */
 	for (p = t->program; *p != '\0'; p++)
-		putc((unsigned char)*p <= ' ' || *p == '"' || *p == '\\' ?
+		putc((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x80 ||
+		    *p == '"' || *p == '\\' ?
 		    '_' : *p, fp);
 	fprintf(fp, "-%s", export_tidstr(t->tid, b, sizeof(b)));
 }
