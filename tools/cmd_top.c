@@ -352,7 +352,8 @@ top_run(struct pmon *p, struct top *t, long count, double delay)
 			break;
 		if (rv != 0)
 			return rv;
-		if (top_stop || (count > 0 && t->refresh >= (unsigned long)count))
+		if (top_stop ||
+		    (count > 0 && t->refresh >= (unsigned long)count))
 			return 0;
 		if (top_sleep(p, delay) == -1)
 			break;

@@ -99,7 +99,7 @@ struct export {
 
 static volatile sig_atomic_t export_stop;
 
-/* --- the maps ------------------------------------------------------------- */
+/* --- the maps ----------------------------------------------------------- */
 
 static size_t
 xmap_hash(int32_t tid, uint64_t seq, size_t size)
@@ -186,7 +186,7 @@ grow(void *arrp, size_t *size, size_t n, size_t elem)
 	return 0;
 }
 
-/* --- what formats use ------------------------------------------------------ */
+/* --- what formats use --------------------------------------------------- */
 
 FILE *
 export_file(struct export *x)
@@ -333,7 +333,7 @@ export_tidstr(int32_t tid, char *buf, size_t size)
 	return buf;
 }
 
-/* --- tasks and hosts -------------------------------------------------------- */
+/* --- tasks and hosts ---------------------------------------------------- */
 
 static const struct export_host *
 export_host_get(struct export *x, const char *name, int *new_host)
@@ -349,7 +349,8 @@ export_host_get(struct export *x, const char *name, int *new_host)
 		export_fail(x, "more than %d hosts", EXPORT_HOSTS_MAX);
 		return NULL;
 	}
-	if (grow(&x->hosts, &x->hosts_size, x->nhosts, sizeof(*x->hosts)) == -1 ||
+	if (grow(&x->hosts, &x->hosts_size, x->nhosts,
+	    sizeof(*x->hosts)) == -1 ||
 	    (h = calloc(1, sizeof(*h))) == NULL)
 		goto nomem;
 	if ((h->name = strdup(name)) == NULL) {
@@ -374,7 +375,8 @@ export_task_get(struct export *x, const struct pmon_task *pt)
 
 	if ((t = xmap_get(&x->taskmap, pt->tid, 0)) != NULL)
 		return t;
-	if (grow(&x->tasks, &x->tasks_size, x->ntasks, sizeof(*x->tasks)) == -1 ||
+	if (grow(&x->tasks, &x->tasks_size, x->ntasks,
+	    sizeof(*x->tasks)) == -1 ||
 	    (t = calloc(1, sizeof(*t))) == NULL)
 		goto nomem;
 	if ((t->program = strdup(pt->program)) == NULL ||
@@ -407,7 +409,7 @@ export_on_task(const struct pmon_task *pt, void *arg)
 		export_task_get(x, pt);
 }
 
-/* --- events ---------------------------------------------------------------- */
+/* --- events ------------------------------------------------------------- */
 
 /* A send's or a spawn's begin, for the receive or the child that follows. */
 static struct export_send *
@@ -532,7 +534,7 @@ export_on_event(const struct pmon_event *ev, void *arg)
 		export_event_do(x, ev);
 }
 
-/* --- sources --------------------------------------------------------------- */
+/* --- sources ------------------------------------------------------------ */
 
 static void
 on_stop(int sig)
@@ -553,14 +555,15 @@ export_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Live: until BYE, close, a signal or a failure; then what arrived. */
+/*
+ * Live (connected): until BYE, close, a signal or a failure; then what
+ * had arrived.
+ */
 static int
 export_live(struct pmon *p, struct export *x)
 {
 	int rv = 0, i;
 
-	if (pmon_connect(p, NULL, "pmon-export", PMON_SUBSCRIBE) == -1)
-		return tool_error("%s", pmon_error(p));
 	export_signals();
 	while (!export_stop && !x->failed)
 		if ((rv = pmon_wait(p, EXPORT_POLL_MS)) == -1)
@@ -598,17 +601,14 @@ export_feed(struct pmon *p, uint8_t type, const uint8_t *payload, size_t len)
  * exported up to the damage, with a warning naming its offset.
  */
 static int
-export_recording(struct pmon *p, struct export *x, const char *path)
+export_recording(struct pmon *p, struct export *x, struct recfile *rf,
+    const char *path)
 {
-	struct recfile *rf;
 	const uint8_t *payload;
-	char err[512];
 	uint8_t type;
 	size_t len;
-	int rv;
+	int rv = 0;
 
-	if ((rf = recfile_open(path, err, sizeof(err))) == NULL)
-		return tool_error("%s: %s", path, err);
 	while (!x->failed && (rv = recfile_next(rf, &type, &payload,
 	    &len)) == 1) {
 		if (!export_stream_frame(type))
@@ -626,7 +626,7 @@ export_recording(struct pmon *p, struct export *x, const char *path)
 	return 0;
 }
 
-/* --- the command ----------------------------------------------------------- */
+/* --- the command -------------------------------------------------------- */
 
 static const struct export_format *
 export_format_find(const char *name)
@@ -720,6 +720,8 @@ cmd_export(const struct cmd_args *a)
 	    .event = export_on_event };
 	struct export x;
 	struct pmon *p = NULL;
+	struct recfile *rf = NULL;
+	char err[512];
 	int rv;
 
 	memset(&x, 0, sizeof(x));
@@ -730,27 +732,38 @@ cmd_export(const struct cmd_args *a)
 		    "otf2 or shiviz)", a->arg['f']);
 	if ((x.path = a->arg['o']) == NULL)
 		return tool_usage_error("no -o OUT given");
-	if ((rv = export_open_output(&x)) != 0)
-		return rv;
-	if ((p = pmon_new()) == NULL) {
-		rv = tool_error("out of memory");
+	if ((p = pmon_new()) == NULL)
+		return tool_error("out of memory");
+	pmon_set_callbacks(p, &cb, &x);
+	/* No file is made unless the coordinator or the recording is there. */
+	if (a->arg['i'] != NULL && (rf = recfile_open(a->arg['i'], err,
+	    sizeof(err))) == NULL) {
+		rv = tool_error("%s: %s", a->arg['i'], err);
 		goto out;
 	}
-	pmon_set_callbacks(p, &cb, &x);
+	if (a->arg['i'] == NULL && pmon_connect(p, NULL, "pmon-export",
+	    PMON_SUBSCRIBE) == -1) {
+		rv = tool_error("%s", pmon_error(p));
+		goto out;
+	}
+	if ((rv = export_open_output(&x)) != 0)
+		goto out;
 	if (x.fmt->begin(&x) == -1) {
 		rv = tool_error("%s: %s", x.path, x.err);
 		x.fmt->end(&x);		/* frees what begin made */
 		goto out;
 	}
-	if (a->arg['i'] != NULL)
-		rv = export_recording(p, &x, a->arg['i']);
-	else
+	if (rf != NULL) {
+		rv = export_recording(p, &x, rf, a->arg['i']);
+		rf = NULL;	/* closed */
+	} else
 		rv = export_live(p, &x);
 	if (export_finish(&x) == -1 && rv == 0)
 		rv = tool_error("%s: %s", x.path, x.err);
 	if (export_close_output(&x) != 0)
 		rv = EXIT_FAILURE;
 out:
+	recfile_close(rf);
 	if (x.fp != NULL && x.fp != stdout)
 		fclose(x.fp);
 	pmon_free(p);

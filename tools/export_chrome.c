@@ -3,8 +3,9 @@
  * process, a task a thread, a call a complete event ("X") from its begin
  * to its end, a message a flow ("s" at the send, "f" at the receive's
  * end), a spawn a flow to the child's first event, lost records an
- * instant event, and so is a stop at a breakpoint.  Times are corrected times (tc) in microseconds with
- * nanosecond decimals, from the start of the trace.
+ * instant event, and so is a stop at a breakpoint.  Times are corrected
+ * times (tc) in microseconds with nanosecond decimals, from the start of
+ * the trace.
  *
  * Flow events bind to the slice that encloses them: the "s" goes 1 ns
  * after the send's begin and the "f" ("bp":"e") 1 ns before the
@@ -138,7 +139,8 @@ chrome_msg_args(FILE *fp, const struct pmon_event *ev)
 	unsigned i;
 
 	if (export_is_send(ev->call)) {
-		if (ev->call == PMON_CALL_mcast || ev->call == PMON_CALL_bcast) {
+		if (ev->call == PMON_CALL_mcast ||
+		    ev->call == PMON_CALL_bcast) {
 			fputs(",\"dst\":[", fp);
 			for (i = 0; i < ev->npeers; i++)
 				fprintf(fp, "%s%d", i ? "," : "", ev->peers[i]);

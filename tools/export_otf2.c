@@ -204,7 +204,8 @@ otf2_end_call(struct export *x, OTF2_EvtWriter *w,
 	if (ev->call == PMON_CALL_bcast && otf2_sends(x, w, ev, ts) == -1)
 		return -1;
 	if (e->send != NULL && otf2_check(x, OTF2_EvtWriter_MpiRecv(w, NULL,
-	    ts, (uint32_t)export_number(x, e->send->tid), OTF2_COMM, (uint32_t)ev->tag,
+	    ts, (uint32_t)export_number(x, e->send->tid), OTF2_COMM,
+	    (uint32_t)ev->tag,
 	    ev->bytes < 0 ? 0 : (uint64_t)ev->bytes), "MpiRecv") == -1)
 		return -1;
 	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL, ts,

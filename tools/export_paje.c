@@ -1,9 +1,10 @@
 /*
- * A Paje trace (ViTE, pajeng; checked with pj_validate): the header
- * defines the events (%EventDef), then the types: containers root ->
- * Host -> Task, a Task's State (computing, pvm, blocked), links Message
- * and Spawn between tasks, and Lost and Breakpoint events.  Times are seconds of
- * corrected time (tc) from the start of the trace, with nanoseconds.
+ * A Paje trace (ViTE, pajeng; checked with pj_dump, Debian's pajeng
+ * having no pj_validate): the header defines the events (%EventDef),
+ * then the types: containers root -> Host -> Task, a Task's State
+ * (computing, pvm, blocked), links Message and Spawn between tasks, and
+ * Lost and Breakpoint events.  Times are seconds of corrected time (tc)
+ * from the start of the trace, with nanoseconds.
  *
  * Paje wants its events in time order, and the causal stream is only
  * ordered per task, so the events are kept and sorted at the end:

@@ -13,7 +13,9 @@
 #   receive per matched receive;
 # - shiviz: a line per event, each matching the documented regex, every
 #   task's own clock entry counting its events, and a receive's clock at
-#   least its send's.
+#   least its send's;
+# - an export ended by SIGTERM is a finished file; without a coordinator
+#   or with a missing or damaged recording, a clear error.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netns.sh"
 pm_setup
@@ -48,6 +50,12 @@ for f in $FORMATS; do
 	    fail "pmon export --format=$f did not connect: \
 $(cat "$RUN/live.$f.err")"
 done
+# One more ends with SIGTERM before the coordinator does.
+bg $PM_ON "$PMON" export --format=chrome -o "$RUN/sig.chrome" </dev/null \
+    >"$RUN/sig.out" 2>"$RUN/sig.err"
+SIG_PID=$BG_PID
+wait_for 10 trace_connected "$SIG_PID" ||
+    fail "pmon export did not connect: $(cat "$RUN/sig.err")"
 LIVE=$RUN/trace.json
 pmon_trace "$LIVE"	# its flush also covers the exports' hellos
 
@@ -57,6 +65,14 @@ k=3 rounds=20 bytes=100
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"
 grep -qx done "$RUN/pingpong.log" || fail "pingpong did not finish"
+
+kill -TERM "$SIG_PID"
+wait_for 10 pid_dead "$SIG_PID" || fail "pmon export ignored SIGTERM"
+wait "$SIG_PID" || fail "pmon export exited with $? on SIGTERM: \
+$(cat "$RUN/sig.err")"
+jq -e '[.traceEvents[] | select(.ph == "X")] | length > 0' \
+    "$RUN/sig.chrome" >/dev/null || fail "the export ended by SIGTERM is \
+not finished JSON with the run's calls: $(tail -c 300 "$RUN/sig.chrome")"
 
 pmon_shutdown "$TRACE_PID"
 for p in $REC_PID $EXPORT_PIDS; do
@@ -222,6 +238,17 @@ expect_eq "shiviz: receives naming their send" "$MATCHED" \
     fail "an unknown format was accepted"
 grep -q "unknown format 'vcd'" "$RUN/bad.err" ||
     fail "no clear error for an unknown format: $(cat "$RUN/bad.err")"
+# Without a coordinator or a recording: an error, and no file.
+PVM_TMP=$RUN/novm "$PMON" export --format=paje -o "$RUN/none.paje" \
+    >/dev/null 2>"$RUN/none.err" && fail "an export without a coordinator \
+succeeded"
+[ -s "$RUN/none.err" ] && [ ! -e "$RUN/none.paje" ] || fail "an export \
+without a coordinator: no error or a file: $(cat "$RUN/none.err")"
+"$PMON" export --format=paje -i "$RUN/missing.pmr" -o "$RUN/none.paje" \
+    >/dev/null 2>"$RUN/none.err" && fail "an export of a missing \
+recording succeeded"
+grep -q "missing.pmr" "$RUN/none.err" && [ ! -e "$RUN/none.paje" ] ||
+    fail "an export of a missing recording: $(cat "$RUN/none.err")"
 head -c 100 "$REC" >"$RUN/cut.pmr"
 "$PMON" export --format=chrome -i "$RUN/cut.pmr" -o "$RUN/cut.json" \
     >/dev/null 2>"$RUN/cut.err" ||
