@@ -418,7 +418,11 @@ export_send_add(struct export *x, const struct export_task *t,
 {
 	struct export_send *s;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	/* A damaged recording may repeat an event: its entry is reused. */
+	if ((s = xmap_get(&x->sends, ev->tid, ev->seq)) != NULL) {
+		free(s->data);
+		s->data = NULL;
+	} else if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    xmap_put(&x->sends, ev->tid, ev->seq, s) == -1) {
 		free(s);
 		export_fail(x, "out of memory");
