@@ -66,13 +66,17 @@ pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"
 grep -qx done "$RUN/pingpong.log" || fail "pingpong did not finish"
 
+$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush failed: $(cat "$RUN/flush.err")"
 kill -TERM "$SIG_PID"
 wait_for 10 pid_dead "$SIG_PID" || fail "pmon export ignored SIGTERM"
 wait "$SIG_PID" || fail "pmon export exited with $? on SIGTERM: \
 $(cat "$RUN/sig.err")"
-jq -e '[.traceEvents[] | select(.ph == "X")] | length > 0' \
-    "$RUN/sig.chrome" >/dev/null || fail "the export ended by SIGTERM is \
-not finished JSON with the run's calls: $(tail -c 300 "$RUN/sig.chrome")"
+# What it had read when the signal came (all of it, usually), finished.
+n=$(jq '[.traceEvents[] | select(.ph == "X")] | length' "$RUN/sig.chrome") ||
+    fail "the export ended by SIGTERM is not finished JSON: $(tail -c 300 \
+    "$RUN/sig.chrome")"
+pm_log "the export ended by SIGTERM holds $n calls"
 
 pmon_shutdown "$TRACE_PID"
 for p in $REC_PID $EXPORT_PIDS; do
@@ -104,6 +108,14 @@ for a in live rec; do
 done
 cmp "$RUN/live.anchor" "$RUN/rec.anchor" >/dev/null || fail "the otf2 \
 anchor files differ: $(diff "$RUN/live.anchor" "$RUN/rec.anchor" | head)"
+
+# The programs had ended, so no call was open: the export ended by
+# SIGTERM is the start of the whole one (up to the commas).
+n=$(($(wc -l <"$RUN/sig.chrome") - 1))
+head -n "$n" "$RUN/sig.chrome" | sed 's/,$//' >"$RUN/sig.head"
+head -n "$n" "$RUN/live.chrome" | sed 's/,$//' | cmp - "$RUN/sig.head" \
+    >/dev/null || fail "the export ended by SIGTERM is not the start of \
+the live one"
 
 # --- what the run did, from the trace ------------------------------------------------
 
