@@ -25,6 +25,9 @@ CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinat
 LDLIBS_PVM = -lgpvm3 -lpvm3
 # The agent stream and recordings are zlib.
 LDLIBS_Z = -lz
+# tools/export_otf2.c: Debian's libotf2 (libotf2-trace-dev).
+OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
+OTF2_LIBS := $(shell otf2-config --ldflags --libs 2>/dev/null || echo -lotf2)
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
 # UBSan.  The instrumentation library gets UBSan only: it is preloaded
@@ -121,9 +124,12 @@ $(WEB_ASSETS_OBJ): $(BUILD)/gen/web_assets.c tools/web.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itools $(SANFLAGS) -c -o $@ $<
 
+$(BUILD)/obj/tools/export_otf2.o: CFLAGS += $(OTF2_CFLAGS)
+
 $(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z)
+	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
+	    $(OTF2_LIBS) -lm
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 	@mkdir -p $(dir $@)
@@ -213,6 +219,17 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	    -Inode-agent -Itools \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+
+# pmon export from a recording: the exporters, with the command's own
+# error printers replaced by the target's.
+EXPORT_SRCS	:= $(wildcard tools/export*.c)
+
+build-fuzz/fuzz_export: tests/fuzz/fuzz_export.c $(FUZZ_LINKED) $(EXPORT_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
+	    -Inode-agent -Itools $(OTF2_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+	    -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) $(OTF2_LIBS) -lm
 
 fuzz: $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \

@@ -56,6 +56,8 @@ extern const struct cmd_entry cmd_stopline_entry;
 extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_web_entry;
+extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_top_entry;
 
 /* pmon.c */
 int		 tool_error(const char *, ...)

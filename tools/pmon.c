@@ -36,6 +36,8 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_record_entry,
 	&cmd_replay_entry,
 	&cmd_web_entry,
+	&cmd_export_entry,
+	&cmd_top_entry,
 };
 #define NCMDS	(sizeof(cmd_table) / sizeof(cmd_table[0]))
 

@@ -1,0 +1,119 @@
+/*
+ * Fuzzes pmon export from a recording (doc/exports.md): whatever frames
+ * a recording holds, the export either writes a finished file or fails
+ * with a message, never crashes, and a Chrome export is always valid
+ * JSON.  The first input byte picks the format (chrome, paje, otf2,
+ * shiviz); the rest are frames (8-byte wire headers and payloads), which
+ * are written into a real recording (common/recfile) that the export
+ * then reads with -i, as a user would.
+ */
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "pmon-tool.h"
+#include "proto.h"
+#include "recfile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64], in[96], out[96];
+
+/* The pmon command's error printers (tools/pmon.c), silent here. */
+int
+tool_error(const char *fmt, ...)
+{
+	(void)fmt;
+	return 1;
+}
+
+int
+tool_usage_error(const char *fmt, ...)
+{
+	(void)fmt;
+	return 2;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(path);
+}
+
+/* The input's frames into a recording at in. */
+static int
+write_recording(const uint8_t *data, size_t size)
+{
+	struct recfile_header h = { .proto = PROTO_VERSION };
+	struct recfile_writer *w;
+	char err[256];
+	size_t off = 0, len;
+	int rv;
+
+	if ((w = recfile_create(in, &h, RECFILE_BLOCK_MIN, err,
+	    sizeof(err))) == NULL)
+		return -1;
+	while (size - off >= FRAME_HDR_SIZE) {
+		len = (size_t)data[off + 4] << 24 | data[off + 5] << 16 |
+		    data[off + 6] << 8 | data[off + 7];
+		if (len > size - off - FRAME_HDR_SIZE)
+			break;
+		recfile_write_frame(w, data[off + 2], data + off +
+		    FRAME_HDR_SIZE, len);
+		off += FRAME_HDR_SIZE + len;
+	}
+	rv = recfile_finish(w, NULL);
+	recfile_writer_free(w);
+	return rv;
+}
+
+static void
+cleanup(void)
+{
+	nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const formats[] = { "chrome", "paje", "otf2",
+	    "shiviz" };
+	struct cmd_args a;
+	const char *fmt;
+	json_t *doc;
+	int rv;
+
+	if (dir[0] == '\0') {
+		snprintf(dir, sizeof(dir), "/tmp/fuzz_export.XXXXXX");
+		if (mkdtemp(dir) == NULL)
+			abort();
+		snprintf(in, sizeof(in), "%s/in.pmr", dir);
+		snprintf(out, sizeof(out), "%s/out", dir);
+		atexit(cleanup);
+	}
+	if (size == 0)
+		return 0;
+	fmt = formats[data[0] % 4];
+	if (write_recording(data + 1, size - 1) == -1)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.arg['f'] = (char *)fmt;
+	a.arg['i'] = in;
+	a.arg['o'] = out;
+	rv = cmd_export_entry.exec(&a);
+	if (rv == 0 && strcmp(fmt, "chrome") == 0) {
+		if ((doc = json_load_file(out, 0, NULL)) == NULL)
+			__builtin_trap();
+		json_decref(doc);
+	}
+	nftw(out, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}

@@ -1,0 +1,435 @@
+/*
+ * OTF2 (Vampir, otf2-print), through Debian's libotf2: an archive in the
+ * directory OUT (OUT/traces.otf2 is the anchor file).  A host is a
+ * system tree node with a location group, a task a location (CPU
+ * thread) of its host's group, a PVM call a region entered at its begin
+ * and left at its end.  Timestamps are corrected times (tc) in ns.
+ *
+ * Messages are MpiSend and MpiRecv records: they are OTF2's only point
+ * to point records (its other paradigms have none), and viewers draw
+ * message lines from them.  The communicator (paradigm MPI, as the
+ * records require) holds every task, rank = location number; readers
+ * match a send with a receive by sender, receiver, communicator and tag,
+ * in order, which is PVM's own order for messages between two tasks
+ * with one tag.  A send is recorded at its begin (a pvm_bcast at its
+ * end, when its receivers are known), a receive at the end of the
+ * receive that got it.  Lost records are a MeasurementOnOff pair.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <otf2/otf2.h>
+
+#include "export.h"
+#include "record.h"
+
+#define OTF2_COMM	0	/* the one communicator */
+
+struct otf2 {
+	OTF2_Archive	 *archive;
+	OTF2_EvtWriter	**evt;		/* by task index */
+	size_t		  nevt;
+	uint64_t	 *count;	/* events by location, at the end */
+	/* Regions are numbered densely, as OTF2 wants, in order of use. */
+	uint32_t	  region[PMON_CALL_MAX];	/* +1, 0: unused */
+	int		  region_call[PMON_CALL_MAX];
+	uint32_t	  nregions;
+};
+
+static OTF2_FlushType
+otf2_pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+    void *caller, bool final)
+{
+	(void)data;
+	(void)type;
+	(void)loc;
+	(void)caller;
+	(void)final;
+	return OTF2_FLUSH;
+}
+
+static OTF2_TimeStamp
+otf2_post_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc)
+{
+	(void)data;
+	(void)type;
+	(void)loc;
+	return 0;
+}
+
+static const OTF2_FlushCallbacks otf2_flush = {
+	.otf2_pre_flush = otf2_pre_flush,
+	.otf2_post_flush = otf2_post_flush
+};
+
+/* Turns an OTF2 error into export_fail; 0 on success. */
+static int
+otf2_check(struct export *x, OTF2_ErrorCode e, const char *what)
+{
+	if (e == OTF2_SUCCESS)
+		return 0;
+	return export_fail(x, "%s: %s (%s)", what, OTF2_Error_GetName(e),
+	    OTF2_Error_GetDescription(e));
+}
+
+static int
+otf2_begin(struct export *x)
+{
+	struct otf2 *o;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return export_fail(x, "out of memory");
+	export_set_data(x, o);
+	o->archive = OTF2_Archive_Open(export_path(x), "traces",
+	    OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+	    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+	if (o->archive == NULL)
+		return export_fail(x, "cannot create the OTF2 archive (does "
+		    "it exist already?)");
+	if (otf2_check(x, OTF2_Archive_SetFlushCallbacks(o->archive,
+	    &otf2_flush, NULL), "flush callbacks") == -1 ||
+	    otf2_check(x, OTF2_Archive_SetSerialCollectiveCallbacks(
+	    o->archive), "collective callbacks") == -1 ||
+	    otf2_check(x, OTF2_Archive_OpenEvtFiles(o->archive),
+	    "opening the event files") == -1)
+		return -1;
+	return 0;
+}
+
+/* The writer of location loc (the tid's number), made when new. */
+static OTF2_EvtWriter *
+otf2_writer(struct export *x, long loc)
+{
+	struct otf2 *o = export_data(x);
+	OTF2_EvtWriter **w;
+	size_t n;
+
+	if (loc < 0)
+		return NULL;
+	if ((size_t)loc >= o->nevt) {
+		n = (size_t)loc + 1;
+		if ((w = reallocarray(o->evt, n, sizeof(*w))) == NULL) {
+			export_fail(x, "out of memory");
+			return NULL;
+		}
+		memset(w + o->nevt, 0, (n - o->nevt) * sizeof(*w));
+		o->evt = w;
+		o->nevt = n;
+	}
+	if (o->evt[loc] == NULL && (o->evt[loc] = OTF2_Archive_GetEvtWriter(
+	    o->archive, (OTF2_LocationRef)loc)) == NULL)
+		export_fail(x, "no OTF2 event writer for location %ld", loc);
+	return o->evt[loc];
+}
+
+static int
+otf2_task(struct export *x, const struct export_task *t, int new_host)
+{
+	(void)new_host;
+	return otf2_writer(x, export_number(x, t->tid)) == NULL ? -1 : 0;
+}
+
+static OTF2_TimeStamp
+otf2_time(struct export *x, int64_t t)
+{
+	return export_start_ns(x) + (uint64_t)t;
+}
+
+/* The region of a call, numbered at its first use. */
+static OTF2_RegionRef
+otf2_region(struct otf2 *o, int call)
+{
+	if (o->region[call] == 0) {
+		o->region_call[o->nregions] = call;
+		o->region[call] = ++o->nregions;
+	}
+	return o->region[call] - 1;
+}
+
+/*
+ * One MpiSend per destination.  A destination's rank is its tid's number
+ * (export_number), which it may get before the stream announces it.
+ */
+static int
+otf2_sends(struct export *x, OTF2_EvtWriter *w, const struct pmon_event *ev,
+    OTF2_TimeStamp ts)
+{
+	unsigned i, n = ev->npeers;
+	int32_t dst;
+	long rank;
+
+	if (ev->call != PMON_CALL_mcast && ev->call != PMON_CALL_bcast)
+		n = 1;
+	for (i = 0; i < n; i++) {
+		dst = n == 1 && ev->npeers == 0 ? ev->peer : ev->peers[i];
+		if ((rank = export_number(x, dst)) == -1)
+			return -1;
+		if (otf2_check(x, OTF2_EvtWriter_MpiSend(w, NULL, ts,
+		    (uint32_t)rank, OTF2_COMM, (uint32_t)ev->tag,
+		    ev->bytes < 0 ? 0 : (uint64_t)ev->bytes), "MpiSend") == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+otf2_begin_call(struct export *x, OTF2_EvtWriter *w,
+    const struct export_event *e, OTF2_TimeStamp ts)
+{
+	struct otf2 *o = export_data(x);
+	const struct pmon_event *ev = e->ev;
+
+	if (otf2_check(x, OTF2_EvtWriter_Enter(w, NULL, ts,
+	    otf2_region(o, ev->call)), "Enter") == -1)
+		return -1;
+	if (export_is_send(ev->call) && ev->call != PMON_CALL_bcast)
+		return otf2_sends(x, w, ev, ts);
+	return 0;
+}
+
+static int
+otf2_end_call(struct export *x, OTF2_EvtWriter *w,
+    const struct export_event *e, OTF2_TimeStamp ts)
+{
+	struct otf2 *o = export_data(x);
+	const struct pmon_event *ev = e->ev;
+
+	if (e->begin == NULL) {		/* its begin was lost */
+		if (otf2_check(x, OTF2_EvtWriter_Enter(w, NULL, ts,
+		    otf2_region(o, ev->call)), "Enter") == -1)
+			return -1;
+	}
+	if (ev->call == PMON_CALL_bcast && otf2_sends(x, w, ev, ts) == -1)
+		return -1;
+	if (e->send != NULL && otf2_check(x, OTF2_EvtWriter_MpiRecv(w, NULL,
+	    ts, (uint32_t)export_number(x, e->send->tid), OTF2_COMM,
+	    (uint32_t)ev->tag,
+	    ev->bytes < 0 ? 0 : (uint64_t)ev->bytes), "MpiRecv") == -1)
+		return -1;
+	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL, ts,
+	    otf2_region(o, ev->call)), "Leave");
+}
+
+static int
+otf2_event(struct export *x, const struct export_event *e)
+{
+	const struct pmon_event *ev = e->ev;
+	OTF2_EvtWriter *w = otf2_writer(x, export_number(x, e->task->tid));
+	OTF2_TimeStamp ts = otf2_time(x, e->t);
+
+	if (w == NULL)
+		return -1;
+	if (ev->flags & PMON_EV_LOST) {
+		if (otf2_check(x, OTF2_EvtWriter_MeasurementOnOff(w, NULL, ts,
+		    OTF2_MEASUREMENT_OFF), "MeasurementOnOff") == -1)
+			return -1;
+		return otf2_check(x, OTF2_EvtWriter_MeasurementOnOff(w, NULL,
+		    ts, OTF2_MEASUREMENT_ON), "MeasurementOnOff");
+	}
+	if (ev->call <= PMON_CALL_NONE || ev->call >= PMON_CALL_LOST)
+		return 0;	/* a breakpoint: no OTF2 record says it */
+	if (ev->phase == PMON_PHASE_BEGIN)
+		return otf2_begin_call(x, w, e, ts);
+	return otf2_end_call(x, w, e, ts);
+}
+
+/* An open region is left at the task's last time. */
+static int
+otf2_unfinished(struct export *x, const struct export_task *t,
+    const struct export_call *call, int64_t tm)
+{
+	struct otf2 *o = export_data(x);
+	OTF2_EvtWriter *w = otf2_writer(x, export_number(x, t->tid));
+
+	if (w == NULL)
+		return -1;
+	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL, otf2_time(x, tm),
+	    otf2_region(o, call->call)), "Leave");
+}
+
+/*
+ * Strings: 0 "", 1 "machine", 2 "host", 3 "pvm", 4 "all tasks", then
+ * from 5 the hosts, the tasks and the regions.
+ */
+static int
+otf2_strings(struct export *x, OTF2_GlobalDefWriter *g)
+{
+	struct otf2 *o = export_data(x);
+	static const char *const fixed[] = { "", "machine", "host", "pvm",
+	    "all tasks" };
+	const struct export_task *t;
+	uint32_t id = 0;
+	int32_t tid;
+	size_t i;
+	char name[300], b[16];
+	int rv = 0;
+
+	for (i = 0; i < 5; i++)
+		rv |= OTF2_GlobalDefWriter_WriteString(g, id++, fixed[i]);
+	for (i = 0; i < export_nhosts(x); i++)
+		rv |= OTF2_GlobalDefWriter_WriteString(g, id++,
+		    export_host_at(x, i)->name);
+	for (i = 0; i < export_nnumbers(x); i++) {
+		tid = export_numbered(x, i);
+		export_tidstr(tid, b, sizeof(b));
+		if ((t = export_task_of(x, tid)) != NULL)
+			snprintf(name, sizeof(name), "%s %s", t->program, b);
+		else
+			snprintf(name, sizeof(name), "%s (not monitored)", b);
+		rv |= OTF2_GlobalDefWriter_WriteString(g, id++, name);
+	}
+	for (i = 0; i < o->nregions; i++)
+		rv |= OTF2_GlobalDefWriter_WriteString(g, id++,
+		    record_call_name((unsigned)o->region_call[i]));
+	return otf2_check(x, rv, "strings");
+}
+
+static int
+otf2_regions(struct export *x, OTF2_GlobalDefWriter *g, uint32_t str)
+{
+	struct otf2 *o = export_data(x);
+	OTF2_RegionRole role;
+	size_t i;
+	int rv = 0, call;
+
+	for (i = 0; i < o->nregions; i++) {
+		call = o->region_call[i];
+		role = export_is_send(call) || export_is_recv(call) ?
+		    OTF2_REGION_ROLE_POINT2POINT : OTF2_REGION_ROLE_FUNCTION;
+		rv |= OTF2_GlobalDefWriter_WriteRegion(g, (OTF2_RegionRef)i,
+		    str, str, 0, role, OTF2_PARADIGM_USER,
+		    OTF2_REGION_FLAG_NONE, 0, 0, 0);
+		str++;
+	}
+	return otf2_check(x, rv, "regions");
+}
+
+/* The machine, its hosts, their location groups and the tasks. */
+static int
+otf2_system(struct export *x, OTF2_GlobalDefWriter *g)
+{
+	struct otf2 *o = export_data(x);
+	const struct export_task *t;
+	size_t i, nh = export_nhosts(x), nt = export_nnumbers(x);
+	uint64_t n;
+	int rv;
+
+	rv = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1,
+	    OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+	for (i = 0; i < nh; i++) {
+		rv |= OTF2_GlobalDefWriter_WriteSystemTreeNode(g,
+		    (uint32_t)i + 1, 5 + (uint32_t)i, 2, 0);
+		rv |= OTF2_GlobalDefWriter_WriteLocationGroup(g, (uint32_t)i,
+		    5 + (uint32_t)i, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+		    (uint32_t)i + 1, OTF2_UNDEFINED_LOCATION_GROUP);
+	}
+	/* A tid that never was a task (not monitored) goes to host 0. */
+	for (i = 0; i < nt; i++) {
+		t = export_task_of(x, export_numbered(x, i));
+		n = i < o->nevt && o->count != NULL ? o->count[i] : 0;
+		rv |= OTF2_GlobalDefWriter_WriteLocation(g, i,
+		    5 + (uint32_t)(nh + i), OTF2_LOCATION_TYPE_CPU_THREAD, n,
+		    t != NULL ? t->host->index : 0);
+	}
+	return otf2_check(x, rv, "system tree");
+}
+
+/* Group 0: the locations; group 1: the ranks; comm 0 over them. */
+static int
+otf2_comm(struct export *x, OTF2_GlobalDefWriter *g)
+{
+	size_t i, n = export_nnumbers(x);
+	uint64_t *m;
+	int rv;
+
+	if ((m = calloc(n ? n : 1, sizeof(*m))) == NULL)
+		return export_fail(x, "out of memory");
+	for (i = 0; i < n; i++)
+		m[i] = i;
+	rv = OTF2_GlobalDefWriter_WriteGroup(g, 0, 4,
+	    OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+	    OTF2_GROUP_FLAG_NONE, (uint32_t)n, m);
+	rv |= OTF2_GlobalDefWriter_WriteGroup(g, 1, 4,
+	    OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+	    OTF2_GROUP_FLAG_NONE, (uint32_t)n, m);
+	rv |= OTF2_GlobalDefWriter_WriteComm(g, OTF2_COMM, 3, 1,
+	    OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+	free(m);
+	return otf2_check(x, rv, "communicator");
+}
+
+static int
+otf2_definitions(struct export *x)
+{
+	struct otf2 *o = export_data(x);
+	OTF2_GlobalDefWriter *g;
+	OTF2_DefWriter *d;
+	size_t i, nt = export_nnumbers(x);
+	int64_t len = export_last_t(x);
+
+	if (otf2_check(x, OTF2_Archive_OpenDefFiles(o->archive),
+	    "opening the definition files") == -1)
+		return -1;
+	for (i = 0; i < nt; i++) {
+		if ((d = OTF2_Archive_GetDefWriter(o->archive, i)) == NULL)
+			return export_fail(x, "no OTF2 definition writer");
+		OTF2_Archive_CloseDefWriter(o->archive, d);
+	}
+	if (otf2_check(x, OTF2_Archive_CloseDefFiles(o->archive),
+	    "closing the definition files") == -1)
+		return -1;
+	if ((g = OTF2_Archive_GetGlobalDefWriter(o->archive)) == NULL)
+		return export_fail(x, "no OTF2 global definition writer");
+	if (otf2_check(x, OTF2_GlobalDefWriter_WriteClockProperties(g,
+	    1000000000, export_start_ns(x), len > 0 ? (uint64_t)len : 0,
+	    export_start_ns(x)), "clock properties") == -1 ||
+	    otf2_strings(x, g) == -1 ||
+	    otf2_regions(x, g, 5 + (uint32_t)(export_nhosts(x) + nt)) == -1 ||
+	    otf2_system(x, g) == -1 || otf2_comm(x, g) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+otf2_end(struct export *x)
+{
+	struct otf2 *o = export_data(x);
+	size_t i;
+	int rv = 0;
+
+	if (o == NULL)
+		return -1;
+
+	/* The definitions count each location's events. */
+	if (o->nevt > 0 && (o->count = calloc(o->nevt,
+	    sizeof(*o->count))) == NULL)
+		rv = export_fail(x, "out of memory");
+	for (i = 0; i < o->nevt; i++) {
+		if (o->evt[i] == NULL)
+			continue;
+		if (o->count != NULL)
+			OTF2_EvtWriter_GetNumberOfEvents(o->evt[i],
+			    &o->count[i]);
+		OTF2_Archive_CloseEvtWriter(o->archive, o->evt[i]);
+	}
+	if (o->archive != NULL) {
+		if (otf2_check(x, OTF2_Archive_CloseEvtFiles(o->archive),
+		    "closing the event files") == -1 || rv == -1 ||
+		    otf2_definitions(x) == -1)
+			rv = -1;
+		if (otf2_check(x, OTF2_Archive_Close(o->archive),
+		    "closing the archive") == -1)
+			rv = -1;
+	}
+	free(o->evt);
+	free(o->count);
+	free(o);
+	export_set_data(x, NULL);
+	return rv;
+}
+
+const struct export_format export_otf2 = {
+	"otf2", otf2_begin, otf2_task, otf2_event, otf2_unfinished, otf2_end
+};
