@@ -411,7 +411,10 @@ check_timer_cb(int fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (c->shutting_down || c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
+	if (c->shutting_down)
+		return;
+	coord_agent_orphans_check(c, 0);
+	if (c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
 		return;
 	flush_check(c, flush_new(c, NULL, 0, 0));
 }
@@ -501,6 +504,7 @@ coord_shutdown(struct coord *c, const char *why)
 	c->shutting_down = 1;
 	event_del(c->ev_check);
 	log_info("shutting down: %s", why);
+	coord_agent_orphans_check(c, 1);
 	if (c->agent_listener != NULL)
 		evconnlistener_disable(c->agent_listener);
 	if (c->agent_listener_wide != NULL)

@@ -41,6 +41,9 @@ struct evconnlistener;
 #define COORD_TASK_BUCKETS	4096
 #define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tag */
 #define COORD_CHECK_MS		500	/* a flush round and a deadlock check */
+#define COORD_AGENT_GRACE_MS	5000	/* a lost agent's tasks wait this
+					   long for its successor */
+#define COORD_AGENT_RESPAWNS	3	/* agents started again per host */
 
 /* --- decoded payloads (coord_parse.c) --- */
 
@@ -142,6 +145,9 @@ struct coord_task {
 	uint64_t		 spawn_seq;
 	int			 ended;
 	struct coord_agent	*agent;		/* NULL once it left */
+	int			 orphan;	/* its agent was lost; waits for
+						   the host's next one */
+	uint64_t		 orphan_until;	/* then, monotonic ms */
 	char			*host;
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */
@@ -163,6 +169,8 @@ struct coord_agent {
 	char			 peer[128];	/* address, for the log */
 	int32_t			 host_tid;
 	char			*host;
+	int			 lost;		/* went away on its own: its
+						   tasks wait for another */
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 
@@ -226,6 +234,8 @@ struct coord_host {
 	int32_t			 host_tid;
 	char			*name;
 	int			 hello;
+	unsigned		 respawns;	/* agents started after one
+						   was lost */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -340,6 +350,7 @@ void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 void	coord_agent_free(struct coord_agent *);
 int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
+void	coord_agent_orphans_check(struct coord *, int all);
 
 /* coord_tool.c */
 int	coord_tool_listen(struct coord *);
@@ -370,6 +381,7 @@ int	coord_secret_check(const struct coord *, const char *got, char *msg,
 int	coord_pvm_init(struct coord *);
 int	coord_pvm_choose_listen(struct coord *);
 void	coord_pvm_spawn_all(struct coord *);
+void	coord_pvm_respawn(struct coord *, int32_t host_tid);
 int	coord_pvm_watch(struct coord *);
 void	coord_pvm_exit(struct coord *);
 int	coord_pvmd_alive(char *why, size_t size);

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +49,69 @@ agent_end_tasks(struct coord_agent *a)
 	}
 }
 
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The agent went away on its own (killed, crashed, its connection
+ * broke): its tasks may well be running still, with their records in
+ * their rings.  They wait COORD_AGENT_GRACE_MS for another agent of
+ * their host to adopt them (agent_task_new), and are ended only then.
+ */
+static void
+agent_orphan_tasks(struct coord_agent *a)
+{
+	struct coord *c = a->coord;
+	struct coord_task *t;
+	uint64_t until = mono_ms() + COORD_AGENT_GRACE_MS;
+
+	TAILQ_FOREACH(t, &c->tasks, entry) {
+		if (t->agent != a)
+			continue;
+		t->agent = NULL;
+		if (t->ended)
+			continue;
+		t->orphan = 1;
+		t->orphan_until = until;
+	}
+}
+
+/*
+ * Ends the orphaned tasks whose grace period is over (all: every one,
+ * at shutdown).  What they recorded since their agent was lost is gone
+ * with them, and nothing says how much.
+ */
+void
+coord_agent_orphans_check(struct coord *c, int all)
+{
+	struct coord_task *t;
+	uint64_t now = mono_ms();
+	const char *why;
+
+	TAILQ_FOREACH(t, &c->tasks, entry) {
+		if (!t->orphan || (!all && now < t->orphan_until))
+			continue;
+		t->orphan = 0;
+		t->ended = 1;
+		log_warnx("task t%x (%s): no agent adopted it; ended",
+		    (unsigned)t->tid, t->program);
+		if (order_task_end(c->order, t->tid, 0, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+	}
+}
+
 void
 coord_agent_free(struct coord_agent *a)
 {
 	struct coord *c = a->coord;
+	int32_t host_tid = a->host_tid;
+	int respawn = 0;
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
@@ -59,13 +119,19 @@ coord_agent_free(struct coord_agent *a)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
 	coord_control_agent_gone(c, a);
-	agent_end_tasks(a);
+	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down) {
+		agent_orphan_tasks(a);
+		respawn = 1;
+	} else
+		agent_end_tasks(a);
 	if (a->bev != NULL)
 		bufferevent_free(a->bev);
 	free(a->host);
 	free(a);
 	if (c->shutting_down)
 		coord_output_check(c);
+	if (respawn)
+		coord_pvm_respawn(c, host_tid);
 }
 
 void
@@ -124,6 +190,22 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * TASK_NEW of a task whose agent was lost, from the host's new agent:
+ * the same task, re-attached.  Its records go on from where the ring's
+ * tail was; those the lost agent had taken but not delivered show as a
+ * gap, which the order turns into a lost marker.
+ */
+static int
+agent_task_adopted(struct coord_agent *a, struct coord_task *t)
+{
+	t->orphan = 0;
+	t->agent = a;
+	log_info("task t%x (%s) re-attached to agent %s", (unsigned)t->tid,
+	    t->program, a->peer);
+	return 0;
+}
+
 static int
 agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 {
@@ -137,6 +219,16 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	t = coord_task_find(c, tn.tid);
+	if (t != NULL && t->orphan && t->pid == tn.pid &&
+	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
+		return agent_task_adopted(a, t);
+	if (t != NULL && t->orphan) {
+		/* Another process under its tid: the orphan is gone. */
+		t->orphan = 0;
+		t->ended = 1;
+		if (order_task_end(c->order, t->tid, 0, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+	}
 	if (t != NULL && !t->ended) {
 		coord_agent_drop(a, "TASK_NEW for t%x, which is running",
 		    (unsigned)tn.tid);
@@ -358,6 +450,7 @@ agent_event_cb(struct bufferevent *bev, short what, void *arg)
 	else if (!a->coord->shutting_down)
 		log_info("agent %s (%s) closed its connection", a->peer,
 		    a->host ? a->host : "no hello yet");
+	a->lost = 1;
 	coord_agent_free(a);
 }
 

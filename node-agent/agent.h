@@ -43,6 +43,7 @@ struct bufferevent;
 #define AGENT_CLOCK_OFFSET_MAX	86400000000000LL /* ns: a day */
 #define AGENT_STOP_POLL_MS	1		/* waiting for a stop: /proc */
 #define AGENT_STOP_TIMEOUT_MS	1000		/* ...and how long */
+#define AGENT_ENVIRON_MAX	(256 * 1024)	/* of a task, when adopting */
 
 enum agent_task_state {
 	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
@@ -67,6 +68,9 @@ struct agent_task {
 						   a BREAK, and no SIGCONT
 						   of ours came after it */
 	int			 stopped_by_us;	/* our SIGSTOP, no SIGCONT */
+	int			 adopted;	/* found running after a
+						   restart: fd is a pidfd,
+						   not its socket */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
 
@@ -155,6 +159,8 @@ int	agent_parse_control(const uint8_t *payload, size_t len,
 	    struct agent_control_msg *, const char **why);
 int	agent_parse_breakpoints(const uint8_t *payload, size_t len,
 	    struct ring_bp *bps, unsigned *n, const char **why);
+int	agent_adopt_environ_match(const char *env, size_t len,
+	    const char *pvm_tmp);
 
 /* agent_frame.c */
 void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
@@ -187,6 +193,11 @@ struct agent_task *agent_task_find(struct agent *, int32_t tid);
 int	agent_task_gone(const struct agent_task *);
 int	agent_task_drain(struct agent_task *);
 void	agent_tasks_set_breakpoints(struct agent *);
+int	agent_task_adopt(struct agent *, int pidfd, struct ring *,
+	    const struct task_hello *);
+
+/* agent_adopt.c: a restarted agent takes over the rings of live tasks */
+int	agent_adopt_all(struct agent *);
 
 /* What /proc says of a task (CONTROL_INFO). */
 struct agent_proc {

@@ -287,8 +287,11 @@ agent_task_gone(const struct agent_task *t)
 {
 	struct pollfd pfd = { .fd = t->fd, .events = POLLRDHUP };
 
+	/* An adopted task's fd is a pidfd: readable once it exited. */
+	if (t->adopted)
+		pfd.events = POLLIN;
 	return poll(&pfd, 1, 0) == 1 &&
-	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+	    (pfd.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 /*
@@ -383,6 +386,8 @@ task_read_cb(int fd, short what, void *arg)
 	(void)what;
 	if (t->state == TASK_S_HELLO)
 		task_read_hello(t);
+	else if (t->adopted)
+		task_end(t, NULL);	/* its pidfd: the process exited */
 	else
 		task_read_frames(t);
 }
@@ -419,6 +424,52 @@ task_new(struct agent *a, int fd)
 	t->ev = event_new(a->base, fd, EV_READ | EV_PERSIST, task_read_cb, t);
 	if (t->ev == NULL || event_add(t->ev, NULL) == -1)
 		task_reject(t, "cannot watch its socket");
+}
+
+/*
+ * A task registered with an agent before us (agent_adopt.c): its ring
+ * rg (now ours) is read on from its tail, and pidfd tells us when the
+ * process exits, as its socket would have.  The coordinator gets
+ * TASK_NEW again, which for a task it knows means "re-attached".  The
+ * task is not told: it never hears from its agent after TASK_READY.
+ * Takes pidfd and rg, also when it fails.
+ */
+int
+agent_task_adopt(struct agent *a, int pidfd, struct ring *rg,
+    const struct task_hello *h)
+{
+	struct agent_task *t;
+
+	if (a->ntasks >= AGENT_MAX_TASKS || agent_task_find(a, h->tid) !=
+	    NULL || (t = calloc(1, sizeof(*t))) == NULL) {
+		ring_close(rg);
+		close(pidfd);
+		return -1;
+	}
+	t->agent = a;
+	t->fd = pidfd;
+	t->ringfd = -1;
+	t->ring = *rg;
+	t->peer_pid = (pid_t)h->pid;
+	t->since = mono_now();
+	t->state = TASK_S_ACTIVE;
+	t->adopted = 1;
+	t->hello = *h;
+	TAILQ_INSERT_TAIL(&a->tasks, t, entry);
+	a->ntasks++;
+	t->ev = event_new(a->base, pidfd, EV_READ | EV_PERSIST, task_read_cb,
+	    t);
+	if (t->ev == NULL || event_add(t->ev, NULL) == -1) {
+		task_free(t);
+		return -1;
+	}
+	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
+	log_info("task t%x (%s, pid %u) adopted: its ring is read on from "
+	    "byte %llu", (unsigned)h->tid, h->program, h->pid,
+	    (unsigned long long)atomic_load(&t->ring.hdr->tail));
+	agent_frame_task_new(a->out, &t->hello);
+	agent_output(a);
+	return 0;
 }
 
 /* Accepts every pending connection (the listener is non-blocking). */

@@ -209,6 +209,8 @@ main(int argc, char *argv[])
 		fatalx("cannot reach the coordinator");
 	}
 	agent_send_hello(&agent);
+	/* After a restart: the tasks our predecessor served. */
+	agent_adopt_all(&agent);
 	if (agent_pvm_watch(&agent) == -1)
 		agent_exit(&agent, 1);
 	watch_signal(base, SIGTERM);

@@ -1709,11 +1709,151 @@ test_ctl_done_frame(void)
 	evbuffer_free(eb);
 }
 
+/* Which processes a restarted agent takes as its own: their PVM_TMP. */
+static void
+test_environ_match(void)
+{
+	static const char env[] = "A=1\0PVM_TMP=/tmp/x\0B=2";
+	static const char empty[] = "PVM_TMP=\0";
+	static const char twice[] = "PVM_TMP=/a\0PVM_TMP=/b\0";
+	static const char cut[] = "A=1\0PVM_TMP=/tmp/x";
+
+	CU_ASSERT(agent_adopt_environ_match(env, sizeof(env), "/tmp/x"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp/xy"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp/"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp"));
+	/* Unset or empty is /tmp, on either side. */
+	CU_ASSERT(agent_adopt_environ_match("A=1", 4, NULL));
+	CU_ASSERT(agent_adopt_environ_match("A=1", 4, "/tmp"));
+	CU_ASSERT(agent_adopt_environ_match(empty, sizeof(empty) - 1, ""));
+	CU_ASSERT(!agent_adopt_environ_match("A=1", 4, "/tmp/x"));
+	/* The last one counts, as getenv would find after a setenv. */
+	CU_ASSERT(agent_adopt_environ_match(twice, sizeof(twice) - 1, "/b"));
+	/* A variable cut off without its NUL is not read. */
+	CU_ASSERT(!agent_adopt_environ_match(cut, sizeof(cut) - 1, "/tmp/x"));
+	CU_ASSERT(agent_adopt_environ_match("", 0, "/tmp"));
+}
+
+/*
+ * A restarted agent adopts the ring of a live task of its machine: a
+ * process holding a registered ring (tid set) and started with our
+ * PVM_TMP (sleep, exec'd with the ring's fd left open) is found
+ * through /proc, announced with TASK_NEW, its ring read on from its
+ * tail, and ended with TASK_END once it is killed.
+ */
+static void
+adopt_child(int fd, const char *dir)
+{
+	char env[128], *argv[] = { (char *)"sleep", (char *)"30", NULL };
+	char *envp[] = { env, NULL };
+
+	snprintf(env, sizeof(env), "PVM_TMP=%s", dir);
+	if (fcntl(fd, F_SETFD, 0) == -1)
+		_exit(1);
+	execve("/bin/sleep", argv, envp);
+	_exit(1);
+}
+
+/* The frames on out: counts TASK_NEW, records, TASK_END of tid. */
+static void
+adopt_frames(struct evbuffer *out, int32_t tid, int *nnew,
+    unsigned *nrecs, uint64_t *first_seq, int *nend)
+{
+	uint8_t hdr[FRAME_HDR_SIZE], *p;
+	struct frame_hdr h;
+	struct record r;
+	const char *why;
+
+	while (evbuffer_copyout(out, hdr, sizeof(hdr)) == sizeof(hdr)) {
+		CU_ASSERT_EQUAL_FATAL(frame_hdr_decode(hdr, &h, &why), 0);
+		evbuffer_drain(out, sizeof(hdr));
+		p = evbuffer_pullup(out, h.len);
+		CU_ASSERT((int32_t)wire_get32(p) == tid);
+		if (h.type == MSG_TASK_NEW)
+			(*nnew)++;
+		else if (h.type == MSG_TASK_END)
+			(*nend)++;
+		else if (h.type == MSG_TASK_RECORDS) {
+			CU_ASSERT_EQUAL(record_decode(p + 8, h.len - 8, &r,
+			    &why), 0);
+			if (*nrecs == 0)
+				*first_seq = r.seq;
+			*nrecs += wire_get32(p + 4);
+		}
+		evbuffer_drain(out, h.len);
+	}
+}
+
+static void
+test_adopt(void)
+{
+	struct event_base *base;
+	struct agent a;
+	struct ring rg = { .fd = -1 };
+	struct record r;
+	uint8_t buf[RECORD_MAX_SIZE];
+	char dir[64], *old;
+	uint64_t first = 0;
+	unsigned nrecs = 0;
+	int i, nnew = 0, nend = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/pmon-unit-adopt.%ld", (long)getpid());
+	CU_ASSERT_EQUAL_FATAL(ring_create(&rg, RING_MIN_SIZE), 0);
+	rg.hdr->tid = 0x40007;
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_mytid;
+	r.peer = r.tag = r.ctx = r.bytes = r.inst = -1;
+	for (i = 1; i <= 3; i++) {
+		r.seq = (uint64_t)i;
+		CU_ASSERT_EQUAL(ring_write(&rg, buf, record_encode(buf, &r,
+		    NULL)), 0);
+	}
+	/* The lost agent had read the first record. */
+	atomic_store(&rg.hdr->tail, RECORD_HDR_SIZE);
+	if ((pid = fork()) == 0)
+		adopt_child(rg.fd, dir);
+	CU_ASSERT_FATAL(pid > 0);
+	ring_close(&rg);
+
+	old = getenv("PVM_TMP") ? strdup(getenv("PVM_TMP")) : NULL;
+	setenv("PVM_TMP", dir, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base = event_base_new());
+	CU_ASSERT_EQUAL_FATAL(agent_init(&a, base), 0);
+	for (i = 0; i < 200 && a.ntasks == 0; i++) {
+		agent_adopt_all(&a);	/* until sleep has exec'd */
+		if (a.ntasks == 0)
+			usleep(10000);
+	}
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	CU_ASSERT_EQUAL(agent_adopt_all(&a), 0);	/* not twice */
+	agent_drain_all(&a, SIZE_MAX);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (i = 0; i < 100 && a.ntasks > 0; i++)
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CU_ASSERT_EQUAL(a.ntasks, 0);
+	adopt_frames(a.out, 0x40007, &nnew, &nrecs, &first, &nend);
+	CU_ASSERT_EQUAL(nnew, 1);
+	CU_ASSERT_EQUAL(nrecs, 2);
+	CU_ASSERT_EQUAL(first, 2);
+	CU_ASSERT_EQUAL(nend, 1);
+	agent_free(&a);
+	event_base_free(base);
+	if (old != NULL) {
+		setenv("PVM_TMP", old, 1);
+		free(old);
+	} else
+		unsetenv("PVM_TMP");
+}
+
 static CU_TestInfo hello_tests[] = {
 	{ "roundtrip", test_hello_roundtrip },
 	{ "long program name", test_hello_long_program },
 	{ "rejects", test_hello_rejects },
 	{ "TASK_READY wait", test_ready_wait },
+	{ "environ of a task to adopt", test_environ_match },
+	{ "adopt a live task's ring", test_adopt },
 	CU_TEST_INFO_NULL
 };
 
