@@ -148,6 +148,10 @@ struct coord_task {
 	int			 orphan;	/* its agent was lost; waits for
 						   the host's next one */
 	uint64_t		 orphan_until;	/* then, monotonic ms */
+	int			 expired;	/* ended as an orphan */
+	int			 late;		/* adopted after that: what
+						   comes of it is dropped */
+	uint64_t		 late_records;
 	char			*host;
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */

@@ -41,6 +41,7 @@ agent_end_tasks(struct coord_agent *a)
 		if (t->agent != a)
 			continue;
 		t->agent = NULL;
+		t->late = 0;
 		if (t->ended)
 			continue;
 		t->ended = 1;
@@ -75,6 +76,7 @@ agent_orphan_tasks(struct coord_agent *a)
 		if (t->agent != a)
 			continue;
 		t->agent = NULL;
+		t->late = 0;
 		if (t->ended)
 			continue;
 		t->orphan = 1;
@@ -99,6 +101,7 @@ coord_agent_orphans_check(struct coord *c, int all)
 			continue;
 		t->orphan = 0;
 		t->ended = 1;
+		t->expired = 1;
 		log_warnx("task t%x (%s): no agent adopted it; ended",
 		    (unsigned)t->tid, t->program);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
@@ -206,6 +209,23 @@ agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 	return 0;
 }
 
+/*
+ * TASK_NEW of a task that was ended because no agent adopted it in
+ * time: its stream has ended, and the agent is not at fault.  What the
+ * agent sends of it is dropped, and counted in the log at its end.
+ */
+static int
+agent_task_late(struct coord_agent *a, struct coord_task *t)
+{
+	t->agent = a;
+	t->late = 1;
+	t->late_records = 0;
+	log_warnx("task t%x (%s) was adopted by agent %s after its grace "
+	    "period; what it records from now on is dropped",
+	    (unsigned)t->tid, t->program, a->peer);
+	return 0;
+}
+
 static int
 agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 {
@@ -222,6 +242,9 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (t != NULL && t->orphan && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
 		return agent_task_adopted(a, t);
+	if (t != NULL && t->expired && t->agent == NULL && t->pid == tn.pid &&
+	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
+		return agent_task_late(a, t);
 	if (t != NULL && t->orphan) {
 		/* Another process under its tid: the orphan is gone. */
 		t->orphan = 0;
@@ -253,6 +276,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->pid = tn.pid;
 	t->spawn_seq = tn.spawn_seq;
 	t->ended = 0;
+	t->expired = 0;
 	t->agent = a;
 	if ((t->host = strdup(a->host)) == NULL ||
 	    (t->program = strdup(tn.program)) == NULL)
@@ -265,6 +289,15 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	coord_broadcast_task(c, t);
 	coord_control_task_new(c, t);
 	return 0;
+}
+
+/* A task adopted too late (agent_task_late), by this agent? */
+static struct coord_task *
+agent_late(struct coord_agent *a, int32_t tid)
+{
+	struct coord_task *t = coord_task_find(a->coord, tid);
+
+	return t != NULL && t->agent == a && t->late ? t : NULL;
 }
 
 /* A task's records may come only from the agent that announced it. */
@@ -289,7 +322,12 @@ agent_record(int32_t tid, const struct record *r, void *arg,
     const char **why)
 {
 	struct coord_agent *a = arg;
+	struct coord_task *t;
 
+	if ((t = agent_late(a, tid)) != NULL) {
+		t->late_records++;
+		return 0;
+	}
 	if (!agent_owns(a, tid, why))
 		return -1;
 	/* A task stopped at a breakpoint: act now, not at its release. */
@@ -318,6 +356,15 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
+	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0 &&
+	    (t = agent_late(a, tid)) != NULL) {
+		log_warnx("task t%x (%s) ended; %llu records of it came too "
+		    "late and were dropped", (unsigned)tid, t->program,
+		    (unsigned long long)t->late_records);
+		t->late = 0;
+		t->agent = NULL;
+		return 0;
+	}
 	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1 ||
 	    !agent_owns(a, tid, &why)) {
 		coord_agent_drop(a, "bad TASK_END: %s", why);

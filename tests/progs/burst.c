@@ -9,7 +9,8 @@
  * stop or kill what it wants to.  Then it makes N calls to pvm_getsbuf,
  * which only reads libpvm's state (two records each), sleeping US
  * microseconds after each with -p; with -p it appends "did K" after
- * every 100th call.  It appends "did N", then:
+ * every 100th call, and stops early (as if N were K) when FILE.stop
+ * exists then.  It appends "did N", then:
  *	-w	waits for a signal without further PVM calls (the test
  *		kills it: every record it wrote is in its ring);
  *	else	calls pvm_exit and appends "ring written W dropped D": the
@@ -45,19 +46,27 @@ sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
+/* Does FILE.SUFFIX exist? */
+static int
+exists(const char *file, const char *suffix)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s.%s", file, suffix);
+	return access(path, F_OK) == 0;
+}
+
 static void
 wait_go(const char *file)
 {
-	char path[4096];
 	int i;
 
-	snprintf(path, sizeof(path), "%s.go", file);
 	for (i = 0; i < WAIT_GO_SECS * 100; i++) {
-		if (access(path, F_OK) == 0)
+		if (exists(file, "go"))
 			return;
 		sleep_us(10000);
 	}
-	fprintf(stderr, "burst: %s never appeared\n", path);
+	fprintf(stderr, "burst: %s.go never appeared\n", file);
 	exit(1);
 }
 
@@ -134,8 +143,12 @@ main(int argc, char *argv[])
 		pvm_getsbuf();
 		if (pause_us > 0) {
 			sleep_us(pause_us);
-			if (i % 100 == 0 && i < n)
-				prog_log(file, "did %ld\n", i);
+			if (i % 100 == 0 && i < n) {
+				if (exists(file, "stop"))
+					n = i;
+				else
+					prog_log(file, "did %ld\n", i);
+			}
 		}
 	}
 	prog_log(file, "did %ld\n", n);
