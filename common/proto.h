@@ -19,7 +19,8 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC	0xb7
-#define PROTO_VERSION	3	/* 3: the hellos carry the secret */
+#define PROTO_VERSION	4	/* 4: ACK and TASK_RESUME; 3: the hellos
+				   carry the secret */
 #define FRAME_HDR_SIZE	8
 
 /* The largest payload any message may carry. */
@@ -49,7 +50,9 @@
 	X(BREAKPOINTS,	20,	2,		PROTO_MAX_PAYLOAD)	\
 	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_READY,	22,	4,		4)			\
-	X(TASK_PROC,	23,	49,		49)
+	X(TASK_PROC,	23,	49,		49)			\
+	X(ACK,		24,	2,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_RESUME,	25,	12,		12)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -89,6 +92,9 @@ struct msg_info {
 /* TASK_PROC: u32 id, i32 tid, u8 state, u32 threads, u64 utime_ms,
  * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
 #define TASK_PROC_LEN		49
+
+/* ACK: u16 n, then n entries of i32 tid, u64 seq, u8 ended. */
+#define ACK_ENTRY_LEN		13
 
 /* BREAKPOINTS: the fixed part of one entry, before its group string. */
 #define BP_WIRE_FIXED		32

@@ -30,6 +30,9 @@ coord_release(const struct order_event *ev, void *arg)
 		return;
 	}
 	coord_tools_send_event(c, buf, n, ev);
+	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
+	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
+	    ev->rec->seq);
 	if (state_event(c->state, ev) == -1)
 		log_warnx("state model: out of memory");
 	if (!TAILQ_EMPTY(&c->bps))
@@ -58,6 +61,7 @@ coord_task_done(int32_t tid, void *arg)
 	struct coord *c = arg;
 
 	state_task_gone(c->state, tid);
+	coord_ack_done(c, tid);
 }
 
 static void	sync_timer_cb(int, short, void *);
@@ -124,6 +128,7 @@ coord_free(struct coord *c)
 		free(h->name);
 		free(h);
 	}
+	coord_ack_free(c);
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
 	if (c->agent_listener_wide != NULL)

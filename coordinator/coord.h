@@ -44,6 +44,7 @@ struct evconnlistener;
 #define COORD_AGENT_GRACE_MS	5000	/* a lost agent's tasks wait this
 					   long for its successor */
 #define COORD_AGENT_RESPAWNS	3	/* agents started again per host */
+#define COORD_ACK_MS		10	/* ACKs wait this long to batch */
 
 /* --- decoded payloads (coord_parse.c) --- */
 
@@ -95,6 +96,8 @@ int	coord_parse_task_records(const uint8_t *, size_t, coord_record_cb,
 	    void *arg, const char **why);
 int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
 	    uint64_t *dropped, const char **why);
+int	coord_parse_task_resume(const uint8_t *, size_t, int32_t *tid,
+	    uint64_t *next_seq, const char **why);
 int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
 int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);
@@ -152,6 +155,15 @@ struct coord_task {
 	int			 late;		/* adopted after that: what
 						   comes of it is dropped */
 	uint64_t		 late_records;
+	uint64_t		 seen_seq;	/* the last record added */
+	int			 resumed;	/* re-sent records may come:
+						   those <= seen_seq are
+						   duplicates, dropped */
+	uint64_t		 dups;
+	uint64_t		 released_seq;	/* the last released */
+	int			 done;		/* ended, all released */
+	int			 ack_due;	/* on coord.acks */
+	struct coord_agent	*end_agent;	/* sent its TASK_END */
 	char			*host;
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */
@@ -300,6 +312,10 @@ struct coord {
 
 	int			 shutting_down;	/* the final flush runs */
 	int			 finishing;	/* writing the last frames */
+
+	int32_t			*acks;		/* tasks whose ACK is due */
+	size_t			 nacks, ackcap;
+	struct event		*ev_ack;	/* sends them, batched */
 	struct event		*ev_shutdown;	/* final flush / drain timer */
 };
 
@@ -355,6 +371,12 @@ void	coord_agent_free(struct coord_agent *);
 int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
 void	coord_agent_orphans_check(struct coord *, int all);
+
+/* coord_ack.c */
+void	coord_ack_released(struct coord *, int32_t tid, uint64_t last);
+void	coord_ack_done(struct coord *, int32_t tid);
+void	coord_ack_agent_gone(struct coord *, struct coord_agent *);
+void	coord_ack_free(struct coord *);
 
 /* coord_tool.c */
 int	coord_tool_listen(struct coord *);

@@ -122,6 +122,7 @@ coord_agent_free(struct coord_agent *a)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
 	coord_control_agent_gone(c, a);
+	coord_ack_agent_gone(c, a);
 	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down) {
 		agent_orphan_tasks(a);
 		respawn = 1;
@@ -204,6 +205,7 @@ agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 {
 	t->orphan = 0;
 	t->agent = a;
+	t->resumed = 1;		/* it re-sends what we did not ack */
 	log_info("task t%x (%s) re-attached to agent %s", (unsigned)t->tid,
 	    t->program, a->peer);
 	return 0;
@@ -277,6 +279,9 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->spawn_seq = tn.spawn_seq;
 	t->ended = 0;
 	t->expired = 0;
+	t->seen_seq = t->released_seq = t->dups = 0;
+	t->resumed = t->done = 0;
+	t->end_agent = NULL;
 	t->agent = a;
 	if ((t->host = strdup(a->host)) == NULL ||
 	    (t->program = strdup(tn.program)) == NULL)
@@ -330,6 +335,13 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 	}
 	if (!agent_owns(a, tid, why))
 		return -1;
+	t = coord_task_find(a->coord, tid);
+	/* Sent again after a reconnection or by a new agent: we have it. */
+	if (t->resumed && r->seq <= t->seen_seq) {
+		t->dups++;
+		return 0;
+	}
+	t->seen_seq = r->seq;
 	/* A task stopped at a breakpoint: act now, not at its release. */
 	if (r->call == PMON_CALL_BREAK)
 		coord_control_break(a->coord, tid, r);
@@ -373,6 +385,10 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	t = coord_task_find(a->coord, tid);
 	t->ended = 1;
 	t->agent = NULL;
+	t->end_agent = a;	/* gets the ACK of the end */
+	if (t->dups > 0)
+		log_info("task t%x (%s): %llu records came twice",
+		    (unsigned)tid, t->program, (unsigned long long)t->dups);
 	if (dropped > 0)
 		log_warnx("task t%x (%s) lost %llu records to a full ring",
 		    (unsigned)tid, t->program, (unsigned long long)dropped);
@@ -380,6 +396,43 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "TASK_END t%x: %s", (unsigned)tid, why);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * TASK_RESUME, after TASK_NEW from an agent that reconnected: the
+ * task's records go on at next_seq.  A task new to us (this coordinator
+ * started after the one that had its earlier records) starts there,
+ * without a lost marker for what that one released; a task we have
+ * re-sends what we did not acknowledge, which we drop by seq.
+ */
+static int
+agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_task *t;
+	uint64_t next;
+	int32_t tid;
+	const char *why;
+
+	if (coord_parse_task_resume(p, len, &tid, &next, &why) == 0 &&
+	    agent_late(a, tid) != NULL)
+		return 0;
+	if (coord_parse_task_resume(p, len, &tid, &next, &why) == -1 ||
+	    !agent_owns(a, tid, &why)) {
+		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
+		return -1;
+	}
+	t = coord_task_find(a->coord, tid);
+	t->resumed = 1;
+	if (t->seen_seq > 0 || next == 1)
+		return 0;
+	if (order_task_resume(a->coord->order, tid, next, &why) == -1) {
+		coord_agent_drop(a, "TASK_RESUME t%x: %s", (unsigned)tid, why);
+		return -1;
+	}
+	t->seen_seq = t->released_seq = next - 1;
+	log_info("task t%x (%s) resumed at record %llu", (unsigned)tid,
+	    t->program, (unsigned long long)next);
 	return 0;
 }
 
@@ -431,6 +484,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_records(a, p, len);
 	case MSG_TASK_END:
 		return agent_task_end(a, p, len);
+	case MSG_TASK_RESUME:
+		return agent_task_resume(a, p, len);
 	case MSG_FLUSH_DONE:
 		return agent_flush_done(a, p, len);
 	case MSG_CONTROL_DONE:

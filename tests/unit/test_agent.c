@@ -793,6 +793,20 @@ ct_turn(void)
 		;
 }
 
+/* What a coordinator says once it has released records (or an end). */
+static void
+ct_ack(int32_t tid, uint64_t seq, int ended)
+{
+	uint8_t f[FRAME_HDR_SIZE + 2 + ACK_ENTRY_LEN];
+
+	frame_hdr_encode(f, MSG_ACK, 2 + ACK_ENTRY_LEN);
+	wire_put16(f + FRAME_HDR_SIZE, 1);
+	wire_put32(f + FRAME_HDR_SIZE + 2, (uint32_t)tid);
+	wire_put64(f + FRAME_HDR_SIZE + 6, seq);
+	f[FRAME_HDR_SIZE + 14] = (uint8_t)ended;
+	CU_ASSERT_EQUAL(write(ct.coord, f, sizeof(f)), (ssize_t)sizeof(f));
+}
+
 /* Bookkeeping of the frames we do not wait for by type. */
 static void
 ct_note(uint8_t type, const uint8_t *p, size_t len)
@@ -803,8 +817,10 @@ ct_note(uint8_t type, const uint8_t *p, size_t len)
 	int i;
 
 	if (type == MSG_TASK_END && (i = ct_index((int32_t)wire_get32(p))) !=
-	    -1)
+	    -1) {
 		ct.ended[i] = 1;
+		ct_ack((int32_t)wire_get32(p), ct.lastseq[i], 1);
+	}
 	if (type != MSG_TASK_RECORDS ||
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
@@ -817,6 +833,7 @@ ct_note(uint8_t type, const uint8_t *p, size_t len)
 		if (r.call == PMON_CALL_BREAK && r.inst == CT_BP_ID)
 			ct.breaks++;
 	}
+	ct_ack((int32_t)wire_get32(p), ct.lastseq[i], 0);
 }
 
 /*
@@ -1080,7 +1097,10 @@ test_ctl_stop(void)
 	 */
 	count = ct.sh->count[0];
 	CU_ASSERT(ct.lastseq[0] == count || ct.lastseq[0] == count + 1);
-	CU_ASSERT_EQUAL(atomic_load(&h->head), atomic_load(&h->tail));
+	/* All read (the shared tail follows our ACK, a turn later). */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(agent_task_find(&ct.a, CT_TID_A));
+	CU_ASSERT_EQUAL(atomic_load(&h->head),
+	    agent_task_find(&ct.a, CT_TID_A)->ring.rd);
 	seq = ct.lastseq[0];
 	ct_run(50);
 	CU_ASSERT_EQUAL(ct.sh->count[0], count);	/* it stays stopped */
@@ -1766,6 +1786,8 @@ adopt_frames(struct evbuffer *out, int32_t tid, int *nnew,
 
 	while (evbuffer_copyout(out, hdr, sizeof(hdr)) == sizeof(hdr)) {
 		CU_ASSERT_EQUAL_FATAL(frame_hdr_decode(hdr, &h, &why), 0);
+		if (evbuffer_get_length(out) < sizeof(hdr) + h.len)
+			break;
 		evbuffer_drain(out, sizeof(hdr));
 		p = evbuffer_pullup(out, h.len);
 		CU_ASSERT((int32_t)wire_get32(p) == tid);
@@ -1784,10 +1806,25 @@ adopt_frames(struct evbuffer *out, int32_t tid, int *nnew,
 	}
 }
 
+/* Writes one ACK entry for tid to fd, as the coordinator would. */
+static void
+adopt_ack(int fd, int32_t tid, uint64_t seq, int ended)
+{
+	uint8_t f[FRAME_HDR_SIZE + 2 + ACK_ENTRY_LEN];
+
+	frame_hdr_encode(f, MSG_ACK, 2 + ACK_ENTRY_LEN);
+	wire_put16(f + FRAME_HDR_SIZE, 1);
+	wire_put32(f + FRAME_HDR_SIZE + 2, (uint32_t)tid);
+	wire_put64(f + FRAME_HDR_SIZE + 6, seq);
+	f[FRAME_HDR_SIZE + 14] = (uint8_t)ended;
+	CU_ASSERT_EQUAL(write(fd, f, sizeof(f)), (ssize_t)sizeof(f));
+}
+
 static void
 test_adopt(void)
 {
 	struct event_base *base;
+	struct evbuffer *in;
 	struct agent a;
 	struct ring rg = { .fd = -1 };
 	struct record r;
@@ -1795,7 +1832,7 @@ test_adopt(void)
 	char dir[64], *old;
 	uint64_t first = 0;
 	unsigned nrecs = 0;
-	int i, nnew = 0, nend = 0;
+	int i, sv[2], nnew = 0, nend = 0;
 	pid_t pid;
 
 	snprintf(dir, sizeof(dir), "/tmp/pmon-unit-adopt.%ld", (long)getpid());
@@ -1809,7 +1846,7 @@ test_adopt(void)
 		CU_ASSERT_EQUAL(ring_write(&rg, buf, record_encode(buf, &r,
 		    NULL)), 0);
 	}
-	/* The lost agent had read the first record. */
+	/* The lost agent's coordinator had acknowledged the first. */
 	atomic_store(&rg.hdr->tail, RECORD_HDR_SIZE);
 	if ((pid = fork()) == 0)
 		adopt_child(rg.fd, dir);
@@ -1820,6 +1857,10 @@ test_adopt(void)
 	setenv("PVM_TMP", dir, 1);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(base = event_base_new());
 	CU_ASSERT_EQUAL_FATAL(agent_init(&a, base), 0);
+	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+	    0, sv), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_coord_attach(&a, sv[0]), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in = evbuffer_new());
 	for (i = 0; i < 200 && a.ntasks == 0; i++) {
 		agent_adopt_all(&a);	/* until sleep has exec'd */
 		if (a.ntasks == 0)
@@ -1830,15 +1871,33 @@ test_adopt(void)
 	agent_drain_all(&a, SIZE_MAX);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	for (i = 0; i < 100 && a.ntasks > 0; i++)
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	for (i = 0; i < 200 && nend == 0; i++) {
 		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-	CU_ASSERT_EQUAL(a.ntasks, 0);
-	adopt_frames(a.out, 0x40007, &nnew, &nrecs, &first, &nend);
+		while (evbuffer_read(in, sv[1], 65536) > 0)
+			;
+		adopt_frames(in, 0x40007, &nnew, &nrecs, &first, &nend);
+		usleep(1000);
+	}
 	CU_ASSERT_EQUAL(nnew, 1);
 	CU_ASSERT_EQUAL(nrecs, 2);
 	CU_ASSERT_EQUAL(first, 2);
 	CU_ASSERT_EQUAL(nend, 1);
+	/* Its ring is kept until the coordinator acks the end. */
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	adopt_ack(sv[1], 0x40007, 3, 0);
+	for (i = 0; i < 20; i++)
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	adopt_ack(sv[1], 0x40007, 3, 1);
+	for (i = 0; i < 200 && a.ntasks > 0; i++) {
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	CU_ASSERT_EQUAL(a.ntasks, 0);
 	agent_free(&a);
+	close(sv[1]);
+	evbuffer_free(in);
 	event_base_free(base);
 	if (old != NULL) {
 		setenv("PVM_TMP", old, 1);

@@ -365,10 +365,12 @@ test_header(void)
 	const char *why = NULL;
 	uint8_t b[FRAME_HDR_SIZE];
 
-	CU_ASSERT_EQUAL(PROTO_VERSION, 3);
+	CU_ASSERT_EQUAL(PROTO_VERSION, 4);
 	frame_hdr_encode(b, MSG_TOOL_HELLO, 8);
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), 0);
 	b[1] = 2;
+	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), -1);
+	b[1] = 3;		/* no ACK yet: its agents would not re-send */
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "version"));
 	frame_hdr_encode(b, MSG_TOOL_HELLO, 6);
