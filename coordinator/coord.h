@@ -163,6 +163,8 @@ struct coord_task {
 	uint64_t		 released_seq;	/* the last released */
 	int			 done;		/* ended, all released */
 	int			 ack_due;	/* on coord.acks */
+	int			 server;	/* pvmgs: the order consumes its
+						   records and releases none */
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
 	char			*host;
 	char			*program;

@@ -281,6 +281,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->expired = 0;
 	t->seen_seq = t->released_seq = t->dups = 0;
 	t->resumed = t->done = 0;
+	t->server = strcmp(tn.program, "pvmgs") == 0;
 	t->end_agent = NULL;
 	t->agent = a;
 	if ((t->host = strdup(a->host)) == NULL ||
@@ -345,7 +346,12 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 	/* A task stopped at a breakpoint: act now, not at its release. */
 	if (r->call == PMON_CALL_BREAK)
 		coord_control_break(a->coord, tid, r);
-	return order_add(a->coord->order, tid, r, why);
+	if (order_add(a->coord->order, tid, r, why) == -1)
+		return -1;
+	/* The group server's records are never released: ack them now. */
+	if (t->server)
+		coord_ack_released(a->coord, tid, r->seq);
+	return 0;
 }
 
 static int
@@ -375,6 +381,8 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		    (unsigned long long)t->late_records);
 		t->late = 0;
 		t->agent = NULL;
+		t->end_agent = a;	/* so that it forgets the task */
+		coord_ack_done(a->coord, tid);
 		return 0;
 	}
 	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1 ||
