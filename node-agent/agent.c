@@ -274,13 +274,17 @@ reconnect_cb(int fd, short what, void *arg)
  * The coordinator went away without a SHUTDOWN (killed, crashed, the
  * network): the tasks, and what the coordinator has not acknowledged
  * in their rings, stay, and the agent dials its address again
- * (doc/capture.md).  Frames made meanwhile go nowhere.
+ * (doc/capture.md).  Nobody is left to continue what pmon stopped, so
+ * its breakpoints go and its stopped tasks continue, as when the agent
+ * leaves.  Frames made meanwhile go nowhere.
  */
 static void
 coord_lost(struct agent *a)
 {
 	struct timeval tv = { 0, AGENT_RECONNECT_MS * 1000 };
 
+	agent_control_release(a);
+	agent_controls_free(a);
 	bufferevent_free(a->coord);
 	a->coord = NULL;
 	if ((a->out = evbuffer_new()) == NULL)
