@@ -197,8 +197,8 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 /*
  * TASK_NEW of a task whose agent was lost, from the host's new agent:
  * the same task, re-attached.  Its records go on from where the ring's
- * tail was; those the lost agent had taken but not delivered show as a
- * gap, which the order turns into a lost marker.
+ * tail was, our last ACK: those we already have come again and are
+ * dropped by seq.
  */
 static int
 agent_task_adopted(struct coord_agent *a, struct coord_task *t)
@@ -212,9 +212,11 @@ agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 }
 
 /*
- * TASK_NEW of a task that was ended because no agent adopted it in
- * time: its stream has ended, and the agent is not at fault.  What the
- * agent sends of it is dropped, and counted in the log at its end.
+ * TASK_NEW of a task whose stream has ended here: one ended because no
+ * agent adopted it in time (expired), or one whose end we had when its
+ * agent reconnected before our ACK of that end.  The agent is not at
+ * fault.  What it sends of the task is dropped (and, for an expired
+ * task, counted in the log at its end).
  */
 static int
 agent_task_late(struct coord_agent *a, struct coord_task *t)
@@ -222,9 +224,10 @@ agent_task_late(struct coord_agent *a, struct coord_task *t)
 	t->agent = a;
 	t->late = 1;
 	t->late_records = 0;
-	log_warnx("task t%x (%s) was adopted by agent %s after its grace "
-	    "period; what it records from now on is dropped",
-	    (unsigned)t->tid, t->program, a->peer);
+	if (t->expired)
+		log_warnx("task t%x (%s) was adopted by agent %s after its "
+		    "grace period; what it records from now on is dropped",
+		    (unsigned)t->tid, t->program, a->peer);
 	return 0;
 }
 
@@ -244,7 +247,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (t != NULL && t->orphan && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
 		return agent_task_adopted(a, t);
-	if (t != NULL && t->expired && t->agent == NULL && t->pid == tn.pid &&
+	if (t != NULL && t->ended && t->agent == NULL && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
 		return agent_task_late(a, t);
 	if (t != NULL && t->orphan) {
@@ -376,9 +379,10 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 
 	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0 &&
 	    (t = agent_late(a, tid)) != NULL) {
-		log_warnx("task t%x (%s) ended; %llu records of it came too "
-		    "late and were dropped", (unsigned)tid, t->program,
-		    (unsigned long long)t->late_records);
+		if (t->expired)
+			log_warnx("task t%x (%s) ended; %llu records of it "
+			    "came too late and were dropped", (unsigned)tid,
+			    t->program, (unsigned long long)t->late_records);
 		t->late = 0;
 		t->agent = NULL;
 		t->end_agent = a;	/* so that it forgets the task */

@@ -246,10 +246,12 @@ mono_sec(void)
  * AGENT_RECONNECT_S, gives up and leaves.
  */
 static void
-reconnect_cb(int fd, short what, void *arg)
+reconnect_cb(int unused, short what, void *arg)
 {
 	struct agent *a = arg;
+	int fd;
 
+	(void)unused;
 	(void)what;
 	if (mono_sec() - a->lost_since > AGENT_RECONNECT_S) {
 		log_warnx("no coordinator at %s for %d s; exiting",
@@ -339,11 +341,17 @@ agent_split_addr(const char *s, char *host, size_t hostsize, char *port,
 	return 0;
 }
 
-/* quiet: a failed connect is expected (redialing); say nothing. */
+/*
+ * quiet: we are redialing a lost coordinator; a failure is expected and
+ * not logged, and a host that does not answer (no refusal either) is
+ * given up after a second, not the kernel's minutes: the loop must go
+ * on serving the tasks.
+ */
 static int
 tcp_connect(const char *addrport, int quiet)
 {
 	struct addrinfo hints, *res, *ai;
+	struct timeval tv = { 1, 0 };
 	char host[256], port[16];
 	int fd = -1, rc, one = 1;
 
@@ -362,6 +370,10 @@ tcp_connect(const char *addrport, int quiet)
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 		    ai->ai_protocol);
+		/* Linux bounds a blocking connect by the send timeout. */
+		if (fd != -1 && quiet)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			    sizeof(tv));
 		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
 			/* A BREAK must not wait for the last frame's ACK. */
 			if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
