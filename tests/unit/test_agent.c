@@ -1906,6 +1906,51 @@ test_adopt(void)
 		unsetenv("PVM_TMP");
 }
 
+/* ACK and TASK_RESUME: what each decoder takes and refuses. */
+static void
+test_ack_resume_decode(void)
+{
+	uint8_t p[2 + 2 * ACK_ENTRY_LEN + 1], r[13];
+	const char *why;
+	unsigned n;
+	uint64_t seq;
+	int32_t tid;
+	int ended;
+
+	wire_put16(p, 2);
+	wire_put32(p + 2, 0x40005);
+	wire_put64(p + 6, 77);
+	p[14] = 0;
+	wire_put32(p + 15, 0x40006);
+	wire_put64(p + 19, 5);
+	p[27] = 1;
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	agent_ack_entry(p, 1, &tid, &seq, &ended);
+	CU_ASSERT(tid == 0x40006 && seq == 5 && ended == 1);
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 27, &n, &why), -1);	/* short */
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 29, &n, &why), -1);	/* trailing */
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 1, &n, &why), -1);
+	p[27] = 2;
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "ended"));
+	wire_put16(p, 0);
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 2, &n, &why), 0);
+	CU_ASSERT_EQUAL(n, 0);
+
+	wire_put32(r, 0x40005);
+	wire_put64(r + 4, 655);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), 0);
+	CU_ASSERT(tid == 0x40005 && seq == 655);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 11, &tid, &seq, &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 13, &tid, &seq, &why), -1);
+	wire_put64(r + 4, 0);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+	wire_put64(r + 4, 1);
+	wire_put32(r, 0);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+}
+
 static CU_TestInfo hello_tests[] = {
 	{ "roundtrip", test_hello_roundtrip },
 	{ "long program name", test_hello_long_program },
@@ -1913,6 +1958,7 @@ static CU_TestInfo hello_tests[] = {
 	{ "TASK_READY wait", test_ready_wait },
 	{ "environ of a task to adopt", test_environ_match },
 	{ "adopt a live task's ring", test_adopt },
+	{ "ACK and TASK_RESUME decoders", test_ack_resume_decode },
 	CU_TEST_INFO_NULL
 };
 
