@@ -275,6 +275,28 @@ ring_ack(struct ring *rg, uint64_t seq)
 	return rv;
 }
 
+/*
+ * The task must never drop records for the sake of a slow ACK: when
+ * held records fill more than three quarters of the ring, everything
+ * read so far is freed, acknowledged or not.  Returns 1 when it did.
+ * (Should the coordinator then die, those records are a gap for its
+ * successor, which reports them lost.)
+ */
+int
+ring_relieve(struct ring *rg)
+{
+	uint64_t head, tail;
+
+	if (!rg->hold)
+		return 0;
+	tail = atomic_load_explicit(&rg->hdr->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&rg->hdr->head, memory_order_acquire);
+	if (head - tail <= rg->size / 4 * 3 || rg->rd == tail)
+		return 0;
+	atomic_store_explicit(&rg->hdr->tail, rg->rd, memory_order_release);
+	return 1;
+}
+
 /* Reads again from the oldest record not acknowledged. */
 void
 ring_rewind(struct ring *rg)

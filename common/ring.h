@@ -106,6 +106,7 @@ uint64_t ring_dropped(const struct ring *);
 void	ring_hold(struct ring *);
 int	ring_ack(struct ring *, uint64_t seq);
 void	ring_rewind(struct ring *);
+int	ring_relieve(struct ring *);
 
 /* Breakpoints: the task's check, the agent's writer, the wire codec. */
 struct record;

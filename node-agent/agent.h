@@ -77,6 +77,8 @@ struct agent_task {
 						   not its socket */
 	uint64_t		 acked;		/* the coordinator's last ACK */
 	uint64_t		 end_dropped;	/* ENDED: the ring's dropped */
+	uint64_t		 relieved;	/* times held records were freed
+						   unacknowledged (ring_relieve) */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
 

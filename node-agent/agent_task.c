@@ -83,7 +83,8 @@ task_reject(struct agent_task *t, const char *why)
  * Notes whether the last record moved is a BREAK (the task is then on
  * its way to raise(SIGSTOP), or stopped there: agent_control.c waits
  * for that stop before it continues the task); a drain that moves
- * nothing changes nothing.
+ * nothing changes nothing.  A ring that unacknowledged records fill
+ * is relieved (ring_relieve): the task must not drop for a slow ACK.
  */
 static int
 task_ring_drain(struct agent_task *t, size_t max, const char **why)
@@ -96,6 +97,8 @@ task_ring_drain(struct agent_task *t, size_t max, const char **why)
 		return -1;
 	if (last != -1)
 		t->at_break = last == PMON_CALL_BREAK;
+	if (ring_relieve(&t->ring))
+		t->relieved++;
 	return 0;
 }
 

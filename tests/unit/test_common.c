@@ -312,6 +312,12 @@ test_ring_hold(void)
 	while (ring_write(&tx, rec, encode_seq(rec, ++s, 0)) == 0)
 		;
 	CU_ASSERT_EQUAL(ring_dropped(&tx), 1);
+	/* Full of held records: what was read is freed, acked or not. */
+	s = atomic_load(&tx.hdr->tail);
+	CU_ASSERT_EQUAL(ring_relieve(&rx), 1);
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), rx.rd);
+	CU_ASSERT(atomic_load(&tx.hdr->tail) > s);
+	CU_ASSERT_EQUAL(ring_relieve(&rx), 0);		/* nothing more read */
 	CU_ASSERT_EQUAL(ring_ack(&rx, 1000), 0);	/* only what was read */
 	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), rx.rd);
 	CU_ASSERT(atomic_load(&tx.hdr->tail) < atomic_load(&tx.hdr->head));
