@@ -20,7 +20,8 @@
 
 #define PROTO_MAGIC	0xb7
 #define PROTO_VERSION	4	/* 3: the hellos carry the secret; 4: agents
-				   send TASK_PACKED in a ZDATA stream */
+				   send TASK_PACKED in a ZDATA stream, and
+				   the coordinator ACKs (TASK_RESUME) */
 #define FRAME_HDR_SIZE	8
 
 /* The largest payload any message may carry. */
@@ -53,7 +54,9 @@
 	X(TASK_PROC,	23,	49,		49)			\
 	X(TASK_GONE,	24,	4,		4)			\
 	X(ZDATA,	25,	1,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)
+	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)	\
+	X(ACK,		27,	2,		PROTO_MAX_PAYLOAD)	\
+	X(TASK_RESUME,	28,	12,		12)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -101,6 +104,8 @@ struct msg_info {
  * bytes of the time column; then the time column, then the records.
  */
 #define TASK_PACKED_HDR_SIZE	13
+/* ACK: u16 n, then n entries of i32 tid, u64 seq, u8 ended. */
+#define ACK_ENTRY_LEN		13
 
 /* BREAKPOINTS: the fixed part of one entry, before its group string. */
 #define BP_WIRE_FIXED		32

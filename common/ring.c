@@ -43,6 +43,8 @@ ring_map(struct ring *rg, int fd, uint32_t size)
 	rg->data = (uint8_t *)p + RING_HDR_SIZE;
 	rg->size = size;
 	rg->fd = fd;
+	rg->hold = 0;
+	rg->rd = 0;
 	return 0;
 }
 
@@ -198,7 +200,8 @@ ring_read(struct ring *rg, uint8_t *out, size_t outsize, unsigned *nrecords,
 	size_t n = 0, len;
 
 	*nrecords = 0;
-	tail = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	tail = rg->hold ? rg->rd :
+	    atomic_load_explicit(&h->tail, memory_order_relaxed);
 	head = atomic_load_explicit(&h->head, memory_order_acquire);
 	if (head - tail > rg->size) {
 		*why = "ring head is out of range";
@@ -217,8 +220,90 @@ ring_read(struct ring *rg, uint8_t *out, size_t outsize, unsigned *nrecords,
 		n += len;
 		(*nrecords)++;
 	}
-	atomic_store_explicit(&h->tail, pos, memory_order_release);
+	if (rg->hold)
+		rg->rd = pos;
+	else
+		atomic_store_explicit(&h->tail, pos, memory_order_release);
 	return (ssize_t)n;
+}
+
+/* From now on, reads keep what they read until it is acknowledged. */
+void
+ring_hold(struct ring *rg)
+{
+	rg->hold = 1;
+	rg->rd = atomic_load_explicit(&rg->hdr->tail, memory_order_relaxed);
+}
+
+/*
+ * Frees the records read so far whose seq is at most seq (they were
+ * acknowledged).  The bytes between tail and rd are the task's memory,
+ * which it may have changed since we read them: a length that makes no
+ * sense frees everything read (the task loses only its own records),
+ * and -1 says so.
+ */
+int
+ring_ack(struct ring *rg, uint64_t seq)
+{
+	struct ring_hdr *h = rg->hdr;
+	uint8_t rec[RECORD_HDR_SIZE];
+	uint64_t pos;
+	size_t len;
+	int rv = 0;
+
+	if (!rg->hold)
+		return 0;
+	pos = atomic_load_explicit(&h->tail, memory_order_relaxed);
+	while (pos < rg->rd) {
+		if (rg->rd - pos < RECORD_HDR_SIZE) {
+			rv = -1;
+			pos = rg->rd;
+			break;
+		}
+		ring_copy_out(rg, pos, rec, sizeof(rec));
+		len = wire_get16(rec);
+		if (len < RECORD_HDR_SIZE || len > rg->rd - pos) {
+			rv = -1;
+			pos = rg->rd;
+			break;
+		}
+		if (wire_get64(rec + 4) > seq)
+			break;
+		pos += len;
+	}
+	atomic_store_explicit(&h->tail, pos, memory_order_release);
+	return rv;
+}
+
+/*
+ * The task must never drop records for the sake of a slow ACK: when
+ * held records fill more than three quarters of the ring, everything
+ * read so far is freed, acknowledged or not.  Returns 1 when it did.
+ * (Should the coordinator then die, those records are a gap for its
+ * successor, which reports them lost.)
+ */
+int
+ring_relieve(struct ring *rg)
+{
+	uint64_t head, tail;
+
+	if (!rg->hold)
+		return 0;
+	tail = atomic_load_explicit(&rg->hdr->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&rg->hdr->head, memory_order_acquire);
+	if (head - tail <= rg->size / 4 * 3 || rg->rd == tail)
+		return 0;
+	atomic_store_explicit(&rg->hdr->tail, rg->rd, memory_order_release);
+	return 1;
+}
+
+/* Reads again from the oldest record not acknowledged. */
+void
+ring_rewind(struct ring *rg)
+{
+	if (rg->hold)
+		rg->rd = atomic_load_explicit(&rg->hdr->tail,
+		    memory_order_relaxed);
 }
 
 uint64_t

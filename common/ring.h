@@ -79,12 +79,21 @@ struct ring_hdr {
 	_Alignas(64) struct ring_ctl ctl;	/* written by the agent */
 };
 
+/*
+ * The agent's view of a ring.  By default a read frees what it read
+ * (tail follows the read).  With hold set, reads move only rd, the
+ * agent's private read cursor, and the records between tail and rd stay
+ * in the ring until ring_ack frees them: what the coordinator has not
+ * acknowledged can be read again after ring_rewind (doc/capture.md).
+ */
 struct ring {
 	struct ring_hdr	*hdr;
 	uint8_t		*data;
 	uint32_t	 size;		/* our own copy: never trust the peer's */
 	size_t		 maplen;
 	int		 fd;
+	int		 hold;		/* tail moves on ring_ack only */
+	uint64_t	 rd;		/* with hold: the next byte to read */
 };
 
 int	ring_create(struct ring *, uint32_t size);
@@ -94,6 +103,10 @@ int	ring_write(struct ring *, const void *rec, size_t len);
 ssize_t	ring_read(struct ring *, uint8_t *out, size_t outsize,
 	    unsigned *nrecords, const char **why);
 uint64_t ring_dropped(const struct ring *);
+void	ring_hold(struct ring *);
+int	ring_ack(struct ring *, uint64_t seq);
+void	ring_rewind(struct ring *);
+int	ring_relieve(struct ring *);
 
 /* Breakpoints: the task's check, the agent's writer, the wire codec. */
 struct record;

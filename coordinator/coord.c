@@ -33,6 +33,9 @@ coord_release_event(struct coord *c, const struct order_event *ev)
 		return;
 	}
 	coord_tools_send_event(c, buf, n, ev);
+	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
+	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
+	    ev->rec->seq);
 	if (state_event(c->state, ev) == -1)
 		log_warnx("state model: out of memory");
 	if (!TAILQ_EMPTY(&c->bps))
@@ -71,6 +74,7 @@ coord_task_done(int32_t tid, void *arg)
 
 	coord_tools_send_gone(c, tid);
 	state_task_gone(c->state, tid);
+	coord_ack_done(c, tid);
 }
 
 static void	sync_timer_cb(int, short, void *);
@@ -138,6 +142,7 @@ coord_free(struct coord *c)
 		free(h->name);
 		free(h);
 	}
+	coord_ack_free(c);
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
 	if (c->agent_listener_wide != NULL)
@@ -522,7 +527,10 @@ check_timer_cb(int fd, short ev, void *arg)
 
 	(void)fd;
 	(void)ev;
-	if (c->shutting_down || c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
+	if (c->shutting_down)
+		return;
+	coord_agent_orphans_check(c, 0);
+	if (c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
 		return;
 	flush_check(c, flush_new(c, NULL, 0, 0));
 }
@@ -612,6 +620,7 @@ coord_shutdown(struct coord *c, const char *why)
 	c->shutting_down = 1;
 	event_del(c->ev_check);
 	log_info("shutting down: %s", why);
+	coord_agent_orphans_check(c, 1);
 	if (c->agent_listener != NULL)
 		evconnlistener_disable(c->agent_listener);
 	if (c->agent_listener_wide != NULL)

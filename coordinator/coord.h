@@ -43,6 +43,10 @@ struct evconnlistener;
 #define COORD_TASK_BUCKETS	4096
 #define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tag */
 #define COORD_CHECK_MS		500	/* a flush round and a deadlock check */
+#define COORD_AGENT_GRACE_MS	5000	/* a lost agent's tasks wait this
+					   long for its successor */
+#define COORD_AGENT_RESPAWNS	3	/* agents started again per host */
+#define COORD_ACK_MS		10	/* ACKs wait this long to batch */
 
 /* --- decoded payloads (coord_parse.c) --- */
 
@@ -98,6 +102,8 @@ int	coord_parse_task_packed(const uint8_t *, size_t, struct pack_state *,
 	    coord_record_cb, void *arg, const char **why);
 int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
 	    uint64_t *dropped, const char **why);
+int	coord_parse_task_resume(const uint8_t *, size_t, int32_t *tid,
+	    uint64_t *next_seq, const char **why);
 int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
 int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);
@@ -148,6 +154,24 @@ struct coord_task {
 	uint64_t		 spawn_seq;
 	int			 ended;
 	struct coord_agent	*agent;		/* NULL once it left */
+	int			 orphan;	/* its agent was lost; waits for
+						   the host's next one */
+	uint64_t		 orphan_until;	/* then, monotonic ms */
+	int			 expired;	/* ended as an orphan */
+	int			 late;		/* adopted after that: what
+						   comes of it is dropped */
+	uint64_t		 late_records;
+	uint64_t		 seen_seq;	/* the last record added */
+	int			 resumed;	/* re-sent records may come:
+						   those <= seen_seq are
+						   duplicates, dropped */
+	uint64_t		 dups;
+	uint64_t		 released_seq;	/* the last released */
+	int			 done;		/* ended, all released */
+	int			 ack_due;	/* on coord.acks */
+	int			 server;	/* pvmgs: the order consumes its
+						   records and releases none */
+	struct coord_agent	*end_agent;	/* sent its TASK_END */
 	char			*host;
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */
@@ -174,6 +198,8 @@ struct coord_agent {
 	struct zs_in		 zin;		/* its ZDATA stream */
 	uint64_t		 nrecords;	/* records it sent */
 	uint64_t		 wire_bytes;	/* bytes it sent (frames) */
+	int			 lost;		/* went away on its own: its
+						   tasks wait for another */
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 
@@ -241,6 +267,8 @@ struct coord_host {
 	int32_t			 host_tid;
 	char			*name;
 	int			 hello;
+	unsigned		 respawns;	/* agents started after one
+						   was lost */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -308,6 +336,10 @@ struct coord {
 
 	int			 shutting_down;	/* the final flush runs */
 	int			 finishing;	/* writing the last frames */
+
+	int32_t			*acks;		/* tasks whose ACK is due */
+	size_t			 nacks, ackcap;
+	struct event		*ev_ack;	/* sends them, batched */
 	struct event		*ev_shutdown;	/* final flush / drain timer */
 };
 
@@ -377,6 +409,13 @@ void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 void	coord_agent_free(struct coord_agent *);
 int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
+void	coord_agent_orphans_check(struct coord *, int all);
+
+/* coord_ack.c */
+void	coord_ack_released(struct coord *, int32_t tid, uint64_t last);
+void	coord_ack_done(struct coord *, int32_t tid);
+void	coord_ack_agent_gone(struct coord *, struct coord_agent *);
+void	coord_ack_free(struct coord *);
 
 /* coord_tool.c */
 int	coord_tool_listen(struct coord *);
@@ -408,6 +447,7 @@ int	coord_secret_check(const struct coord *, const char *got, char *msg,
 int	coord_pvm_init(struct coord *);
 int	coord_pvm_choose_listen(struct coord *);
 void	coord_pvm_spawn_all(struct coord *);
+void	coord_pvm_respawn(struct coord *, int32_t host_tid);
 int	coord_pvm_watch(struct coord *);
 void	coord_pvm_exit(struct coord *);
 int	coord_pvmd_alive(char *why, size_t size);

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +41,69 @@ agent_end_tasks(struct coord_agent *a)
 		if (t->agent != a)
 			continue;
 		t->agent = NULL;
+		t->late = 0;
 		if (t->ended)
 			continue;
 		t->ended = 1;
+		if (order_task_end(c->order, t->tid, 0, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+	}
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The agent went away on its own (killed, crashed, its connection
+ * broke): its tasks may well be running still, with their records in
+ * their rings.  They wait COORD_AGENT_GRACE_MS for another agent of
+ * their host to adopt them (agent_task_new), and are ended only then.
+ */
+static void
+agent_orphan_tasks(struct coord_agent *a)
+{
+	struct coord *c = a->coord;
+	struct coord_task *t;
+	uint64_t until = mono_ms() + COORD_AGENT_GRACE_MS;
+
+	TAILQ_FOREACH(t, &c->tasks, entry) {
+		if (t->agent != a)
+			continue;
+		t->agent = NULL;
+		t->late = 0;
+		if (t->ended)
+			continue;
+		t->orphan = 1;
+		t->orphan_until = until;
+	}
+}
+
+/*
+ * Ends the orphaned tasks whose grace period is over (all: every one,
+ * at shutdown).  What they recorded since their agent was lost is gone
+ * with them, and nothing says how much.
+ */
+void
+coord_agent_orphans_check(struct coord *c, int all)
+{
+	struct coord_task *t;
+	uint64_t now = mono_ms();
+	const char *why;
+
+	TAILQ_FOREACH(t, &c->tasks, entry) {
+		if (!t->orphan || (!all && now < t->orphan_until))
+			continue;
+		t->orphan = 0;
+		t->ended = 1;
+		t->expired = 1;
+		log_warnx("task t%x (%s): no agent adopted it; ended",
+		    (unsigned)t->tid, t->program);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
@@ -52,6 +113,8 @@ void
 coord_agent_free(struct coord_agent *a)
 {
 	struct coord *c = a->coord;
+	int32_t host_tid = a->host_tid;
+	int respawn = 0;
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
@@ -66,7 +129,12 @@ coord_agent_free(struct coord_agent *a)
 		state_host(c->state, a->host_tid, a->host, "", 0);
 	coord_flush_forget(c, a);
 	coord_control_agent_gone(c, a);
-	agent_end_tasks(a);
+	coord_ack_agent_gone(c, a);
+	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down) {
+		agent_orphan_tasks(a);
+		respawn = 1;
+	} else
+		agent_end_tasks(a);
 	if (a->bev != NULL)
 		bufferevent_free(a->bev);
 	zs_in_end(&a->zin);
@@ -74,6 +142,8 @@ coord_agent_free(struct coord_agent *a)
 	free(a);
 	if (c->shutting_down)
 		coord_output_check(c);
+	if (respawn)
+		coord_pvm_respawn(c, host_tid);
 }
 
 void
@@ -132,6 +202,45 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * TASK_NEW of a task whose agent was lost, from the host's new agent:
+ * the same task, re-attached.  Its records go on from where the ring's
+ * tail was, our last ACK: those we already have come again and are
+ * dropped by seq.
+ */
+static int
+agent_task_adopted(struct coord_agent *a, struct coord_task *t)
+{
+	t->orphan = 0;
+	t->agent = a;
+	t->resumed = 1;		/* it re-sends what we did not ack */
+	pack_state_init(&t->unpack);	/* a new connection's packing */
+	log_info("task t%x (%s) re-attached to agent %s", (unsigned)t->tid,
+	    t->program, a->peer);
+	return 0;
+}
+
+/*
+ * TASK_NEW of a task whose stream has ended here: one ended because no
+ * agent adopted it in time (expired), or one whose end we had when its
+ * agent reconnected before our ACK of that end.  The agent is not at
+ * fault.  What it sends of the task is dropped (and, for an expired
+ * task, counted in the log at its end).
+ */
+static int
+agent_task_late(struct coord_agent *a, struct coord_task *t)
+{
+	t->agent = a;
+	t->late = 1;
+	pack_state_init(&t->unpack);
+	t->late_records = 0;
+	if (t->expired)
+		log_warnx("task t%x (%s) was adopted by agent %s after its "
+		    "grace period; what it records from now on is dropped",
+		    (unsigned)t->tid, t->program, a->peer);
+	return 0;
+}
+
 static int
 agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 {
@@ -145,6 +254,19 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	t = coord_task_find(c, tn.tid);
+	if (t != NULL && t->orphan && t->pid == tn.pid &&
+	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
+		return agent_task_adopted(a, t);
+	if (t != NULL && t->ended && t->agent == NULL && t->pid == tn.pid &&
+	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
+		return agent_task_late(a, t);
+	if (t != NULL && t->orphan) {
+		/* Another process under its tid: the orphan is gone. */
+		t->orphan = 0;
+		t->ended = 1;
+		if (order_task_end(c->order, t->tid, 0, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+	}
 	if (t != NULL && !t->ended) {
 		coord_agent_drop(a, "TASK_NEW for t%x, which is running",
 		    (unsigned)tn.tid);
@@ -169,6 +291,11 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->pid = tn.pid;
 	t->spawn_seq = tn.spawn_seq;
 	t->ended = 0;
+	t->expired = 0;
+	t->seen_seq = t->released_seq = t->dups = 0;
+	t->resumed = t->done = 0;
+	t->server = strcmp(tn.program, "pvmgs") == 0;
+	t->end_agent = NULL;
 	t->agent = a;
 	pack_state_init(&t->unpack);
 	if ((t->host = strdup(a->host)) == NULL ||
@@ -182,6 +309,15 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	coord_broadcast_task(c, t);
 	coord_control_task_new(c, t);
 	return 0;
+}
+
+/* A task adopted too late (agent_task_late), by this agent? */
+static struct coord_task *
+agent_late(struct coord_agent *a, int32_t tid)
+{
+	struct coord_task *t = coord_task_find(a->coord, tid);
+
+	return t != NULL && t->agent == a && t->late ? t : NULL;
 }
 
 /* A task's records may come only from the agent that announced it. */
@@ -206,14 +342,31 @@ agent_record(int32_t tid, const struct record *r, void *arg,
     const char **why)
 {
 	struct coord_agent *a = arg;
+	struct coord_task *t;
 
+	if ((t = agent_late(a, tid)) != NULL) {
+		t->late_records++;
+		return 0;
+	}
 	if (!agent_owns(a, tid, why))
 		return -1;
+	t = coord_task_find(a->coord, tid);
+	/* Sent again after a reconnection or by a new agent: we have it. */
+	if (t->resumed && r->seq <= t->seen_seq) {
+		t->dups++;
+		return 0;
+	}
+	t->seen_seq = r->seq;
 	a->nrecords++;
 	/* A task stopped at a breakpoint: act now, not at its release. */
 	if (r->call == PMON_CALL_BREAK)
 		coord_control_break(a->coord, tid, r);
-	return order_add(a->coord->order, tid, r, why);
+	if (order_add(a->coord->order, tid, r, why) == -1)
+		return -1;
+	/* The group server's records are never released: ack them now. */
+	if (t->server)
+		coord_ack_released(a->coord, tid, r->seq);
+	return 0;
 }
 
 static int
@@ -236,8 +389,9 @@ agent_packed(struct coord_agent *a, const uint8_t *p, size_t len)
 	const char *why;
 	int32_t tid;
 
+	/* A late task's records are unpacked, then dropped (agent_record). */
 	if (coord_parse_packed_hdr(p, len, &tid, &why) == -1 ||
-	    !agent_owns(a, tid, &why)) {
+	    (agent_late(a, tid) == NULL && !agent_owns(a, tid, &why))) {
 		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
 		return -1;
 	}
@@ -288,6 +442,18 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
+	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0 &&
+	    (t = agent_late(a, tid)) != NULL) {
+		if (t->expired)
+			log_warnx("task t%x (%s) ended; %llu records of it "
+			    "came too late and were dropped", (unsigned)tid,
+			    t->program, (unsigned long long)t->late_records);
+		t->late = 0;
+		t->agent = NULL;
+		t->end_agent = a;	/* so that it forgets the task */
+		coord_ack_done(a->coord, tid);
+		return 0;
+	}
 	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1 ||
 	    !agent_owns(a, tid, &why)) {
 		coord_agent_drop(a, "bad TASK_END: %s", why);
@@ -296,6 +462,10 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	t = coord_task_find(a->coord, tid);
 	t->ended = 1;
 	t->agent = NULL;
+	t->end_agent = a;	/* gets the ACK of the end */
+	if (t->dups > 0)
+		log_info("task t%x (%s): %llu records came twice",
+		    (unsigned)tid, t->program, (unsigned long long)t->dups);
 	if (dropped > 0)
 		log_warnx("task t%x (%s) lost %llu records to a full ring",
 		    (unsigned)tid, t->program, (unsigned long long)dropped);
@@ -303,6 +473,43 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "TASK_END t%x: %s", (unsigned)tid, why);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * TASK_RESUME, after TASK_NEW from an agent that reconnected: the
+ * task's records go on at next_seq.  A task new to us (this coordinator
+ * started after the one that had its earlier records) starts there,
+ * without a lost marker for what that one released; a task we have
+ * re-sends what we did not acknowledge, which we drop by seq.
+ */
+static int
+agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord_task *t;
+	uint64_t next;
+	int32_t tid;
+	const char *why;
+
+	if (coord_parse_task_resume(p, len, &tid, &next, &why) == 0 &&
+	    agent_late(a, tid) != NULL)
+		return 0;
+	if (coord_parse_task_resume(p, len, &tid, &next, &why) == -1 ||
+	    !agent_owns(a, tid, &why)) {
+		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
+		return -1;
+	}
+	t = coord_task_find(a->coord, tid);
+	t->resumed = 1;
+	if (t->seen_seq > 0 || next == 1)
+		return 0;
+	if (order_task_resume(a->coord->order, tid, next, &why) == -1) {
+		coord_agent_drop(a, "TASK_RESUME t%x: %s", (unsigned)tid, why);
+		return -1;
+	}
+	t->seen_seq = t->released_seq = next - 1;
+	log_info("task t%x (%s) resumed at record %llu", (unsigned)tid,
+	    t->program, (unsigned long long)next);
 	return 0;
 }
 
@@ -358,6 +565,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_zdata(a, p, len);
 	case MSG_TASK_END:
 		return agent_task_end(a, p, len);
+	case MSG_TASK_RESUME:
+		return agent_task_resume(a, p, len);
 	case MSG_FLUSH_DONE:
 		return agent_flush_done(a, p, len);
 	case MSG_CONTROL_DONE:
@@ -427,6 +636,7 @@ agent_event_cb(struct bufferevent *bev, short what, void *arg)
 	else if (!a->coord->shutting_down)
 		log_info("agent %s (%s) closed its connection", a->peer,
 		    a->host ? a->host : "no hello yet");
+	a->lost = 1;
 	coord_agent_free(a);
 }
 

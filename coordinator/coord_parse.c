@@ -222,6 +222,29 @@ coord_parse_task_end(const uint8_t *p, size_t len, int32_t *tid,
 	return 0;
 }
 
+/* TASK_RESUME: i32 tid, u64 next_seq (at least 1). */
+int
+coord_parse_task_resume(const uint8_t *p, size_t len, int32_t *tid,
+    uint64_t *next_seq, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	*tid = (int32_t)wire_read32(&r);
+	*next_seq = wire_read64(&r);
+	if (reader_done(&r, why) == -1)
+		return -1;
+	if (!valid_tid(*tid)) {
+		*why = "resume of an invalid tid";
+		return -1;
+	}
+	if (*next_seq == 0 || *next_seq == UINT64_MAX) {
+		*why = "resume at an impossible seq";
+		return -1;
+	}
+	return 0;
+}
+
 /* FLUSH and FLUSH_DONE: one u32 id. */
 int
 coord_parse_u32(const uint8_t *p, size_t len, uint32_t *v, const char **why)

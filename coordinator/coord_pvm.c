@@ -238,6 +238,36 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 	host_add(c, host_tid, name);
 }
 
+/*
+ * The agent of host_tid went away without being asked to: starts
+ * another there, at most COORD_AGENT_RESPAWNS times per host, which
+ * adopts the running tasks' rings (doc/capture.md).
+ */
+void
+coord_pvm_respawn(struct coord *c, int32_t host_tid)
+{
+	struct coord_host *h;
+
+	if (!c->spawn_agents || c->pvm_tid == -1)
+		return;
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (h->host_tid == host_tid)
+			break;
+	if (h == NULL)
+		return;
+	if (h->respawns >= COORD_AGENT_RESPAWNS) {
+		log_warnx("the agent of host %s went away again; not "
+		    "restarted (%d restarts already)", h->name,
+		    COORD_AGENT_RESPAWNS);
+		return;
+	}
+	h->respawns++;
+	h->hello = 0;
+	log_info("restarting the agent of host %s (%u of %d)", h->name,
+	    h->respawns, COORD_AGENT_RESPAWNS);
+	spawn_on(c, h->host_tid, h->name);
+}
+
 void
 coord_pvm_spawn_all(struct coord *c)
 {

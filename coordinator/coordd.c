@@ -250,16 +250,24 @@ remove_files(void)
 }
 
 /*
- * A new secret at every start, in $PVM_TMP/pmon-secret.UID.  A file
- * left there by a coordinator that died is replaced: we hold the tool
- * socket, so no other coordinator of this machine runs.
+ * A new secret at every start, in $PVM_TMP/pmon-secret.UID.  A valid
+ * one left there by a coordinator that died is taken over: its agents
+ * may still run, and come back to us with it (doc/capture.md).  We hold
+ * the tool socket, so no other coordinator of this machine runs.
  */
 static void
 secret_create(struct coord *c)
 {
+	const char *why;
+
 	if (pmon_runtime_path(c->secret_path, sizeof(c->secret_path),
 	    PMON_FILE_SECRET) == -1)
 		fatal("secret file path");
+	if (pmon_secret_read(c->secret_path, c->secret, &why) == 0) {
+		secret_ours = 1;
+		log_info("taking over the secret in %s", c->secret_path);
+		return;
+	}
 	if (pmon_secret_make(c->secret) == -1)
 		fatal("making the secret");
 	if (pmon_secret_write(c->secret_path, c->secret) == -1)

@@ -2364,6 +2364,30 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 }
 
 int
+order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
+    const char **why)
+{
+	struct order_task *t = task_find(o, tid);
+
+	if (t == NULL || !t->registered || t->ended) {
+		*why = "resume of an unknown task";
+		return -1;
+	}
+	if (t->head != NULL || t->next_seq > 1 || t->started) {
+		*why = "resume after the task's records";
+		return -1;
+	}
+	if (next_seq <= 1)
+		return 0;
+	t->next_seq = next_seq;
+	t->released = next_seq - 1;
+	t->started = 1;
+	wake_children(o, t, 0);
+	order_run(o);
+	return 0;
+}
+
+int
 order_group_server(struct order *o, int32_t tid, const char **why)
 {
 	struct order_task *t = task_find(o, tid);

@@ -120,6 +120,15 @@ int	order_task_new(struct order *, int32_t tid, uint32_t host,
 	    int32_t parent_tid, uint64_t spawn_seq, const char **why);
 
 /*
+ * The registered task tid, before any of its records, goes on at
+ * next_seq: what came before was released by a coordinator that is
+ * gone.  Its first event is then not its first (its spawn was before),
+ * and no lost marker stands for the records before next_seq.
+ */
+int	order_task_resume(struct order *, int32_t tid, uint64_t next_seq,
+	    const char **why);
+
+/*
  * Declares the registered task tid to be the group server, pvmgs.  Its
  * records (receive ends flagged RECORD_GS: peer = the client, tag = the
  * request code) tell the order in which it served group requests; the

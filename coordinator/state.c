@@ -189,6 +189,7 @@ struct task {
 	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
 	uint64_t	 last_seq, first_t, last_t;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
+	uint64_t	 lost;		/* events of lost markers */
 	uint64_t	 t_pvm, t_blocked;
 	int		 has_exit_rc;
 	int32_t		 exit_rc;
@@ -1754,8 +1755,10 @@ state_event(struct state *s, const struct order_event *ev)
 		return -1;
 	if (ev->flags & EVENT_LOST) {
 		/* What the task was in is unknown now. */
-		if (r->bytes > 0)
+		if (r->bytes > 0) {
 			last = r->seq + (uint64_t)r->bytes - 1;
+			t->lost += (uint64_t)r->bytes;
+		}
 		t->in_call = 0;
 		pack_off(t);
 		unpack_stop(t);
@@ -2527,8 +2530,9 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	    ",\"bytes\":%" PRIu64 "}", t->calls, t->sent_msgs, t->sent_bytes,
 	    t->recv_msgs, t->recv_bytes);
 	fprintf(fp, ",\"time_ns\":{\"computing\":%" PRIu64 ",\"pvm\":%" PRIu64
-	    ",\"blocked\":%" PRIu64 "},\"last_seq\":%" PRIu64 ",\"children\":[",
+	    ",\"blocked\":%" PRIu64 "},\"last_seq\":%" PRIu64 ",",
 	    task_computing(t), t->t_pvm, t->t_blocked, t->last_seq);
+	fprintf(fp, "\"lost\":%" PRIu64 ",\"children\":[", t->lost);
 	for (i = 0; i < t->nkids; i++)
 		fprintf(fp, "%s%" PRId32, i ? "," : "", t->kids[i]);
 	fputs("]}", fp);
@@ -2761,8 +2765,8 @@ text_tasks(FILE *fp, const struct state *s, const struct task **tv,
 	char w[64], sent[32], recv[32];
 	size_t i;
 
-	fprintf(fp, "%-9s %-12s %-14s %-8s %-24s %-14s %s\n", "TID", "HOST",
-	    "PROGRAM", "STATE", "WHERE", "SENT", "RECV");
+	fprintf(fp, "%-9s %-12s %-14s %-8s %-24s %-14s %-14s %s\n", "TID",
+	    "HOST", "PROGRAM", "STATE", "WHERE", "SENT", "RECV", "LOST");
 	for (i = 0; i < nt; i++) {
 		const struct task *t = tv[i];
 
@@ -2770,10 +2774,11 @@ text_tasks(FILE *fp, const struct state *s, const struct task **tv,
 		    t->sent_msgs, t->sent_bytes);
 		snprintf(recv, sizeof(recv), "%" PRIu64 "/%" PRIu64 "B",
 		    t->recv_msgs, t->recv_bytes);
-		fprintf(fp, "t%-8x %-12s %-14s %-8s %-24s %-14s %s\n",
-		    (unsigned)t->tid, t->host != NULL ? t->host : "-",
-		    t->program != NULL ? t->program : "-", task_state(s, t),
-		    where(s, t, w, sizeof(w)), sent, recv);
+		fprintf(fp, "t%-8x %-12s %-14s %-8s %-24s %-14s %-14s %"
+		    PRIu64 "\n", (unsigned)t->tid, t->host != NULL ? t->host :
+		    "-", t->program != NULL ? t->program : "-",
+		    task_state(s, t), where(s, t, w, sizeof(w)), sent, recv,
+		    t->lost);
 	}
 }
 

@@ -163,6 +163,9 @@ timer_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	agent_tasks_tick(a);
+	/* No coordinator: records wait in the rings for the next one. */
+	if (!a->dump && a->coord == NULL)
+		return;
 	/* A slow coordinator: records wait in the rings, not in memory. */
 	if (queued(a) < a->high_water)
 		agent_drain_all(a, AGENT_PASS_MAX);
@@ -211,6 +214,8 @@ agent_free(struct agent *a)
 	agent_unlisten(a);
 	if (a->ev_timer != NULL)
 		event_free(a->ev_timer);
+	if (a->ev_reconnect != NULL)
+		event_free(a->ev_reconnect);
 	if (a->coord != NULL)
 		bufferevent_free(a->coord);
 	if (a->out != NULL)
@@ -223,12 +228,15 @@ agent_free(struct agent *a)
 	a->listen_fd = -1;
 }
 
+/*
+ * The secret stays in memory (never logged): a coordinator that went
+ * away may come back, and then we say hello again.
+ */
 void
 agent_send_hello(struct agent *a)
 {
 	agent_frame_agent_hello(a->out, a->host_tid, (uint32_t)getpid(),
 	    a->host, a->arch, a->secret);
-	explicit_bzero(a->secret, sizeof(a->secret));	/* said once */
 	agent_output(a);
 	/* The hello went out plain; everything after it is deflated. */
 	a->zs_on = a->wire != NULL;
@@ -316,6 +324,9 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 	case MSG_BREAKPOINTS:
 		agent_breakpoints(a, p, h->len);
 		break;
+	case MSG_ACK:
+		agent_ack(a, p, h->len);
+		break;
 	case MSG_SHUTDOWN:
 		log_debug("shutdown requested");
 		agent_exit(a, 0);
@@ -362,6 +373,82 @@ coord_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+static int	tcp_connect(const char *, int);
+
+static time_t
+mono_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/*
+ * Dials the lost coordinator's address again; once it answers, says
+ * hello and sends everything it has not acknowledged.  After
+ * AGENT_RECONNECT_S, gives up and leaves.
+ */
+static void
+reconnect_cb(int unused, short what, void *arg)
+{
+	struct agent *a = arg;
+	int fd;
+
+	(void)unused;
+	(void)what;
+	if (mono_sec() - a->lost_since > AGENT_RECONNECT_S) {
+		log_warnx("no coordinator at %s for %d s; exiting",
+		    a->coord_addr, AGENT_RECONNECT_S);
+		agent_exit(a, 1);
+	}
+	if ((fd = tcp_connect(a->coord_addr, 1)) == -1)
+		return;
+	/* Frames made while nobody listened: the rings have it all. */
+	evbuffer_drain(a->out, evbuffer_get_length(a->out));
+	if (agent_coord_attach(a, fd) == -1) {
+		log_warnx("cannot talk to the coordinator");
+		return;
+	}
+	event_del(a->ev_reconnect);
+	a->lost_since = 0;
+	log_info("coordinator at %s reached again; sending what it has not "
+	    "acknowledged", a->coord_addr);
+	agent_send_hello(a);
+	agent_tasks_resume(a);
+}
+
+/*
+ * The coordinator went away without a SHUTDOWN (killed, crashed, the
+ * network): the tasks, and what the coordinator has not acknowledged
+ * in their rings, stay, and the agent dials its address again
+ * (doc/capture.md).  Nobody is left to continue what pmon stopped, so
+ * its breakpoints go and its stopped tasks continue, as when the agent
+ * leaves.  Frames made meanwhile go nowhere.
+ */
+static void
+coord_lost(struct agent *a)
+{
+	struct timeval tv = { 0, AGENT_RECONNECT_MS * 1000 };
+
+	agent_control_release(a);
+	agent_controls_free(a);
+	bufferevent_free(a->coord);
+	a->coord = NULL;
+	a->wire = NULL;
+	evbuffer_drain(a->out, evbuffer_get_length(a->out));
+	/* The next connection starts a new deflate stream after its hello. */
+	a->zs_on = 0;
+	zs_out_end(&a->zs);
+	if (zs_out_init(&a->zs, ZS_LEVEL) == -1)
+		fatalx("%s: zlib", __func__);
+	a->lost_since = mono_sec();
+	if (a->ev_reconnect == NULL && (a->ev_reconnect = event_new(a->base,
+	    -1, EV_PERSIST, reconnect_cb, a)) == NULL)
+		fatal("%s", __func__);
+	event_add(a->ev_reconnect, &tv);
+}
+
 static void
 coord_event_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -373,6 +460,10 @@ coord_event_cb(struct bufferevent *bev, short what, void *arg)
 	else
 		log_warnx("coordinator connection: %s",
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	if (a->coord_addr[0] != '\0') {
+		coord_lost(a);
+		return;
+	}
 	a->coord = NULL;
 	a->wire = NULL;
 	agent_exit(a, 0);
@@ -402,10 +493,17 @@ agent_split_addr(const char *s, char *host, size_t hostsize, char *port,
 	return 0;
 }
 
+/*
+ * quiet: we are redialing a lost coordinator; a failure is expected and
+ * not logged, and a host that does not answer (no refusal either) is
+ * given up after a second, not the kernel's minutes: the loop must go
+ * on serving the tasks.
+ */
 static int
-tcp_connect(const char *addrport)
+tcp_connect(const char *addrport, int quiet)
 {
 	struct addrinfo hints, *res, *ai;
+	struct timeval tv = { 1, 0 };
 	char host[256], port[16];
 	int fd = -1, rc, one = 1;
 
@@ -424,6 +522,10 @@ tcp_connect(const char *addrport)
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
 		    ai->ai_protocol);
+		/* Linux bounds a blocking connect by the send timeout. */
+		if (fd != -1 && quiet)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+			    sizeof(tv));
 		if (fd != -1 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
 			/* A BREAK must not wait for the last frame's ACK. */
 			if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
@@ -435,7 +537,7 @@ tcp_connect(const char *addrport)
 			close(fd);
 		fd = -1;
 	}
-	if (fd == -1)
+	if (fd == -1 && !quiet)
 		log_warn("connect to the coordinator at %s", addrport);
 	freeaddrinfo(res);
 	return fd;
@@ -447,8 +549,9 @@ agent_coord_connect(struct agent *a, const char *addrport)
 {
 	int fd;
 
-	if ((fd = tcp_connect(addrport)) == -1)
+	if ((fd = tcp_connect(addrport, 0)) == -1)
 		return -1;
+	snprintf(a->coord_addr, sizeof(a->coord_addr), "%s", addrport);
 	return agent_coord_attach(a, fd);
 }
 

@@ -51,10 +51,15 @@ struct bufferevent;
 #define AGENT_CLOCK_OFFSET_MAX	86400000000000LL /* ns: a day */
 #define AGENT_STOP_POLL_MS	1		/* waiting for a stop: /proc */
 #define AGENT_STOP_TIMEOUT_MS	1000		/* ...and how long */
+#define AGENT_ENVIRON_MAX	(256 * 1024)	/* of a task, when adopting */
+#define AGENT_RECONNECT_MS	500		/* dialing a lost coordinator */
+#define AGENT_RECONNECT_S	60		/* ...and for how long */
 
 enum agent_task_state {
 	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
 	TASK_S_ACTIVE,		/* ring attached, TASK_NEW sent */
+	TASK_S_ENDED,		/* gone; its ring is kept until the
+				   coordinator acknowledges its end */
 };
 
 struct agent_task {
@@ -77,6 +82,13 @@ struct agent_task {
 	int			 stopped_by_us;	/* our SIGSTOP, no SIGCONT */
 	struct pack_state	 pack;		/* TASK_PACKED, on this
 						   connection */
+	int			 adopted;	/* found running after a
+						   restart: fd is a pidfd,
+						   not its socket */
+	uint64_t		 acked;		/* the coordinator's last ACK */
+	uint64_t		 end_dropped;	/* ENDED: the ring's dropped */
+	uint64_t		 relieved;	/* times held records were freed
+						   unacknowledged (ring_relieve) */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
 
@@ -157,6 +169,10 @@ struct agent {
 	struct agent_controls	 controls;	/* CONTROLs in progress */
 	struct ring_bp		 bps[RING_BP_MAX]; /* the last BREAKPOINTS */
 	unsigned		 nbp;
+	char			 coord_addr[300]; /* -c: dialed again when
+						   the coordinator is lost */
+	struct event		*ev_reconnect;
+	time_t			 lost_since;	/* monotonic; 0: connected */
 };
 
 /* Packing a task's records into TASK_PACKED. */
@@ -192,6 +208,12 @@ int	agent_parse_control(const uint8_t *payload, size_t len,
 	    struct agent_control_msg *, const char **why);
 int	agent_parse_breakpoints(const uint8_t *payload, size_t len,
 	    struct ring_bp *bps, unsigned *n, const char **why);
+int	agent_adopt_environ_match(const char *env, size_t len,
+	    const char *pvm_tmp);
+int	agent_parse_ack(const uint8_t *payload, size_t len, unsigned *n,
+	    const char **why);
+void	agent_ack_entry(const uint8_t *payload, unsigned i, int32_t *tid,
+	    uint64_t *seq, int *ended);
 
 /* agent_frame.c */
 void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
@@ -202,6 +224,8 @@ void	agent_frame_records(struct evbuffer *, int32_t tid,
 	    const uint8_t *recs, size_t len, unsigned count);
 void	agent_frame_task_end(struct evbuffer *, int32_t tid,
 	    uint64_t dropped);
+void	agent_frame_task_resume(struct evbuffer *, int32_t tid,
+	    uint64_t next_seq);
 void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
 void	agent_frame_control_done(struct evbuffer *, uint32_t id,
 	    const struct agent_control_task *, size_t n);
@@ -227,6 +251,13 @@ struct agent_task *agent_task_find(struct agent *, int32_t tid);
 int	agent_task_gone(const struct agent_task *);
 int	agent_task_drain(struct agent_task *);
 void	agent_tasks_set_breakpoints(struct agent *);
+int	agent_task_adopt(struct agent *, int pidfd, struct ring *,
+	    const struct task_hello *);
+void	agent_ack(struct agent *, const uint8_t *payload, size_t len);
+void	agent_tasks_resume(struct agent *);
+
+/* agent_adopt.c: a restarted agent takes over the rings of live tasks */
+int	agent_adopt_all(struct agent *);
 
 /* What /proc says of a task (CONTROL_INFO). */
 struct agent_proc {

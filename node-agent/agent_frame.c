@@ -107,6 +107,18 @@ agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
 	evbuffer_add(out, buf, sizeof(buf));
 }
 
+/* TASK_RESUME: after a reconnection, the task's records go on here. */
+void
+agent_frame_task_resume(struct evbuffer *out, int32_t tid, uint64_t next_seq)
+{
+	uint8_t buf[12];
+
+	wire_put32(buf, (uint32_t)tid);
+	wire_put64(buf + 4, next_seq);
+	frame_start(out, MSG_TASK_RESUME, sizeof(buf));
+	evbuffer_add(out, buf, sizeof(buf));
+}
+
 void
 agent_frame_flush_done(struct evbuffer *out, uint32_t id)
 {

@@ -57,6 +57,19 @@ task_free(struct agent_task *t)
 	free(t);
 }
 
+/* Keeps an ended task's ring, and nothing else, until its end is acked. */
+static void
+task_hold_ended(struct agent_task *t)
+{
+	if (t->ev != NULL)
+		event_free(t->ev);
+	t->ev = NULL;
+	if (t->fd != -1)
+		close(t->fd);
+	t->fd = -1;
+	t->state = TASK_S_ENDED;
+}
+
 /* A task that never became active: nothing was sent about it. */
 static void
 task_reject(struct agent_task *t, const char *why)
@@ -70,7 +83,8 @@ task_reject(struct agent_task *t, const char *why)
  * Notes whether the last record moved is a BREAK (the task is then on
  * its way to raise(SIGSTOP), or stopped there: agent_control.c waits
  * for that stop before it continues the task); a drain that moves
- * nothing changes nothing.
+ * nothing changes nothing.  A ring that unacknowledged records fill
+ * is relieved (ring_relieve): the task must not drop for a slow ACK.
  */
 static int
 task_ring_drain(struct agent_task *t, size_t max, const char **why)
@@ -90,20 +104,26 @@ task_ring_drain(struct agent_task *t, size_t max, const char **why)
 	/* A breakpoint is a flush point: the coordinator acts on it. */
 	if (last == PMON_CALL_BREAK)
 		a->want_sync = 1;
+	if (ring_relieve(&t->ring))
+		t->relieved++;
 	return 0;
 }
 
 /*
  * The end of an active task: the last records, then TASK_END.  why is
- * NULL for a normal end (the task closed its socket).
+ * NULL for a normal end (the task closed its socket).  Talking to a
+ * coordinator, the task is kept, its ring mapped, until the coordinator
+ * acknowledges its end (agent_ack): if the coordinator goes away first,
+ * its successor gets all of it again (agent_tasks_resume).
  */
 static void
 task_end(struct agent_task *t, const char *why)
 {
 	struct agent *a = t->agent;
 	const char *rwhy;
+	int connected = a->dump || a->coord != NULL;
 
-	if (task_ring_drain(t, SIZE_MAX, &rwhy) == -1) {
+	if (connected && task_ring_drain(t, SIZE_MAX, &rwhy) == -1) {
 		log_warnx("task t%x: %s", (unsigned)t->hello.tid, rwhy);
 		why = why ? why : "corrupt ring";
 	}
@@ -113,8 +133,13 @@ task_end(struct agent_task *t, const char *why)
 	else
 		log_debug("task t%x (%s) ended", (unsigned)t->hello.tid,
 		    t->hello.program);
-	agent_frame_task_end(a->out, t->hello.tid, ring_dropped(&t->ring));
-	task_free(t);
+	t->end_dropped = ring_dropped(&t->ring);
+	if (connected)
+		agent_frame_task_end(a->out, t->hello.tid, t->end_dropped);
+	if (a->dump)
+		task_free(t);
+	else
+		task_hold_ended(t);
 	agent_output(a);
 }
 
@@ -175,6 +200,8 @@ task_activate(struct agent_task *t)
 	if (ring_attach(&t->ring, t->ringfd, &why) == -1)
 		return task_reject(t, why);
 	t->ringfd = -1;		/* now owned by the ring */
+	if (!a->dump)
+		ring_hold(&t->ring);	/* until the coordinator acks */
 	t->state = TASK_S_ACTIVE;
 	t->hlen = 0;		/* hbuf now takes TASK_STOPPED frames */
 	pack_state_init(&t->pack);
@@ -295,8 +322,11 @@ agent_task_gone(const struct agent_task *t)
 {
 	struct pollfd pfd = { .fd = t->fd, .events = POLLRDHUP };
 
+	/* An adopted task's fd is a pidfd: readable once it exited. */
+	if (t->adopted)
+		pfd.events = POLLIN;
 	return poll(&pfd, 1, 0) == 1 &&
-	    (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+	    (pfd.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 /*
@@ -391,6 +421,8 @@ task_read_cb(int fd, short what, void *arg)
 	(void)what;
 	if (t->state == TASK_S_HELLO)
 		task_read_hello(t);
+	else if (t->adopted)
+		task_end(t, NULL);	/* its pidfd: the process exited */
 	else
 		task_read_frames(t);
 }
@@ -427,6 +459,136 @@ task_new(struct agent *a, int fd)
 	t->ev = event_new(a->base, fd, EV_READ | EV_PERSIST, task_read_cb, t);
 	if (t->ev == NULL || event_add(t->ev, NULL) == -1)
 		task_reject(t, "cannot watch its socket");
+}
+
+/*
+ * A task registered with an agent before us (agent_adopt.c): its ring
+ * rg (now ours) is read on from its tail, and pidfd tells us when the
+ * process exits, as its socket would have.  The coordinator gets
+ * TASK_NEW again, which for a task it knows means "re-attached".  The
+ * task is not told: it never hears from its agent after TASK_READY.
+ * Takes pidfd and rg, also when it fails.
+ */
+int
+agent_task_adopt(struct agent *a, int pidfd, struct ring *rg,
+    const struct task_hello *h)
+{
+	struct agent_task *t;
+
+	if (a->ntasks >= AGENT_MAX_TASKS || agent_task_find(a, h->tid) !=
+	    NULL || (t = calloc(1, sizeof(*t))) == NULL) {
+		ring_close(rg);
+		close(pidfd);
+		return -1;
+	}
+	t->agent = a;
+	t->fd = pidfd;
+	t->ringfd = -1;
+	t->ring = *rg;
+	if (!a->dump)
+		ring_hold(&t->ring);
+	t->peer_pid = (pid_t)h->pid;
+	t->since = mono_now();
+	t->state = TASK_S_ACTIVE;
+	t->adopted = 1;
+	t->hello = *h;
+	pack_state_init(&t->pack);
+	TAILQ_INSERT_TAIL(&a->tasks, t, entry);
+	a->ntasks++;
+	t->ev = event_new(a->base, pidfd, EV_READ | EV_PERSIST, task_read_cb,
+	    t);
+	if (t->ev == NULL || event_add(t->ev, NULL) == -1) {
+		task_free(t);
+		return -1;
+	}
+	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
+	log_info("task t%x (%s, pid %u) adopted: its ring is read on from "
+	    "byte %llu", (unsigned)h->tid, h->program, h->pid,
+	    (unsigned long long)atomic_load(&t->ring.hdr->tail));
+	agent_frame_task_new(a->out, &t->hello);
+	agent_output(a);
+	return 0;
+}
+
+/*
+ * The task an ACK entry is about: with ended, the ended one of that tid;
+ * else the active one, or else an ended one (PVM reuses tids, so both
+ * may be here; the older comes first).
+ */
+static struct agent_task *
+ack_task(struct agent *a, int32_t tid, int ended)
+{
+	struct agent_task *t, *found = NULL;
+
+	TAILQ_FOREACH(t, &a->tasks, entry) {
+		if (t->hello.tid != tid || t->state == TASK_S_HELLO)
+			continue;
+		if (t->state == TASK_S_ENDED && found == NULL)
+			found = t;
+		if (t->state == TASK_S_ACTIVE && !ended)
+			return t;
+	}
+	return found;
+}
+
+/*
+ * ACK: the coordinator has released each task's records up to seq (and,
+ * with ended, its end): their room in the ring is freed, and an ended
+ * task is forgotten.  A bad ACK is logged and ignored.
+ */
+void
+agent_ack(struct agent *a, const uint8_t *p, size_t len)
+{
+	struct agent_task *t;
+	const char *why;
+	unsigned i, n;
+	uint64_t seq;
+	int32_t tid;
+	int ended;
+
+	if (agent_parse_ack(p, len, &n, &why) == -1) {
+		log_warnx("bad ACK from the coordinator: %s", why);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		agent_ack_entry(p, i, &tid, &seq, &ended);
+		if ((t = ack_task(a, tid, ended)) == NULL)
+			continue;
+		if (ring_ack(&t->ring, seq) == -1)
+			log_warnx("task t%x rewrote records it had written",
+			    (unsigned)tid);
+		if (seq > t->acked)
+			t->acked = seq;
+		if (ended && t->state == TASK_S_ENDED)
+			task_free(t);
+	}
+}
+
+/*
+ * Connected to a coordinator again: every task is announced again with
+ * where its records go on (the last ACK + 1), and everything not
+ * acknowledged is sent again, ends included.
+ */
+void
+agent_tasks_resume(struct agent *a)
+{
+	struct agent_task *t;
+	const char *why;
+
+	TAILQ_FOREACH(t, &a->tasks, entry) {
+		if (t->state == TASK_S_HELLO)
+			continue;
+		pack_state_init(&t->pack);	/* a new connection */
+		agent_frame_task_new(a->out, &t->hello);
+		agent_frame_task_resume(a->out, t->hello.tid, t->acked + 1);
+		ring_rewind(&t->ring);
+		if (task_ring_drain(t, SIZE_MAX, &why) == -1)
+			log_warnx("task t%x: %s", (unsigned)t->hello.tid, why);
+		if (t->state == TASK_S_ENDED)
+			agent_frame_task_end(a->out, t->hello.tid,
+			    t->end_dropped);
+	}
+	agent_output(a);
 }
 
 /* Accepts every pending connection (the listener is non-blocking). */

@@ -273,6 +273,8 @@ main(int argc, char *argv[])
 	if (ring_size != 0)
 		(void)agent_publish_ring(&agent, ring_size);
 	agent_send_hello(&agent);
+	/* After a restart: the tasks our predecessor served. */
+	agent_adopt_all(&agent);
 	if (agent_pvm_watch(&agent) == -1)
 		agent_exit(&agent, 1);
 	watch_signal(base, SIGTERM);

@@ -1,8 +1,8 @@
 /*
  * Fuzzes the agent's decoders of what reaches it after a task's hello:
  * TASK_STOPPED from a task (untrusted), CONTROL and BREAKPOINTS from the
- * coordinator (trusted, but checked).  A stream of frames goes through
- * them as the agent takes them; a table the decoder accepts is written
+ * coordinator (trusted, but checked), ACK among them.  A stream of
+ * frames goes through them as the agent takes them; a table the decoder accepts is written
  * into a real ring's control page, and the task's check must then find
  * a breakpoint for a call made to match its first entry.
  */
@@ -68,10 +68,26 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 		if (agent_parse_control(p, len, &m, &why) == -1)
 			break;
 		if (len != 7 + 4 * (size_t)m.n || m.op < CONTROL_STOP ||
-		    m.op > CONTROL_KILL)
+		    m.op > CONTROL_INFO)
 			__builtin_trap();
 		for (i = 0; i < m.n; i++)
 			(void)wire_get32(m.tids + 4 * (size_t)i);
+		break;
+	case MSG_ACK:
+		if (agent_parse_ack(p, len, &n, &why) == -1)
+			break;
+		if (len != 2 + (size_t)n * ACK_ENTRY_LEN)
+			__builtin_trap();
+		for (i = 0; i < n; i++) {
+			int32_t tid;
+			int ended;
+
+			agent_ack_entry(p, i, &tid, &seq, &ended);
+			if (ended != 0 && ended != 1)
+				__builtin_trap();
+			/* An ACK frees the fuzzer's ring as it would a task's. */
+			ring_ack(rg, seq);
+		}
 		break;
 	case MSG_BREAKPOINTS:
 		if (agent_parse_breakpoints(p, len, bps, &n, &why) == 0) {

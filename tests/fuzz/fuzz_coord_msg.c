@@ -153,6 +153,15 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0)
 			order_task_end(o, tid, dropped, &why);
 		break;
+	case MSG_TASK_RESUME:
+		/* dropped: the seq the task goes on at. */
+		if (coord_parse_task_resume(p, len, &tid, &dropped, &why) ==
+		    0) {
+			if (dropped == 0 || tid <= 0)
+				__builtin_trap();
+			order_task_resume(o, tid, dropped, &why);
+		}
+		break;
 	case MSG_REQUEST:
 		/* Stops and breakpoints need agents and tools: not here. */
 		if (coord_parse_request(p, len, &req, &why) == 0 &&

@@ -49,11 +49,15 @@ vm 1
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" 100 "$RUN/pp1.log" ||
     fail "pingpong exited with $?: $(cat "$RUN/pingpong.err")"
 master=$(awk '$1 == "master" { print $2 }' "$RUN/pp1.log")
-# The master's 10th ping: the frontier cuts every task mid-run.
-ev=$(jq -r --argjson m "$master" 'select(.tid == $m and
-    .call == "pvm_send" and .phase == "begin" and .tag == 2) | .id' \
-    "$RUN/run1.json" | sed -n 10p)
-[ -n "$ev" ] || fail "no 10th ping in the first run"
+# The master's 10th ping: the frontier cuts every task mid-run.  The
+# trace may still be on its way when pingpong has exited.
+tenth_ping() {
+	ev=$(jq -r --argjson m "$master" 'select(.tid == $m and
+	    .call == "pvm_send" and .phase == "begin" and .tag == 2) | .id' \
+	    "$RUN/run1.json" | sed -n 10p)
+	[ -n "$ev" ]
+}
+wait_for 10 tenth_ping || fail "no 10th ping in the first run"
 $PM_ON "$PMON" frontier --json "$ev" >"$RUN/frontier.json" ||
     fail "pmon frontier $ev failed"
 vm_end

@@ -34,7 +34,8 @@
  *	- every line is a JSON object; every event id is "TID:SEQ" of its
  *	  tid and seq, and unique;
  *	- per task, seq strictly increases in stream order, begin and end
- *	  alternate for the same call (only pvm_exit may stay open);
+ *	  alternate for the same call (only pvm_exit may stay open; after
+ *	  a lost marker, a call may end unbegun or stay open);
  *	- a task spawned by a traced task appears after its parent's spawn;
  *	- every receive end that got a message names its send ("match"),
  *	  which came earlier in the stream, is a send (pvm_send, pvm_psend,
@@ -871,9 +872,18 @@ count_event(const struct task *t, int call, int phase)
 
 /* Begin and end of one call alternate: the monitor records outermost
  * calls only, so nothing nests. */
+/* open_call after a lost marker: the lost records may have begun or
+ * ended a call. */
+#define OPEN_UNKNOWN	(-1)
+
 static void
 pairing_check(struct task *t, uint64_t seq, int call, int phase)
 {
+	if (t->open_call == OPEN_UNKNOWN) {
+		/* After lost records: a begin or the end of any call. */
+		t->open_call = phase == PMON_BEGIN ? call : 0;
+		return;
+	}
 	if (phase == PMON_BEGIN) {
 		if (t->open_call != 0)
 			violation("%x:%" PRIu64 ": %s begins inside %s", t->tid,
@@ -981,6 +991,7 @@ event(json_t *o)
 		if (!opt_lost)
 			violation("%x: records lost", t->tid);
 		t->lost = 1;
+		t->open_call = OPEN_UNKNOWN;
 		id_check(o, t, (uint64_t)seq);
 		return;
 	}
@@ -1057,6 +1068,7 @@ final_checks(void)
 
 	for (i = 0; i < ntasks; i++)
 		if (tasks[i].open_call != 0 &&
+		    tasks[i].open_call != OPEN_UNKNOWN &&
 		    tasks[i].open_call != PMON_CALL_exit)
 			violation("%x: %s began and never ended", tasks[i].tid,
 			    record_call_name(tasks[i].open_call));

@@ -810,6 +810,20 @@ ct_record(int32_t tid, const struct record *r, void *arg, const char **why)
 	return 0;
 }
 
+/* What a coordinator says once it has released records (or an end). */
+static void
+ct_ack(int32_t tid, uint64_t seq, int ended)
+{
+	uint8_t f[FRAME_HDR_SIZE + 2 + ACK_ENTRY_LEN];
+
+	frame_hdr_encode(f, MSG_ACK, 2 + ACK_ENTRY_LEN);
+	wire_put16(f + FRAME_HDR_SIZE, 1);
+	wire_put32(f + FRAME_HDR_SIZE + 2, (uint32_t)tid);
+	wire_put64(f + FRAME_HDR_SIZE + 6, seq);
+	f[FRAME_HDR_SIZE + 14] = (uint8_t)ended;
+	CU_ASSERT_EQUAL(write(ct.coord, f, sizeof(f)), (ssize_t)sizeof(f));
+}
+
 /* Bookkeeping of the frames we do not wait for by type. */
 static void
 ct_note(uint8_t type, const uint8_t *p, size_t len)
@@ -818,14 +832,17 @@ ct_note(uint8_t type, const uint8_t *p, size_t len)
 	int i;
 
 	if (type == MSG_TASK_END && (i = ct_index((int32_t)wire_get32(p))) !=
-	    -1)
+	    -1) {
 		ct.ended[i] = 1;
+		ct_ack((int32_t)wire_get32(p), ct.lastseq[i], 1);
+	}
 	if (type != MSG_TASK_PACKED ||
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
 	CU_ASSERT_EQUAL(p[4], PACK_TIME_EXACT);
 	CU_ASSERT_FATAL(coord_parse_task_packed(p, len, &ct.unpack[i],
 	    ct_record, NULL, &why) == 0);
+	ct_ack((int32_t)wire_get32(p), ct.lastseq[i], 0);
 }
 
 /*
@@ -1089,7 +1106,10 @@ test_ctl_stop(void)
 	 */
 	count = ct.sh->count[0];
 	CU_ASSERT(ct.lastseq[0] == count || ct.lastseq[0] == count + 1);
-	CU_ASSERT_EQUAL(atomic_load(&h->head), atomic_load(&h->tail));
+	/* All read (the shared tail follows our ACK, a turn later). */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(agent_task_find(&ct.a, CT_TID_A));
+	CU_ASSERT_EQUAL(atomic_load(&h->head),
+	    agent_task_find(&ct.a, CT_TID_A)->ring.rd);
 	seq = ct.lastseq[0];
 	ct_run(50);
 	CU_ASSERT_EQUAL(ct.sh->count[0], count);	/* it stays stopped */
@@ -1718,11 +1738,258 @@ test_ctl_done_frame(void)
 	evbuffer_free(eb);
 }
 
+/* Which processes a restarted agent takes as its own: their PVM_TMP. */
+static void
+test_environ_match(void)
+{
+	static const char env[] = "A=1\0PVM_TMP=/tmp/x\0B=2";
+	static const char empty[] = "PVM_TMP=\0";
+	static const char twice[] = "PVM_TMP=/a\0PVM_TMP=/b\0";
+	static const char cut[] = "A=1\0PVM_TMP=/tmp/x";
+
+	CU_ASSERT(agent_adopt_environ_match(env, sizeof(env), "/tmp/x"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp/xy"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp/"));
+	CU_ASSERT(!agent_adopt_environ_match(env, sizeof(env), "/tmp"));
+	/* Unset or empty is /tmp, on either side. */
+	CU_ASSERT(agent_adopt_environ_match("A=1", 4, NULL));
+	CU_ASSERT(agent_adopt_environ_match("A=1", 4, "/tmp"));
+	CU_ASSERT(agent_adopt_environ_match(empty, sizeof(empty) - 1, ""));
+	CU_ASSERT(!agent_adopt_environ_match("A=1", 4, "/tmp/x"));
+	/* The last one counts, as getenv would find after a setenv. */
+	CU_ASSERT(agent_adopt_environ_match(twice, sizeof(twice) - 1, "/b"));
+	/* A variable cut off without its NUL is not read. */
+	CU_ASSERT(!agent_adopt_environ_match(cut, sizeof(cut) - 1, "/tmp/x"));
+	CU_ASSERT(agent_adopt_environ_match("", 0, "/tmp"));
+}
+
+/*
+ * A restarted agent adopts the ring of a live task of its machine: a
+ * process holding a registered ring (tid set) and started with our
+ * PVM_TMP (sleep, exec'd with the ring's fd left open) is found
+ * through /proc, announced with TASK_NEW, its ring read on from its
+ * tail, and ended with TASK_END once it is killed.
+ */
+static void
+adopt_child(int fd, const char *dir)
+{
+	char env[128], *argv[] = { (char *)"sleep", (char *)"30", NULL };
+	char *envp[] = { env, NULL };
+
+	snprintf(env, sizeof(env), "PVM_TMP=%s", dir);
+	if (fcntl(fd, F_SETFD, 0) == -1)
+		_exit(1);
+	execve("/bin/sleep", argv, envp);
+	_exit(1);
+}
+
+/* Counts the records of an adopted task, noting the first one's seq. */
+struct adopt_count {
+	unsigned	 n;
+	uint64_t	 first;
+};
+
+static int
+adopt_record(int32_t tid, const struct record *r, void *arg,
+    const char **why)
+{
+	struct adopt_count *ac = arg;
+
+	(void)tid;
+	(void)why;
+	if (ac->n++ == 0)
+		ac->first = r->seq;
+	return 0;
+}
+
+/* The frames on out: counts TASK_NEW, records, TASK_END of tid. */
+static void
+adopt_frames(struct evbuffer *out, int32_t tid, int *nnew,
+    unsigned *nrecs, uint64_t *first_seq, int *nend)
+{
+	static struct pack_state unpack;
+	uint8_t hdr[FRAME_HDR_SIZE], *p;
+	struct adopt_count ac;
+	struct frame_hdr h;
+	const char *why;
+
+	while (evbuffer_copyout(out, hdr, sizeof(hdr)) == sizeof(hdr)) {
+		CU_ASSERT_EQUAL_FATAL(frame_hdr_decode(hdr, &h, &why), 0);
+		if (evbuffer_get_length(out) < sizeof(hdr) + h.len)
+			break;
+		evbuffer_drain(out, sizeof(hdr));
+		p = evbuffer_pullup(out, h.len);
+		CU_ASSERT((int32_t)wire_get32(p) == tid);
+		if (h.type == MSG_TASK_NEW) {
+			(*nnew)++;
+			pack_state_init(&unpack);
+		} else if (h.type == MSG_TASK_END)
+			(*nend)++;
+		else if (h.type == MSG_TASK_PACKED) {
+			ac.n = 0;
+			CU_ASSERT_EQUAL(coord_parse_task_packed(p, h.len,
+			    &unpack, adopt_record, &ac, &why), 0);
+			if (*nrecs == 0 && ac.n > 0)
+				*first_seq = ac.first;
+			*nrecs += ac.n;
+		}
+		evbuffer_drain(out, h.len);
+	}
+}
+
+/* Writes one ACK entry for tid to fd, as the coordinator would. */
+static void
+adopt_ack(int fd, int32_t tid, uint64_t seq, int ended)
+{
+	uint8_t f[FRAME_HDR_SIZE + 2 + ACK_ENTRY_LEN];
+
+	frame_hdr_encode(f, MSG_ACK, 2 + ACK_ENTRY_LEN);
+	wire_put16(f + FRAME_HDR_SIZE, 1);
+	wire_put32(f + FRAME_HDR_SIZE + 2, (uint32_t)tid);
+	wire_put64(f + FRAME_HDR_SIZE + 6, seq);
+	f[FRAME_HDR_SIZE + 14] = (uint8_t)ended;
+	CU_ASSERT_EQUAL(write(fd, f, sizeof(f)), (ssize_t)sizeof(f));
+}
+
+static void
+test_adopt(void)
+{
+	struct event_base *base;
+	struct evbuffer *in;
+	struct agent a;
+	struct ring rg = { .fd = -1 };
+	struct record r;
+	uint8_t buf[RECORD_MAX_SIZE];
+	char dir[64], *old;
+	uint64_t first = 0;
+	unsigned nrecs = 0;
+	int i, sv[2], nnew = 0, nend = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "/tmp/pmon-unit-adopt.%ld", (long)getpid());
+	CU_ASSERT_EQUAL_FATAL(ring_create(&rg, RING_MIN_SIZE), 0);
+	rg.hdr->tid = 0x40007;
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_mytid;
+	r.peer = r.tag = r.ctx = r.bytes = r.inst = -1;
+	for (i = 1; i <= 3; i++) {
+		r.seq = (uint64_t)i;
+		CU_ASSERT_EQUAL(ring_write(&rg, buf, record_encode(buf, &r,
+		    NULL)), 0);
+	}
+	/* The lost agent's coordinator had acknowledged the first. */
+	atomic_store(&rg.hdr->tail, RECORD_HDR_SIZE);
+	if ((pid = fork()) == 0)
+		adopt_child(rg.fd, dir);
+	CU_ASSERT_FATAL(pid > 0);
+	ring_close(&rg);
+
+	old = getenv("PVM_TMP") ? strdup(getenv("PVM_TMP")) : NULL;
+	setenv("PVM_TMP", dir, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(base = event_base_new());
+	CU_ASSERT_EQUAL_FATAL(agent_init(&a, base), 0);
+	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC,
+	    0, sv), 0);
+	CU_ASSERT_EQUAL_FATAL(agent_coord_attach(&a, sv[0]), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in = evbuffer_new());
+	for (i = 0; i < 200 && a.ntasks == 0; i++) {
+		agent_adopt_all(&a);	/* until sleep has exec'd */
+		if (a.ntasks == 0)
+			usleep(10000);
+	}
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	CU_ASSERT_EQUAL(agent_adopt_all(&a), 0);	/* not twice */
+	agent_drain_all(&a, SIZE_MAX);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	for (i = 0; i < 200 && nend == 0; i++) {
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		while (evbuffer_read(in, sv[1], 65536) > 0)
+			;
+		adopt_frames(in, 0x40007, &nnew, &nrecs, &first, &nend);
+		usleep(1000);
+	}
+	CU_ASSERT_EQUAL(nnew, 1);
+	CU_ASSERT_EQUAL(nrecs, 2);
+	CU_ASSERT_EQUAL(first, 2);
+	CU_ASSERT_EQUAL(nend, 1);
+	/* Its ring is kept until the coordinator acks the end. */
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	adopt_ack(sv[1], 0x40007, 3, 0);
+	for (i = 0; i < 20; i++)
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	CU_ASSERT_EQUAL(a.ntasks, 1);
+	adopt_ack(sv[1], 0x40007, 3, 1);
+	for (i = 0; i < 200 && a.ntasks > 0; i++) {
+		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+		usleep(1000);
+	}
+	CU_ASSERT_EQUAL(a.ntasks, 0);
+	agent_free(&a);
+	close(sv[1]);
+	evbuffer_free(in);
+	event_base_free(base);
+	if (old != NULL) {
+		setenv("PVM_TMP", old, 1);
+		free(old);
+	} else
+		unsetenv("PVM_TMP");
+}
+
+/* ACK and TASK_RESUME: what each decoder takes and refuses. */
+static void
+test_ack_resume_decode(void)
+{
+	uint8_t p[2 + 2 * ACK_ENTRY_LEN + 1], r[13];
+	const char *why;
+	unsigned n;
+	uint64_t seq;
+	int32_t tid;
+	int ended;
+
+	wire_put16(p, 2);
+	wire_put32(p + 2, 0x40005);
+	wire_put64(p + 6, 77);
+	p[14] = 0;
+	wire_put32(p + 15, 0x40006);
+	wire_put64(p + 19, 5);
+	p[27] = 1;
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	agent_ack_entry(p, 1, &tid, &seq, &ended);
+	CU_ASSERT(tid == 0x40006 && seq == 5 && ended == 1);
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 27, &n, &why), -1);	/* short */
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 29, &n, &why), -1);	/* trailing */
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 1, &n, &why), -1);
+	p[27] = 2;
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why, "ended"));
+	wire_put16(p, 0);
+	CU_ASSERT_EQUAL(agent_parse_ack(p, 2, &n, &why), 0);
+	CU_ASSERT_EQUAL(n, 0);
+
+	wire_put32(r, 0x40005);
+	wire_put64(r + 4, 655);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), 0);
+	CU_ASSERT(tid == 0x40005 && seq == 655);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 11, &tid, &seq, &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 13, &tid, &seq, &why), -1);
+	wire_put64(r + 4, 0);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+	wire_put64(r + 4, 1);
+	wire_put32(r, 0);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+}
+
 static CU_TestInfo hello_tests[] = {
 	{ "roundtrip", test_hello_roundtrip },
 	{ "long program name", test_hello_long_program },
 	{ "rejects", test_hello_rejects },
 	{ "TASK_READY wait", test_ready_wait },
+	{ "environ of a task to adopt", test_environ_match },
+	{ "adopt a live task's ring", test_adopt },
+	{ "ACK and TASK_RESUME decoders", test_ack_resume_decode },
 	CU_TEST_INFO_NULL
 };
 

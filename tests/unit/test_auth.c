@@ -370,6 +370,8 @@ test_header(void)
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), 0);
 	b[1] = 2;
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), -1);
+	b[1] = 3;		/* no ACK yet: its agents would not re-send */
+	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "version"));
 	frame_hdr_encode(b, MSG_TOOL_HELLO, 6);
 	CU_ASSERT_EQUAL(frame_hdr_decode(b, &h, &why), -1);

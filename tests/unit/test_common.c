@@ -276,6 +276,62 @@ test_ring_attach_checks(void)
 	ring_close(&tx);
 }
 
+/*
+ * Held reads: what was read stays until acknowledged, can be read again
+ * after a rewind, takes the task's room meanwhile, and a corrupt length
+ * frees what was read.
+ */
+static void
+test_ring_hold(void)
+{
+	struct ring tx = { .fd = -1 }, rx = { .fd = -1 };
+	uint8_t rec[RECORD_MAX_SIZE], out[RECORD_MAX_SIZE * 8];
+	struct record r;
+	const char *why;
+	unsigned n;
+	uint64_t s;
+	ssize_t got;
+
+	CU_ASSERT_FATAL(ring_create(&tx, RING_MIN_SIZE) == 0);
+	CU_ASSERT_FATAL(ring_attach(&rx, dup(tx.fd), &why) == 0);
+	for (s = 1; s <= 5; s++)
+		CU_ASSERT_EQUAL(ring_write(&tx, rec, encode_seq(rec, s, 0)), 0);
+	ring_hold(&rx);
+	got = ring_read(&rx, out, sizeof(out), &n, &why);
+	CU_ASSERT_EQUAL(n, 5);
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), 0);
+	CU_ASSERT_EQUAL(ring_read(&rx, out, sizeof(out), &n, &why), 0);
+	CU_ASSERT_EQUAL(ring_ack(&rx, 2), 0);
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), 2 * (uint64_t)got / 5);
+	ring_rewind(&rx);
+	CU_ASSERT_EQUAL(ring_read(&rx, out, sizeof(out), &n, &why), got / 5 * 3);
+	CU_ASSERT_EQUAL(n, 3);
+	CU_ASSERT_EQUAL(record_decode(out, RECORD_MAX_SIZE, &r, &why), 0);
+	CU_ASSERT_EQUAL(r.seq, 3);
+	/* Unacknowledged records take the task's room. */
+	while (ring_write(&tx, rec, encode_seq(rec, ++s, 0)) == 0)
+		;
+	CU_ASSERT_EQUAL(ring_dropped(&tx), 1);
+	/* Full of held records: what was read is freed, acked or not. */
+	s = atomic_load(&tx.hdr->tail);
+	CU_ASSERT_EQUAL(ring_relieve(&rx), 1);
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), rx.rd);
+	CU_ASSERT(atomic_load(&tx.hdr->tail) > s);
+	CU_ASSERT_EQUAL(ring_relieve(&rx), 0);		/* nothing more read */
+	CU_ASSERT_EQUAL(ring_ack(&rx, 1000), 0);	/* only what was read */
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), rx.rd);
+	CU_ASSERT(atomic_load(&tx.hdr->tail) < atomic_load(&tx.hdr->head));
+	/* The task rewrote a record it had written: all read is freed. */
+	got = ring_read(&rx, out, sizeof(out), &n, &why);
+	CU_ASSERT(got > 0);
+	wire_put16(tx.data + (atomic_load(&tx.hdr->tail) & (RING_MIN_SIZE - 1)),
+	    3);
+	CU_ASSERT_EQUAL(ring_ack(&rx, 0), -1);
+	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->tail), rx.rd);
+	ring_close(&rx);
+	ring_close(&tx);
+}
+
 /* --- breakpoints ------------------------------------------------------ */
 
 static struct ring_bp
@@ -602,6 +658,7 @@ static CU_TestInfo ring_tests[] = {
 	{ "wraps in order", test_ring_wraps_in_order },
 	{ "full ring drops and counts", test_ring_full_drops },
 	{ "attach and read check the task", test_ring_attach_checks },
+	{ "held reads until acknowledged", test_ring_hold },
 	CU_TEST_INFO_NULL
 };
 

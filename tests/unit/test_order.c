@@ -301,6 +301,38 @@ test_gap_lost_marker(void)
 	order_free(o);
 }
 
+/*
+ * A task resumed at seq 10 (a dead coordinator released 1-9): no lost
+ * marker for those, a gap after 10 still is one; its child, spawned at
+ * the parent's seq 3, goes at once.  A resume after records fails.
+ */
+static void
+test_resume(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, C, A, 3);
+	add(o, C, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(nout, 0);		/* waits for A's spawn */
+	task(o, A, 0, 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, &why), 0);
+	CU_ASSERT_EQUAL_FATAL(nout, 1);		/* the spawn counts as seen */
+	CU_ASSERT_EQUAL(outs[0].tid, C);
+	add(o, A, 10, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL_FATAL(nout, 2);
+	CU_ASSERT_EQUAL(outs[1].seq, 10);
+	CU_ASSERT_EQUAL(outs[1].flags, 0);
+	add(o, A, 12, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL_FATAL(nout, 4);
+	CU_ASSERT_EQUAL(outs[2].call, PMON_CALL_LOST);
+	CU_ASSERT_EQUAL(outs[2].seq, 11);
+	CU_ASSERT_EQUAL(outs[2].bytes, 1);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 20, &why), -1);
+	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, &why), -1);
+	order_free(o);
+}
+
 static void
 test_probe_peeks(void)
 {
@@ -925,6 +957,7 @@ test_random_executions(void)
 static CU_TestInfo order_tests[] = {
 	{ "receive before its send", test_recv_before_send },
 	{ "child before its parent's spawn", test_child_before_spawn },
+	{ "a task resumed at a later seq", test_resume },
 	{ "multicast", test_mcast },
 	{ "broadcast lists peers at its end", test_bcast },
 	{ "wildcard source, two senders", test_wildcard_two_senders },

@@ -779,6 +779,63 @@ test_spawn_tree(void)
 	sdone(s);
 }
 
+/* A lost marker for count events of tid, as order's add_lost makes it. */
+static void
+flost(struct state *s, int32_t tid, uint64_t count)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct order_event ev;
+	struct record r;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_LOST;
+	r.phase = PMON_BEGIN;
+	r.seq = seqs[tid & 0xf] + 1;
+	seqs[tid & 0xf] += count;
+	r.t_ns = clock_ns;
+	r.peer = -1;
+	r.tag = -1;
+	r.inst = -1;
+	r.bytes = (int32_t)count;
+	n = record_encode(buf, &r, NULL);
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = tid;
+	ev.flags = EVENT_LOST;
+	ev.t_corr = clock_ns;
+	ev.rec = &r;
+	ev.bytes = buf;
+	ev.len = n;
+	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+}
+
+/* Lost markers add up per task, in the snapshot and in pmon ps. */
+static void
+test_lost(void)
+{
+	struct state *s = srig();
+	char *buf = NULL, *j;
+	size_t len;
+	FILE *fp;
+
+	ssend(s, A, B, 1, 4);
+	flost(s, A, 40);
+	ssend(s, A, B, 1, 4);
+	flost(s, A, 3);
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"last_seq\":47,\"lost\":43,"));
+	CU_ASSERT(has(j, "\"tid\":262146,") && has(j, "\"lost\":0,"));
+	free(j);
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_write_text(s, STATE_TASKS, 0, fp), 0);
+	fclose(fp);
+	CU_ASSERT(has(buf, "LOST\n"));
+	CU_ASSERT(has(buf, " 43\n"));
+	free(buf);
+	sdone(s);
+}
+
 static void
 test_text(void)
 {
@@ -1159,6 +1216,7 @@ static CU_TestInfo state_tests[] = {
 	{ "time split", test_times },
 	{ "spawn tree", test_spawn_tree },
 	{ "text tables", test_text },
+	{ "lost markers counted per task", test_lost },
 	{ "unpacks in other chunks", test_unpack_clean },
 	{ "unpack of another type", test_unpack_type },
 	{ "unpack past the end", test_unpack_past_end },

@@ -1,0 +1,82 @@
+#!/bin/bash
+# Protects "nothing lost silently" across an agent restart
+# (doc/capture.md): the agent is SIGKILLed while a task makes calls; the
+# coordinator holds the task, starts another agent on the host, which
+# adopts the task's ring and reads on from its tail.  The task never
+# notices and finishes; its stream goes on with every seq up to its
+# ring's last write, nothing lost: the ring held what the coordinator
+# had not acknowledged, the new agent sends it again, the coordinator
+# drops what it already had.  The task is announced once and never
+# reported ended while it ran.
+. "$(dirname "$0")/lib.sh"
+pm_setup
+need_pmon
+command -v jq >/dev/null || skip "jq is not installed"
+
+N=3000			# pvm_getsbuf calls, 1 ms apart
+start_pvmd
+pmon_start
+pmon_trace "$RUN/trace.json"
+AGENT_PID=$(sock_pid "$(agent_sock)")
+[ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
+
+log=$RUN/burst.log
+: >"$log"
+touch "$log.go"
+bg $PM_ON timeout 60 "$PMON" exec "$PROGS/burst" -p 1000 $N "$log"
+BURST=$BG_PID
+did() { awk '$1 == "did" { n = $2 } END { print n + 0 }' "$log" 2>/dev/null; }
+wait_for 20 eval '[ "$(did)" -ge 300 ]' || fail "burst did not start its calls"
+kill -KILL "$AGENT_PID"
+wait_for 10 pid_dead "$AGENT_PID" || fail "the agent survived SIGKILL"
+before=$(did)
+new_agent() {
+	NEW_PID=$(sock_pid "$(agent_sock)")
+	[ -n "$NEW_PID" ] && [ "$NEW_PID" != "$AGENT_PID" ]
+}
+wait_for 10 new_agent || fail "no agent was started again"
+read -r _ tid pid <"$log"
+# The new agent maps burst's ring (tid: an i32 at byte 12 of its header).
+adopted() {
+	local f
+	for f in /proc/$NEW_PID/fd/*; do
+		case $(readlink "$f") in "/memfd:pmon-ring"*) ;; *) continue ;; esac
+		[ "$(od -An -t d4 -j 12 -N 4 "$f" | tr -d ' ')" = "$tid" ] &&
+		    return 0
+	done
+	return 1
+}
+wait_for 10 adopted || fail "the new agent did not adopt burst's ring"
+[ "$(did)" -lt "$N" ] || fail "burst finished before its new agent came"
+wait "$BURST" || fail "burst failed"
+written=$(awk '$1 == "ring" { print $3 }' "$log")
+dropped=$(awk '$1 == "ring" { print $5 }' "$log")
+expect_eq "records burst made (written + dropped)" $((2 * (N + 2))) \
+    $((written + dropped))
+
+$PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush: $(cat "$RUN/flush.err")"
+$PM_ON timeout 20 "$PMON" ps --json >"$RUN/ps.json" 2>"$RUN/ps.err" ||
+    fail "pmon ps: $(cat "$RUN/ps.err")"
+pmon_shutdown "$TRACE_PID"
+
+"$STREAMCHECK" -l "$RUN/trace.json" >"$RUN/check.out" 2>&1 ||
+    fail "stream check: $(head -20 "$RUN/check.out")"
+sel="select(.tid == $tid and .call)"
+lost=$(jq -s "[.[] | $sel | select(.call == \"lost\") | .count] | add // 0" \
+    "$RUN/trace.json")
+events=$(jq -s "[.[] | $sel | select(.call != \"lost\")] | length" \
+    "$RUN/trace.json")
+last=$(jq -s "[.[] | $sel | .seq + (if .call == \"lost\" then .count - 1
+    else 0 end)] | max" "$RUN/trace.json")
+pm_log "burst: $before calls before the kill, $events events, $lost lost"
+expect_eq "last seq of burst" $((2 * (N + 2))) "$last"
+expect_eq "events plus lost of burst" $((2 * (N + 2))) $((events + lost))
+expect_eq "events lost (the ring held what was not acknowledged)" 0 "$lost"
+expect_eq "task lines of burst" 1 "$(jq -s "[.[] | select(.type == \"task\"
+    and .tid == $tid)] | length" "$RUN/trace.json")"
+expect_eq "state of burst in pmon ps" exited "$(jq -r ".tasks[] |
+    select(.tid == $tid) | .state" "$RUN/ps.json")"
+expect_eq "lost of burst in pmon ps" "$lost" "$(jq -r ".tasks[] |
+    select(.tid == $tid) | .lost" "$RUN/ps.json")"
+pass
