@@ -311,9 +311,21 @@ struct order {
 	int			 progress;	/* released since conflicts were
 						   last looked at */
 	int			 draining;	/* order_release_all runs */
+	struct order_node	*spare;		/* freed small nodes */
+	size_t			 nspare;
 };
 
 #define ORDER_MIN_BUCKETS	64
+
+/*
+ * Every held event is a node, allocated as it arrives and freed as it is
+ * released: most records are a bare header, so nodes with room for
+ * NODE_SMALL bytes of record are kept on a free list (up to NODE_SPARE_MAX
+ * of them) instead of going back to malloc.  A spare node is a plain
+ * malloc'd block, which free() can always take.
+ */
+#define NODE_SMALL	64
+#define NODE_SPARE_MAX	65536
 
 static void	order_run(struct order *);
 static void	order_task_done(struct order *, struct order_task *);
@@ -1691,6 +1703,19 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 		t->exiting = 1;
 }
 
+/* Keeps a released small node for the next event. */
+static void
+node_free(struct order *o, struct order_node *n)
+{
+	if (n->len > NODE_SMALL || o->nspare >= NODE_SPARE_MAX) {
+		free(n);
+		return;
+	}
+	n->next = o->spare;
+	o->spare = n;
+	o->nspare++;
+}
+
 /* Releases the head of t with the given flags, match and predecessor. */
 static int
 release_head(struct order *o, struct order_task *t, uint8_t flags,
@@ -1731,7 +1756,7 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			gs_advance(o);
 		}
 	}
-	free(n);
+	node_free(o, n);
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
 		order_task_done(o, t);
@@ -2241,6 +2266,7 @@ order_free(struct order *o)
 	struct order_task *t, *tnext;
 	struct order_chan *c, *cnext;
 	struct order_group *g, *gnext;
+	struct order_node *n, *nnext;
 	size_t i;
 
 	if (o == NULL)
@@ -2266,6 +2292,10 @@ order_free(struct order *o)
 		free(g->counted);
 		free(g->waiters.v);
 		free(g);
+	}
+	for (n = o->spare; n != NULL; n = nnext) {
+		nnext = n->next;
+		free(n);
 	}
 	free(o->syncw.v);
 	free(o->notifyw.v);
@@ -2412,12 +2442,18 @@ order_group_server(struct order *o, int32_t tid, const char **why)
  * they are, and the node's record points into its own bytes.
  */
 static struct order_node *
-node_new(const struct record *r, uint8_t flags, uint64_t last)
+node_new(struct order *o, const struct record *r, uint8_t flags,
+    uint64_t last)
 {
 	struct order_node *n;
 	size_t len = record_size(r);
 
-	if ((n = malloc(sizeof(*n) + len)) == NULL)
+	if (len <= NODE_SMALL && o->spare != NULL) {
+		n = o->spare;
+		o->spare = n->next;
+		o->nspare--;
+	} else if ((n = malloc(sizeof(*n) +
+	    (len <= NODE_SMALL ? NODE_SMALL : len))) == NULL)
 		return NULL;
 	memset(n, 0, sizeof(*n));
 	n->ref_err = INT64_MAX;
@@ -2570,7 +2606,7 @@ add_lost(struct order *o, struct order_task *t, uint64_t seq,
 	r.tag = -1;
 	r.inst = -1;
 	r.bytes = count > INT32_MAX ? INT32_MAX : (int32_t)count;
-	if ((n = node_new(&r, EVENT_LOST, seq + count - 1)) == NULL)
+	if ((n = node_new(o, &r, EVENT_LOST, seq + count - 1)) == NULL)
 		return -1;
 	node_append(o, t, n);
 	t->lost += count;
@@ -2607,7 +2643,7 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	    add_lost(o, t, t->next_seq, r->seq - t->next_seq, r->t_ns) == -1)
 		goto nomem;
 	t->next_seq = r->seq + 1;
-	if ((n = node_new(r, 0, r->seq)) == NULL)
+	if ((n = node_new(o, r, 0, r->seq)) == NULL)
 		goto nomem;
 	n->prev_t = t->last_raw;
 	t->last_raw = r->t_ns;

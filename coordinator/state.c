@@ -236,6 +236,7 @@ struct state {
 	size_t		 ntasks, taskcap;
 	size_t		*map;		/* tid hash: task idx + 1, 0 empty */
 	size_t		 mapcap;
+	struct task	*last;		/* state_event's last task, if current */
 	struct group	*groups;
 	struct problem	*problems;
 	size_t		 nproblems, probcap;
@@ -522,6 +523,8 @@ task_new(struct state *s, int32_t tid)
 	map_put(s, t->idx);
 	if (old != NULL)
 		old->retired = 1;
+	if (s->last != NULL && s->last->tid == tid)
+		s->last = t;
 	return t;
 }
 
@@ -1751,8 +1754,12 @@ state_event(struct state *s, const struct order_event *ev)
 	struct task *t;
 	uint64_t last = r->seq;
 
-	if ((t = task_get(s, ev->tid)) == NULL)
-		return -1;
+	/* Runs of events come from one task: skip the hash lookup. */
+	if ((t = s->last) == NULL || t->tid != ev->tid) {
+		if ((t = task_get(s, ev->tid)) == NULL)
+			return -1;
+		s->last = t;
+	}
 	if (ev->flags & EVENT_LOST) {
 		/* What the task was in is unknown now. */
 		if (r->bytes > 0) {
