@@ -84,30 +84,35 @@ enum task_wait {
 struct order_task;
 struct order_group;
 
-/* One held event: a copy of its encoded record. */
+/*
+ * One held event: a copy of its encoded record.  The window is often
+ * larger than the cache, so that a node is cold when its task reaches
+ * it: the fields every release reads come first, together with the
+ * record, and the group model's after them.
+ */
 struct order_node {
 	struct order_node	*next;
+	uint8_t			 flags;		/* EVENT_LOST for a marker */
+	uint8_t			 kind;		/* enum node_kind */
+	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
+	uint8_t			 gs_fallback;	/* its request will not be seen:
+						   order it by the heuristics */
+	struct record		 rec;		/* points into bytes */
+	uint64_t		 last;		/* last seq this event accounts for */
+	uint64_t		 gs_k;		/* the k-th request of its kind the
+						   task sent pvmgs; 0: none */
+	size_t			 len;
+	struct order_task	*task;
+	struct order_group	*group;		/* kinds other than PLAIN */
 	struct order_node	*gnext;		/* group's pending list */
 	struct order_node	**gprevp;
 	/* Group calls: begin and end on the reference timeline, and a bound
 	   on their error (INT64_MAX: not known yet). */
 	int64_t			 ref_begin, ref_end, ref_err;
-	struct order_task	*task;
-	struct order_group	*group;		/* kinds other than PLAIN */
-	struct record		 rec;		/* points into bytes */
 	uint64_t		 added;		/* arrival number */
 	uint64_t		 round;		/* rounds completed at arrival */
 	uint64_t		 prev_t;	/* raw time of the record before:
 						   the begin of an end */
-	uint64_t		 last;		/* last seq this event accounts for */
-	uint64_t		 gs_k;		/* the k-th request of its kind the
-						   task sent pvmgs; 0: none */
-	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
-	uint8_t			 flags;		/* EVENT_LOST for a marker */
-	uint8_t			 kind;		/* enum node_kind */
-	uint8_t			 gs_fallback;	/* its request will not be seen:
-						   order it by the heuristics */
-	size_t			 len;
 	uint8_t			 bytes[];
 };
 
@@ -180,6 +185,13 @@ struct order_task {
 	uint64_t		 gs_served[GS_CHAINS];	/* server records */
 	uint64_t		 gs_passed[GS_CHAINS];	/* the last the server's
 							   order went past */
+	/*
+	 * The channels of its last point-to-point send and last receive: a
+	 * task mostly talks to the same peer, and this saves the hash
+	 * lookup.  chan_del clears them.
+	 */
+	struct order_chan	*out_chan;
+	struct order_chan	*in_chan;
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
@@ -311,6 +323,7 @@ struct order {
 	int			 progress;	/* released since conflicts were
 						   last looked at */
 	int			 draining;	/* order_release_all runs */
+	struct order_task	*add_task;	/* order_add's last task */
 	struct order_node	*spare;		/* freed small nodes */
 	size_t			 nspare;
 };
@@ -449,6 +462,14 @@ task_get(struct order *o, int32_t tid)
 	return t;
 }
 
+static int
+chan_is(const struct order_chan *c, int32_t src, int32_t dst, int32_t tag,
+    int32_t ctx)
+{
+	return c != NULL && c->src == src && c->dst == dst && c->tag == tag &&
+	    c->ctx == ctx;
+}
+
 static struct order_chan *
 chan_find(const struct order *o, int32_t src, int32_t dst, int32_t tag,
     int32_t ctx)
@@ -457,8 +478,7 @@ chan_find(const struct order *o, int32_t src, int32_t dst, int32_t tag,
 
 	c = o->chans[chan_bucket(o->nchanb, src, dst, tag, ctx)];
 	for (; c != NULL; c = c->hnext)
-		if (c->src == src && c->dst == dst && c->tag == tag &&
-		    c->ctx == ctx)
+		if (chan_is(c, src, dst, tag, ctx))
 			return c;
 	return NULL;
 }
@@ -511,7 +531,12 @@ static void
 chan_del(struct order *o, struct order_chan *c)
 {
 	struct order_chan **pp;
+	struct order_task *t;
 
+	if ((t = task_find(o, c->src)) != NULL && t->out_chan == c)
+		t->out_chan = NULL;
+	if ((t = task_find(o, c->dst)) != NULL && t->in_chan == c)
+		t->in_chan = NULL;
 	pp = &o->chans[chan_bucket(o->nchanb, c->src, c->dst, c->tag, c->ctx)];
 	while (*pp != c)
 		pp = &(*pp)->hnext;
@@ -1372,8 +1397,12 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
 			return 0;
-		if ((c = chan_get(o, t->tid, r->peer, r->tag, r->ctx)) ==
-		    NULL || chan_push(c, &s) == -1)
+		c = t->out_chan;
+		if (!chan_is(c, t->tid, r->peer, r->tag, r->ctx) &&
+		    (c = t->out_chan = chan_get(o, t->tid, r->peer, r->tag,
+		    r->ctx)) == NULL)
+			return -1;
+		if (chan_push(c, &s) == -1)
 			return -1;
 		o->retained++;
 		wake_receiver(o, c);
@@ -1725,6 +1754,11 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	struct order_event ev;
 	int rv = 0;
 
+	/* The next head is likely cold: fetch it while this one goes out. */
+	if (n->next != NULL) {
+		__builtin_prefetch(n->next);
+		__builtin_prefetch((const char *)n->next + 64);
+	}
 	if ((t->head = n->next) == NULL)
 		t->tailp = &t->head;
 	t->held--;
@@ -2092,7 +2126,10 @@ task_step(struct order *o, struct order_task *t, int force)
 		return release_plain(o, t, 0);
 	if (r->peer & ORDER_TID_DAEMON)
 		return step_notify(o, t, force);
-	c = chan_find(o, r->peer, t->tid, r->tag, r->ctx);
+	c = t->in_chan;
+	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
+	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
+		t->in_chan = c;
 	if (c != NULL && c->count > 0) {
 		struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
 
@@ -2107,7 +2144,9 @@ task_step(struct order *o, struct order_task *t, int force)
 	}
 	if (force || r->peer == 0 || task_exhausted(o, r->peer))
 		return release_plain(o, t, EVENT_UNMATCHED);
-	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
+	if (c == NULL &&
+	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
+	    NULL)
 		return -1;
 	c->waiter = t;
 	set_wait(o, t, WAIT_CHAN);
@@ -2450,13 +2489,23 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
 
 	if (len <= NODE_SMALL && o->spare != NULL) {
 		n = o->spare;
-		o->spare = n->next;
+		if ((o->spare = n->next) != NULL)
+			__builtin_prefetch(o->spare);
 		o->nspare--;
 	} else if ((n = malloc(sizeof(*n) +
 	    (len <= NODE_SMALL ? NODE_SMALL : len))) == NULL)
 		return NULL;
-	memset(n, 0, sizeof(*n));
+	/* Field by field: a memset of the whole node costs more. */
+	n->next = NULL;
+	n->flags = n->kind = n->gs_chain = n->gs_fallback = 0;
+	n->gs_k = 0;
+	n->task = NULL;
+	n->group = NULL;
+	n->gnext = NULL;
+	n->gprevp = NULL;
+	n->ref_begin = n->ref_end = 0;
 	n->ref_err = INT64_MAX;
+	n->added = n->round = n->prev_t = 0;
 	n->len = record_encode(n->bytes, r, NULL);
 	n->rec = *r;
 	n->rec.len = (uint16_t)n->len;
@@ -2617,8 +2666,12 @@ int
 order_add(struct order *o, int32_t tid, const struct record *r,
     const char **why)
 {
-	struct order_task *t = task_find(o, tid);
+	struct order_task *t = o->add_task;
 	struct order_node *n;
+
+	/* Records come in runs of one task's: skip the hash lookup. */
+	if (t == NULL || t->tid != tid)
+		t = o->add_task = task_find(o, tid);
 
 	if (t == NULL || !t->registered) {
 		*why = "records for an unknown task";
