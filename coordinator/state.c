@@ -392,6 +392,9 @@ event_vc(const struct task *t, uint64_t seq)
 {
 	size_t lo = 0, hi = t->nmerges;
 
+	/* Mostly the sender's latest: skip the search of a long history. */
+	if (hi > 0 && t->merges[hi - 1].seq <= seq)
+		return &t->merges[hi - 1].vc;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
