@@ -337,7 +337,7 @@ struct order {
  * of them) instead of going back to malloc.  A spare node is a plain
  * malloc'd block, which free() can always take.
  */
-#define NODE_SMALL	64
+#define NODE_SMALL	128
 #define NODE_SPARE_MAX	65536
 
 static void	order_run(struct order *);
@@ -1356,23 +1356,23 @@ cmp_tid(const void *a, const void *b)
 /*
  * The destinations of a send record.  PVM's multicast (and so broadcast)
  * drops duplicates and the sender itself; a point-to-point send to self
- * is delivered.  Returns the count, or -1 when out of memory.
+ * is delivered.  They go to buf if it has room for nbuf, else to a new
+ * array the caller frees.  Returns the count, or -1 when out of memory.
  */
 static int
 send_dests(const struct order_task *t, const struct record *r,
-    int32_t **out)
+    int32_t *buf, size_t nbuf, int32_t **out)
 {
-	int32_t *d;
+	int32_t *d = buf;
 	unsigned i, n = 0;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
-		if ((d = malloc(sizeof(*d))) == NULL)
-			return -1;
 		d[n++] = r->peer;
 		*out = d;
 		return (int)n;
 	}
-	if ((d = malloc(sizeof(*d) * (r->npeers + 1))) == NULL)
+	if ((size_t)r->npeers + 1 > nbuf &&
+	    (d = malloc(sizeof(*d) * (r->npeers + 1))) == NULL)
 		return -1;
 	for (i = 0; i < r->npeers; i++)
 		d[i] = record_peer(r, i);
@@ -1391,8 +1391,8 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 {
 	struct order_sent s = { r->seq, r->t_ns, corr, t->host };
 	struct order_chan *c;
-	int32_t *dst;
-	int i, n;
+	int32_t buf[64], *dst;
+	int i, n, rv = 0;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
@@ -1408,21 +1408,23 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 		wake_receiver(o, c);
 		return 0;
 	}
-	if ((n = send_dests(t, r, &dst)) == -1)
+	if ((n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]),
+	    &dst)) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (task_gone(o, dst[i]))
 			continue;
 		if ((c = chan_get(o, t->tid, dst[i], r->tag, r->ctx)) == NULL ||
 		    chan_push(c, &s) == -1) {
-			free(dst);
-			return -1;
+			rv = -1;
+			break;
 		}
 		o->retained++;
 		wake_receiver(o, c);
 	}
-	free(dst);
-	return 0;
+	if (dst != buf)
+		free(dst);
+	return rv;
 }
 
 /* Takes a send back out of channel c if it is still last there. */
