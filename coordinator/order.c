@@ -86,33 +86,32 @@ struct order_group;
 
 /*
  * One held event: a copy of its encoded record.  The window is often
- * larger than the cache, so that a node is cold when its task reaches
- * it: the fields every release reads come first, together with the
- * record, and the group model's after them.
+ * larger than the cache: release_head prefetches a node before its task
+ * reaches it.
  */
 struct order_node {
 	struct order_node	*next;
-	uint8_t			 flags;		/* EVENT_LOST for a marker */
-	uint8_t			 kind;		/* enum node_kind */
-	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
-	uint8_t			 gs_fallback;	/* its request will not be seen:
-						   order it by the heuristics */
-	struct record		 rec;		/* points into bytes */
-	uint64_t		 last;		/* last seq this event accounts for */
-	uint64_t		 gs_k;		/* the k-th request of its kind the
-						   task sent pvmgs; 0: none */
-	size_t			 len;
-	struct order_task	*task;
-	struct order_group	*group;		/* kinds other than PLAIN */
 	struct order_node	*gnext;		/* group's pending list */
 	struct order_node	**gprevp;
 	/* Group calls: begin and end on the reference timeline, and a bound
 	   on their error (INT64_MAX: not known yet). */
 	int64_t			 ref_begin, ref_end, ref_err;
+	struct order_task	*task;
+	struct order_group	*group;		/* kinds other than PLAIN */
+	struct record		 rec;		/* points into bytes */
 	uint64_t		 added;		/* arrival number */
 	uint64_t		 round;		/* rounds completed at arrival */
 	uint64_t		 prev_t;	/* raw time of the record before:
 						   the begin of an end */
+	uint64_t		 last;		/* last seq this event accounts for */
+	uint64_t		 gs_k;		/* the k-th request of its kind the
+						   task sent pvmgs; 0: none */
+	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
+	uint8_t			 flags;		/* EVENT_LOST for a marker */
+	uint8_t			 kind;		/* enum node_kind */
+	uint8_t			 gs_fallback;	/* its request will not be seen:
+						   order it by the heuristics */
+	size_t			 len;
 	uint8_t			 bytes[];
 };
 
@@ -1760,6 +1759,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	if (n->next != NULL) {
 		__builtin_prefetch(n->next);
 		__builtin_prefetch((const char *)n->next + 64);
+		__builtin_prefetch((const char *)n->next + 128);
+		__builtin_prefetch((const char *)n->next + 192);
 	}
 	if ((t->head = n->next) == NULL)
 		t->tailp = &t->head;
