@@ -10,8 +10,12 @@
 # from /proc/PID/stat, with a `pmon flush` before the second reading so
 # that every event of the run has been ordered and released.  -t
 # subscribes a tool (`pmon trace --json` to /dev/null) for the whole
-# bench, so that every event is also framed and queued to it.  -P records
-# the coordinator with `perf record -g` during the runs.
+# bench, so that every event is also framed and queued to it; pmon trace
+# formats slower than smallpp makes events, so with long runs the
+# coordinator drops it as too slow and the bench fails (-n 30000 -r 3
+# keeps it).  -P records the coordinator with `perf record -g` during the
+# runs.  The CPU times have the kernel's tick resolution (10 ms here):
+# use runs of 100 ms of coordinator time or more.
 #
 # Each run prints `run I events=N coord_cpu_ms=M ns_per_event=X`; the
 # last line is the median:
