@@ -140,6 +140,21 @@ tsc_cal_init(struct tsc_cal *cal)
 		tsc_cal_add(cal, &s);
 }
 
+/*
+ * The rate of the segment from s[i] to s[i + 1], so that interpolating
+ * is a multiplication, not a 128-bit division: 32 fractional bits are
+ * well under a ns over a segment.  0 when it does not fit.
+ */
+static void
+cal_rate(struct tsc_cal *cal, unsigned i)
+{
+	const struct tsc_sample *a = &cal->s[i], *b = &cal->s[i + 1];
+	unsigned __int128 r;
+
+	r = ((unsigned __int128)(b->ns - a->ns) << 32) / (b->tick - a->tick);
+	cal->rate[i] = r > UINT64_MAX ? 0 : (uint64_t)r;
+}
+
 /* Drops every other sample of the older half of a full history. */
 static void
 cal_thin(struct tsc_cal *cal)
@@ -151,6 +166,8 @@ cal_thin(struct tsc_cal *cal)
 	for (i = half; i < cal->n; i++)
 		cal->s[n++] = cal->s[i];
 	cal->n = n;
+	for (i = 0; i + 1 < n; i++)
+		cal_rate(cal, i);
 }
 
 /*
@@ -172,11 +189,14 @@ tsc_cal_add(struct tsc_cal *cal, const struct tsc_sample *s)
 	if (cal->n >= 2 &&
 	    s->ns - cal->s[cal->n - 2].ns < TSC_SPACING_NS) {
 		cal->s[cal->n - 1] = *s;
+		cal_rate(cal, cal->n - 2);
 		return;
 	}
 	if (cal->n == TSC_CAL_MAX)
 		cal_thin(cal);
 	cal->s[cal->n++] = *s;
+	if (cal->n >= 2)
+		cal_rate(cal, cal->n - 2);
 }
 
 /*
@@ -216,6 +236,22 @@ on_line(const struct tsc_sample *a, const struct tsc_sample *b,
 	return q > a->ns ? 0 : a->ns - q;
 }
 
+/* ns at tick, between points i and i + 1. */
+static uint64_t
+between(const struct points *p, unsigned i, uint64_t tick)
+{
+	const struct tsc_sample *a = point(p, i);
+	unsigned k = p->anchor != NULL ? i - 1 : i;	/* in cal->s */
+	uint64_t rate;
+
+	if (p->anchor != NULL && i == 0)
+		return on_line(a, point(p, 1), tick);
+	if ((rate = p->cal->rate[k]) == 0)
+		return on_line(a, point(p, i + 1), tick);
+	return a->ns + (uint64_t)(((unsigned __int128)(tick - a->tick) *
+	    rate) >> 32);
+}
+
 /*
  * Converts ticks to CLOCK_REALTIME ns: by interpolating between the two
  * points that bracket them; before the first point, on the line through
@@ -251,15 +287,19 @@ tsc_to_ns(const struct tsc_cal *cal, const struct tsc_sample *anchor,
 		lo = lo > 0 ? lo - 1 : 0;
 		return on_line(point(&p, lo), point(&p, p.n - 1), tick);
 	}
-	/* The last point whose ticks are at most tick. */
-	lo = 0;
-	hi = p.n - 1;
-	while (hi - lo > 1) {
-		mid = lo + (hi - lo) / 2;
-		if (point(&p, mid)->tick <= tick)
-			lo = mid;
-		else
-			hi = mid;
+	/* The last point whose ticks are at most tick: most often the
+	 * newest but one, as the agent samples before it drains. */
+	lo = p.n - 2;
+	if (tick < point(&p, lo)->tick) {
+		lo = 0;
+		hi = p.n - 2;
+		while (hi - lo > 1) {
+			mid = lo + (hi - lo) / 2;
+			if (point(&p, mid)->tick <= tick)
+				lo = mid;
+			else
+				hi = mid;
+		}
 	}
-	return on_line(point(&p, lo), point(&p, lo + 1), tick);
+	return between(&p, lo, tick);
 }

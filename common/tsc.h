@@ -38,6 +38,10 @@ struct tsc_sample {
 
 struct tsc_cal {
 	struct tsc_sample	s[TSC_CAL_MAX];
+	uint64_t		rate[TSC_CAL_MAX];	/* ns per tick from s[i]
+							   to s[i + 1], 32.32
+							   fixed point; 0:
+							   divide instead */
 	unsigned		n;
 };
 
