@@ -159,7 +159,7 @@ $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 # PVM programs run with the instrumentation library preloaded (or under
 # PVM's tracer), so built without sanitizers, like the test programs:
 # the ASan runtime must come first in a process, the preload cannot.
-$(BENCH_EVENT): bench/bench_event.c common/ring.h
+$(BENCH_EVENT): bench/bench_event.c common/ring.h common/tsc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
 

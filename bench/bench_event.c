@@ -8,7 +8,8 @@
  * library (the normal call: the preloaded wrapper, a begin and an end
  * record) and through libpvm3 directly (the same function found in
  * libpvm3 itself, which the wrapper does not see), and times a burst of
- * clock_gettime(CLOCK_REALTIME) alongside.  The difference between the
+ * clock_gettime(CLOCK_REALTIME) and of rdtsc alongside (the task's
+ * clock is one or the other: doc/clock.md).  The difference between the
  * two calls is the cost of the two events the wrapper records: the
  * wrapper, the depth and breakpoint checks, two clock reads, two
  * encodings, two ring writes.
@@ -61,6 +62,7 @@ struct run {
 	double	 inst_ns;	/* per instrumented call */
 	double	 direct_ns;	/* per direct call */
 	double	 clock_ns;	/* per clock_gettime(CLOCK_REALTIME) */
+	double	 tsc_ns;	/* per rdtsc (tsc_read) */
 	double	 event_ns;	/* (inst - direct) / 2 */
 };
 
@@ -220,11 +222,22 @@ time_clock(int calls)
 	return mono_ns() - t0;
 }
 
+static uint64_t
+time_tsc(int calls)
+{
+	uint64_t t0 = mono_ns();
+	int i;
+
+	for (i = 0; i < calls; i++)
+		sink = (int)tsc_read();
+	return mono_ns() - t0;
+}
+
 static void
 one_run(const struct ring_hdr *h, getsbuf_fn fn, int calls, int bursts,
     struct run *r)
 {
-	uint64_t inst = 0, direct = 0, clk = 0;
+	uint64_t inst = 0, direct = 0, clk = 0, tsc = 0;
 	double n = (double)calls * bursts;
 	int b;
 
@@ -239,10 +252,12 @@ one_run(const struct ring_hdr *h, getsbuf_fn fn, int calls, int bursts,
 			direct += time_direct(fn, calls);
 		}
 		clk += time_clock(calls);
+		tsc += time_tsc(calls);
 	}
 	r->inst_ns = (double)inst / n;
 	r->direct_ns = (double)direct / n;
 	r->clock_ns = (double)clk / n;
+	r->tsc_ns = (double)tsc / n;
 	r->event_ns = (r->inst_ns - r->direct_ns) / 2;
 }
 
@@ -288,6 +303,7 @@ main(int argc, char **argv)
 {
 	struct run runs[RUNS_MAX];
 	double inst[RUNS_MAX], direct[RUNS_MAX], clk[RUNS_MAX], ev[RUNS_MAX];
+	double tsc[RUNS_MAX];
 	const struct ring_hdr *h;
 	uint64_t written0, dropped0, written, dropped, expect;
 	int calls = 4096, bursts = 50, nruns = 7, i, o;
@@ -324,6 +340,7 @@ main(int argc, char **argv)
 		inst[i] = runs[i].inst_ns;
 		direct[i] = runs[i].direct_ns;
 		clk[i] = runs[i].clock_ns;
+		tsc[i] = runs[i].tsc_ns;
 		ev[i] = runs[i].event_ns;
 	}
 	written = ring_load(&h->written) - written0;
@@ -338,9 +355,11 @@ main(int argc, char **argv)
 
 	fprintf(stderr, "bench_event: %d runs of %d x %d calls, %llu records,"
 	    " 0 dropped; medians: instrumented call %.1f ns, direct call "
-	    "%.1f ns, clock_gettime(CLOCK_REALTIME) %.1f ns\n", nruns,
-	    bursts, calls, (unsigned long long)written, median(inst, nruns),
-	    median(direct, nruns), median(clk, nruns));
+	    "%.1f ns, clock_gettime(CLOCK_REALTIME) %.1f ns, rdtsc %.1f ns; "
+	    "the task's records carry %s\n", nruns, bursts, calls,
+	    (unsigned long long)written, median(inst, nruns),
+	    median(direct, nruns), median(clk, nruns), median(tsc, nruns),
+	    h->clock == RING_CLOCK_TSC ? "TSC ticks" : "CLOCK_REALTIME ns");
 	printf("event ns_per_event=%.1f\n", median(ev, nruns));
 	pvm_exit();
 	return 0;

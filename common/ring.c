@@ -45,6 +45,9 @@ ring_map(struct ring *rg, int fd, uint32_t size)
 	rg->fd = fd;
 	rg->hold = 0;
 	rg->rd = 0;
+	rg->clock = RING_CLOCK_NS;
+	memset(&rg->anchor, 0, sizeof(rg->anchor));
+	rg->last_tick = rg->last_ns = 0;
 	return 0;
 }
 
@@ -77,7 +80,21 @@ ring_create(struct ring *rg, uint32_t size)
 	rg->hdr->version = RING_VERSION;
 	rg->hdr->size = size;
 	rg->hdr->tid = 0;
+	rg->hdr->clock = RING_CLOCK_NS;
 	return 0;
+}
+
+/*
+ * Task side, before the first record: the ring's times are TSC ticks,
+ * and anchor is a sample older than all of them.
+ */
+void
+ring_set_tsc(struct ring *rg, const struct tsc_sample *anchor)
+{
+	rg->hdr->clock = rg->clock = RING_CLOCK_TSC;
+	rg->hdr->anchor_tick = anchor->tick;
+	rg->hdr->anchor_ns = anchor->ns;
+	rg->anchor = *anchor;
 }
 
 /*
@@ -115,10 +132,17 @@ ring_attach(struct ring *rg, int fd, const char **why)
 		*why = "ring size does not match its file";
 		return -1;
 	}
+	if (hdr.clock != RING_CLOCK_NS && hdr.clock != RING_CLOCK_TSC) {
+		*why = "ring has an unknown clock";
+		return -1;
+	}
 	if (ring_map(rg, fd, hdr.size) == -1) {
 		*why = "cannot map ring";
 		return -1;
 	}
+	rg->clock = hdr.clock;
+	rg->anchor.tick = hdr.anchor_tick;
+	rg->anchor.ns = hdr.anchor_ns;
 	return 0;
 }
 

@@ -18,12 +18,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tsc.h"
+
 #define RING_MAGIC	0x706d6f6eU	/* "pmon" */
-#define RING_VERSION	2
+#define RING_VERSION	3
 #define RING_HDR_SIZE	4096
 #define RING_MIN_SIZE	4096
 #define RING_MAX_SIZE	(64U * 1024 * 1024)
 #define RING_DEFAULT_SIZE	(1024U * 1024)
+
+/* ring_hdr.clock: what the t_ns of the ring's records hold. */
+#define RING_CLOCK_NS	0	/* CLOCK_REALTIME nanoseconds */
+#define RING_CLOCK_TSC	1	/* raw TSC ticks (tsc.h) */
 
 /*
  * Breakpoints a task checks itself, before a call runs or after it
@@ -72,6 +78,10 @@ struct ring_hdr {
 	uint32_t		version;
 	uint32_t		size;		/* data bytes, a power of two */
 	int32_t			tid;		/* the task's PVM tid, once known */
+	uint32_t		clock;		/* RING_CLOCK_*, set before the
+						   first record */
+	uint64_t		anchor_tick;	/* with RING_CLOCK_TSC: the task's */
+	uint64_t		anchor_ns;	/* tsc_sample when it made the ring */
 	_Alignas(64) _Atomic uint64_t head;	/* written by the task */
 	_Atomic uint64_t	dropped;	/* records lost to a full ring */
 	_Atomic uint64_t	written;	/* records written */
@@ -94,10 +104,15 @@ struct ring {
 	int		 fd;
 	int		 hold;		/* tail moves on ring_ack only */
 	uint64_t	 rd;		/* with hold: the next byte to read */
+	uint32_t	 clock;		/* RING_CLOCK_*, our copy */
+	struct tsc_sample anchor;	/* with RING_CLOCK_TSC, our copy */
+	uint64_t	 last_tick;	/* the agent's last conversion, to */
+	uint64_t	 last_ns;	/* keep times from going backwards */
 };
 
 int	ring_create(struct ring *, uint32_t size);
 int	ring_attach(struct ring *, int fd, const char **why);
+void	ring_set_tsc(struct ring *, const struct tsc_sample *anchor);
 void	ring_close(struct ring *);
 int	ring_write(struct ring *, const void *rec, size_t len);
 ssize_t	ring_read(struct ring *, uint8_t *out, size_t outsize,

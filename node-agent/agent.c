@@ -162,6 +162,7 @@ timer_cb(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	agent_clock_sample();
 	agent_tasks_tick(a);
 	/* No coordinator: records wait in the rings for the next one. */
 	if (!a->dump && a->coord == NULL)
@@ -186,6 +187,7 @@ agent_init(struct agent *a, struct event_base *base)
 	a->high_water = AGENT_HIGH_WATER;
 	a->live_ms = AGENT_LIVE_MS;
 	clock_gettime(CLOCK_MONOTONIC, &a->last_sync);
+	agent_clock_sample();
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->controls);
 	if ((a->batch = malloc(AGENT_BATCH)) == NULL ||

@@ -238,6 +238,7 @@ int	agent_ring_drain_packed(struct ring *, int32_t tid, struct evbuffer *,
 int	agent_dump_frames(struct evbuffer *, FILE *);
 int	agent_parse_clock_offset(const char *, int64_t *ns, const char **why);
 void	agent_set_clock_offset(int64_t ns);
+void	agent_clock_sample(void);
 
 /* agent_task.c */
 int	agent_listen(struct agent *);

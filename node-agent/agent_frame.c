@@ -212,20 +212,63 @@ agent_set_clock_offset(int64_t ns)
 	clock_offset_ns = ns;
 }
 
-/* Adds the offset to t_ns (u64 at byte 12) of one record, in place. */
-static void
-shift_time(uint8_t *rec)
+/*
+ * The (TSC ticks, CLOCK_REALTIME) samples that convert the times of
+ * rings whose tasks write ticks (tsc.h, doc/clock.md).  The drain timer
+ * adds one at every tick and a drain of such a ring adds one first, so
+ * that nearly every record it reads is older than the newest sample and
+ * converts by interpolation.
+ */
+static struct tsc_cal tsc_cal;
+
+void
+agent_clock_sample(void)
 {
-	wire_put64(rec + 12, wire_get64(rec + 12) + (uint64_t)clock_offset_ns);
+	struct tsc_sample s;
+
+	if (!TSC_ARCH)
+		return;
+	if (tsc_cal.n == 0)
+		tsc_cal_init(&tsc_cal);
+	else if (tsc_sample(&s) == 0)
+		tsc_cal_add(&tsc_cal, &s);
+}
+
+/*
+ * A record's time as shipped: CLOCK_REALTIME ns converted from the
+ * ring's clock, never earlier than the ring's previous record when its
+ * ticks are not, plus the test clock offset.
+ */
+static uint64_t
+record_ns(struct ring *rg, uint64_t t)
+{
+	uint64_t ns;
+
+	if (rg->clock == RING_CLOCK_TSC) {
+		ns = tsc_to_ns(&tsc_cal, &rg->anchor, t);
+		if (t >= rg->last_tick && ns < rg->last_ns)
+			ns = rg->last_ns;
+		rg->last_tick = t;
+		rg->last_ns = ns;
+		t = ns;
+	}
+	return t + (uint64_t)clock_offset_ns;
+}
+
+/* Rewrites t_ns (u64 at byte 12) of one record in place, as record_ns. */
+static void
+shift_time(struct ring *rg, uint8_t *rec)
+{
+	wire_put64(rec + 12, record_ns(rg, wire_get64(rec + 12)));
 }
 
 /*
  * Every record of a batch must decode: the coordinator will trust them.
- * With a test clock offset, each record's time is shifted once it has
- * decoded.
+ * Each record's time is converted (record_ns) once it has decoded.
  */
 static int
-check_records(uint8_t *p, size_t len, int *last_call, const char **why)
+check_records(struct ring *rg, uint8_t *p, size_t len, int *last_call,
+    const char **why)
 {
 	struct record r;
 	size_t off;
@@ -233,8 +276,8 @@ check_records(uint8_t *p, size_t len, int *last_call, const char **why)
 	for (off = 0; off < len; off += r.len) {
 		if (record_decode(p + off, len - off, &r, why) == -1)
 			return -1;
-		if (clock_offset_ns != 0)
-			shift_time(p + off);
+		if (clock_offset_ns != 0 || rg->clock != RING_CLOCK_NS)
+			shift_time(rg, p + off);
 		*last_call = r.call;
 	}
 	return 0;
@@ -243,11 +286,12 @@ check_records(uint8_t *p, size_t len, int *last_call, const char **why)
 /*
  * Packs a batch of ring records into TASK_PACKED frames on out: every
  * record must decode (the coordinator will trust them) and go forward
- * in sequence.  With a test clock offset, each time is shifted first.
+ * in sequence.  Each time is converted first (record_ns).
  */
 static int
-pack_records(struct agent_packer *pk, int32_t tid, struct evbuffer *out,
-    const uint8_t *p, size_t len, int *last_call, const char **why)
+pack_records(struct ring *rg, struct agent_packer *pk, int32_t tid,
+    struct evbuffer *out, const uint8_t *p, size_t len, int *last_call,
+    const char **why)
 {
 	const size_t room = PROTO_MAX_PAYLOAD - TASK_PACKED_HDR_SIZE -
 	    PACK_RECORD_MAX - PACK_TIME_MAX;
@@ -263,7 +307,7 @@ pack_records(struct agent_packer *pk, int32_t tid, struct evbuffer *out,
 			*why = "record sequence number does not go forward";
 			return -1;
 		}
-		r.t_ns += (uint64_t)clock_offset_ns;
+		r.t_ns = record_ns(rg, r.t_ns);
 		if (po.nrec + po.ntime > room) {
 			packed_frame(out, tid, pk, &po, count);
 			po.nrec = po.ntime = 0;
@@ -299,6 +343,8 @@ ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
 	ssize_t n;
 	int last = -1;
 
+	if (rg->clock == RING_CLOCK_TSC)
+		agent_clock_sample();
 	while (moved < max) {
 		n = ring_read(rg, batch, batchsize, &count, why);
 		if (n == -1)
@@ -306,11 +352,12 @@ ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
 		if (n == 0)
 			break;
 		if (pk != NULL) {
-			if (pack_records(pk, tid, out, batch, (size_t)n, &last,
-			    why) == -1)
+			if (pack_records(rg, pk, tid, out, batch, (size_t)n,
+			    &last, why) == -1)
 				return -1;
 		} else {
-			if (check_records(batch, (size_t)n, &last, why) == -1)
+			if (check_records(rg, batch, (size_t)n, &last,
+			    why) == -1)
 				return -1;
 			agent_frame_records(out, tid, batch, (size_t)n, count);
 		}

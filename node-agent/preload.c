@@ -12,8 +12,10 @@
  *   most TASK_READY_WAIT_MS.
  * - Only depth-0 calls are recorded: libpvm3 calls its own public API
  *   through the PLT, and those inner calls are not the application's.
- * - The record path makes no system call but clock_gettime and does not
- *   allocate: records are encoded on the stack straight into the ring.
+ * - The record path makes no system call and does not allocate: records
+ *   are encoded on the stack straight into the ring.  Their times are raw
+ *   TSC ticks where that is safe (tsc.h; the agent converts them), else
+ *   clock_gettime(CLOCK_REALTIME).
  * - The library is inert in pmon's own programs and in any process that
  *   never calls pvm_*.
  * - In the group server, pvmgs, it records nothing but the requests the
@@ -67,6 +69,8 @@ static struct {
 	int		 inert;
 	int		 server;	/* this is pvmgs */
 	int		 ring_failed;
+	int		 tsc;		/* records carry TSC ticks; set
+					   before ring_ok */
 	atomic_int	 ring_ok;	/* the ring exists: no lock needed */
 	uint32_t	 ring_size;
 	struct ring	 ring;		/* hdr == NULL until the first call */
@@ -176,6 +180,32 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
 }
 
+/* A record's time, in the ring's clock. */
+static uint64_t
+record_time(void)
+{
+	return st.tsc ? tsc_read() : now_ns();
+}
+
+/*
+ * Makes a new ring's times TSC ticks when that is safe, unless
+ * PMON_TASK_CLOCK=realtime.  Checked once per ring: two small reads.
+ */
+static void
+ring_clock(void)
+{
+	const char *v = getenv("PMON_TASK_CLOCK");
+	struct tsc_sample anchor;
+
+	st.tsc = 0;
+	if (v != NULL && strcmp(v, "realtime") == 0)
+		return;
+	if (tsc_safe() && tsc_sample(&anchor) == 0) {
+		ring_set_tsc(&st.ring, &anchor);
+		st.tsc = 1;
+	}
+}
+
 /* Creates the ring at the first recorded call.  Returns 0 when usable. */
 static int
 ring_ready(void)
@@ -185,9 +215,12 @@ ring_ready(void)
 	if (atomic_load_explicit(&st.ring_ok, memory_order_acquire))
 		return 0;
 	lock();
-	if (st.ring.hdr == NULL && !st.ring_failed &&
-	    ring_create(&st.ring, st.ring_size) == -1)
-		st.ring_failed = 1;
+	if (st.ring.hdr == NULL && !st.ring_failed) {
+		if (ring_create(&st.ring, st.ring_size) == -1)
+			st.ring_failed = 1;
+		else
+			ring_clock();
+	}
 	ok = st.ring.hdr != NULL;
 	atomic_store_explicit(&st.ring_ok, ok, memory_order_release);
 	unlock();
@@ -201,7 +234,7 @@ emit(struct pcall *c, uint8_t phase, const int32_t *peers, unsigned npeers)
 	size_t len;
 
 	c->r.phase = phase;
-	c->r.t_ns = now_ns();
+	c->r.t_ns = record_time();
 	c->r.npeers = (uint16_t)(npeers > RECORD_PEERS_MAX ?
 	    RECORD_PEERS_MAX : npeers);
 	if (c->r.npeers == 0)
@@ -270,7 +303,7 @@ server_emit(struct pcall *c, int rc)
 	c->r.flags |= RECORD_GS;
 	emit(c, PMON_END, NULL, 0);
 	if (!st.registered)
-		try_register(c->r.t_ns);
+		try_register(now_ns());
 }
 
 /*
@@ -291,7 +324,7 @@ bp_stop(struct pcall *c, uint8_t phase)
 	uint8_t frame[TASK_STOPPED_FRAME];
 	struct ring_bp hit;
 	struct record b;
-	uint64_t t = now_ns();
+	uint64_t t = record_time();
 	int fd = -1, hitp = 0, saved = errno;
 
 	lock();
@@ -367,7 +400,7 @@ call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
 		outer = NULL;
 	}
 	if (--depth == 0 && c->active && !st.registered)
-		try_register(c->r.t_ns);
+		try_register(now_ns());
 }
 
 void
