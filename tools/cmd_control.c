@@ -144,15 +144,6 @@ cmd_request(const struct cmd_args *a)
 
 /* --- watch ------------------------------------------------------------- */
 
-static volatile sig_atomic_t watch_stop;
-
-static void
-watch_signal(int sig)
-{
-	(void)sig;
-	watch_stop = 1;
-}
-
 static void
 watch_print(const char *kind, const char *json, void *arg)
 {
@@ -196,7 +187,6 @@ watch_run(const char *name, char **requests, size_t n, int json)
 {
 	struct pmon_callbacks cb = { .notice = watch_notice,
 	    .problem = watch_problem, .bye = watch_bye };
-	struct sigaction sa;
 	struct pollfd pfd;
 	struct pmon *p;
 	char *reply;
@@ -223,13 +213,10 @@ watch_run(const char *name, char **requests, size_t n, int json)
 		free(reply);
 	}
 	fflush(stdout);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = watch_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	tool_catch_stop();
 	pfd.fd = pmon_fd(p);
 	pfd.events = POLLIN;
-	while (!watch_stop && !pmon_closed(p)) {
+	while (!tool_stop && !pmon_closed(p)) {
 		if (poll(&pfd, 1, -1) == -1) {
 			if (errno == EINTR)
 				continue;

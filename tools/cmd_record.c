@@ -71,14 +71,6 @@ struct rec {
 	int			 failed;
 };
 
-static volatile sig_atomic_t record_stop;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	record_stop = 1;
-}
 
 static int
 host_known(const struct rec *r, const char *name)
@@ -245,7 +237,7 @@ record_loop(struct rec *r)
 	long last_sync = now_ms();
 	int rv = 0, i;
 
-	while (!record_stop && !r->failed) {
+	while (!tool_stop && !r->failed) {
 		if ((rv = pmon_wait(r->p, RECORD_POLL_MS)) == -1)
 			break;
 		if (r->need_hosts && (rv = record_hosts(r)) == -1)
@@ -261,7 +253,7 @@ record_loop(struct rec *r)
 			break;
 	if (r->failed)
 		return -1;
-	if (!record_stop && !pmon_closed(r->p))
+	if (!tool_stop && !pmon_closed(r->p))
 		return tool_error("%s", pmon_error(r->p));
 	return 0;
 }
@@ -326,7 +318,6 @@ cmd_record(const struct cmd_args *a)
 	struct rec r = { .held_tail = &r.held };
 	struct recfile_header h;
 	struct recfile_end end;
-	struct sigaction sa;
 	const char *path = a->arg['o'];
 	char err[512];
 	size_t bsize, i;
@@ -351,11 +342,7 @@ cmd_record(const struct cmd_args *a)
 		return tool_error("%s", err);
 	}
 	pmon_set_callbacks(r.p, &cb, &r);
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;	/* no SA_RESTART: poll returns */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	tool_catch_stop();
 	rv = record_loop(&r);
 	release_held(&r);	/* the snapshot never came: keep the rest */
 	if (r.failed)

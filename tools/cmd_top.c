@@ -68,26 +68,6 @@ struct top {
 	size_t		 nprev, ncur;
 };
 
-static volatile sig_atomic_t top_stop;
-
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	top_stop = 1;
-}
-
-static void
-top_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 static long long
 jint(json_t *o, const char *k1, const char *k2)
@@ -331,7 +311,7 @@ top_sleep(struct pmon *p, double delay)
 	double left;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!top_stop) {
+	while (!tool_stop) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((left = delay - elapsed(&start, &now)) <= 0)
 			return 0;
@@ -352,13 +332,13 @@ top_run(struct pmon *p, struct top *t, long count, double delay)
 			break;
 		if (rv != 0)
 			return rv;
-		if (top_stop ||
+		if (tool_stop ||
 		    (count > 0 && t->refresh >= (unsigned long)count))
 			return 0;
 		if (top_sleep(p, delay) == -1)
 			break;
 	}
-	if (pmon_closed(p) || top_stop)
+	if (pmon_closed(p) || tool_stop)
 		return 0;	/* the coordinator shut down */
 	return tool_error("%s", pmon_error(p));
 }
@@ -395,7 +375,7 @@ cmd_top(const struct cmd_args *a)
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}
-	top_signals();
+	tool_catch_stop();
 	rv = top_run(p, &t, count, delay);
 out:
 	free(t.prev);

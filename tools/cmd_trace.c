@@ -64,7 +64,6 @@ struct trace {
 	int		 failed;
 };
 
-static volatile sig_atomic_t trace_stop;
 
 enum msg_role { ROLE_NONE, ROLE_SEND, ROLE_RECV };
 
@@ -415,32 +414,13 @@ trace_event(const struct pmon_event *ev, void *arg)
 		t->failed = 1;
 }
 
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	trace_stop = 1;
-}
-
-static void
-trace_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;	/* no SA_RESTART: poll returns */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 /* Runs until BYE, close, error or a signal; returns the exit status. */
 static int
 trace_loop(struct pmon *p, struct trace *t)
 {
 	int rv = 0, i;
 
-	while (!trace_stop && !t->failed)
+	while (!tool_stop && !t->failed)
 		if ((rv = pmon_wait(p, TRACE_POLL_MS)) == -1)
 			break;
 	/* Stopped by a signal: what already arrived is still printed. */
@@ -449,7 +429,7 @@ trace_loop(struct pmon *p, struct trace *t)
 			break;
 	if (t->failed)
 		return tool_error("writing the trace: %s", strerror(errno));
-	if (!trace_stop && !pmon_closed(p))
+	if (!tool_stop && !pmon_closed(p))
 		return tool_error("%s", pmon_error(p));
 	return 0;
 }
@@ -476,7 +456,7 @@ cmd_trace(const struct cmd_args *a)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pmon_set_callbacks(p, &cb, &t);
-	trace_signals();
+	tool_catch_stop();
 	rv = trace_loop(p, &t);
 	if (t.sum != NULL) {
 		if (!t.quiet && !t.json)

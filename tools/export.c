@@ -97,7 +97,6 @@ struct export {
 	char		 err[256];
 };
 
-static volatile sig_atomic_t export_stop;
 
 /* --- the maps ----------------------------------------------------------- */
 
@@ -540,25 +539,6 @@ export_on_event(const struct pmon_event *ev, void *arg)
 
 /* --- sources ------------------------------------------------------------ */
 
-static void
-on_stop(int sig)
-{
-	(void)sig;
-	export_stop = 1;
-}
-
-static void
-export_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;	/* no SA_RESTART: poll returns */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 /*
  * Live (connected): until BYE, close, a signal or a failure; then what
  * had arrived.
@@ -568,14 +548,14 @@ export_live(struct pmon *p, struct export *x)
 {
 	int rv = 0, i;
 
-	export_signals();
-	while (!export_stop && !x->failed)
+	tool_catch_stop();
+	while (!tool_stop && !x->failed)
 		if ((rv = pmon_wait(p, EXPORT_POLL_MS)) == -1)
 			break;
 	for (i = 0; rv != -1 && i < EXPORT_DRAIN_MAX && !x->failed; i++)
 		if ((rv = pmon_wait(p, 0)) == 0)
 			break;
-	if (!x->failed && !export_stop && !pmon_closed(p))
+	if (!x->failed && !tool_stop && !pmon_closed(p))
 		return tool_error("%s", pmon_error(p));
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 
 /* Exit statuses of every command. */
@@ -66,6 +67,9 @@ int		 tool_usage_error(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 int		 tool_sibling(char *, size_t, const char *);
 const char	*tool_command_name(void);
+/* Set by SIGINT or SIGTERM once tool_catch_stop() has run. */
+extern volatile sig_atomic_t tool_stop;
+void		 tool_catch_stop(void);
 
 /* cmd_start.c: starting pmon-coordd and waiting for its ready line. */
 int		 tool_coordd_path(char *, size_t);

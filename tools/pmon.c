@@ -77,6 +77,31 @@ tool_error(const char *fmt, ...)
 	return EXIT_FAILURE;
 }
 
+volatile sig_atomic_t tool_stop;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	tool_stop = 1;
+}
+
+/*
+ * A tool that runs until told: SIGINT and SIGTERM set tool_stop, and
+ * interrupt its poll (no SA_RESTART), so that it ends cleanly.
+ */
+void
+tool_catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int
 tool_usage_error(const char *fmt, ...)
 {

@@ -39,6 +39,14 @@ tool_usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* ...and its stop flag: a recording is read to its end, never waited on. */
+volatile sig_atomic_t tool_stop;
+
+void
+tool_catch_stop(void)
+{
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
