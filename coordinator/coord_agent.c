@@ -442,8 +442,11 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
-	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0 &&
-	    (t = agent_late(a, tid)) != NULL) {
+	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_END: %s", why);
+		return -1;
+	}
+	if ((t = agent_late(a, tid)) != NULL) {
 		if (t->expired)
 			log_warnx("task t%x (%s) ended; %llu records of it "
 			    "came too late and were dropped", (unsigned)tid,
@@ -454,8 +457,7 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_ack_done(a->coord, tid);
 		return 0;
 	}
-	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1 ||
-	    !agent_owns(a, tid, &why)) {
+	if (!agent_owns(a, tid, &why)) {
 		coord_agent_drop(a, "bad TASK_END: %s", why);
 		return -1;
 	}
@@ -491,11 +493,13 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
-	if (coord_parse_task_resume(p, len, &tid, &next, &why) == 0 &&
-	    agent_late(a, tid) != NULL)
-		return 0;
-	if (coord_parse_task_resume(p, len, &tid, &next, &why) == -1 ||
-	    !agent_owns(a, tid, &why)) {
+	if (coord_parse_task_resume(p, len, &tid, &next, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
+		return -1;
+	}
+	if (agent_late(a, tid) != NULL)
+		return 0;	/* what follows of it is dropped */
+	if (!agent_owns(a, tid, &why)) {
 		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
 		return -1;
 	}
