@@ -323,6 +323,8 @@ main(int argc, char *argv[])
 	if ((base = event_base_new()) == NULL || agent_init(&a, base) == -1)
 		errx(1, "agent_init");
 	a.time_mode = mode;
+	/* Its coordinator end is on this host: deflate as for a remote one. */
+	a.compress = CAPTURE_COMPRESS_ALWAYS;
 	if (level != ZS_LEVEL && (zs_out_end(&a.zs), zs_out_init(&a.zs,
 	    level)) == -1)
 		errx(1, "zs_out_init");

@@ -28,7 +28,7 @@ start_pvmd
 real_run() {
 	local mode=$1 name=$2 line
 	shift 2
-	pmon_start -v -v -Q 268435456 -T "$mode"
+	pmon_start -v -v -Q 268435456 -T "$mode" -Z always
 	grep -qx "capture time=$mode .*" "$PVM_TMP.pmon-start.out" ||
 	    fail "pmon start -v did not show time=$mode"
 	pmon_exec "$@" || fail "$name exited with $?: $(cat "$RUN/$(basename \

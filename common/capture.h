@@ -18,6 +18,20 @@
 #define CAPTURE_LIVE_MAX	100
 
 /*
+ * Whether an agent deflates its stream to the coordinator (pmon-agentd
+ * -z, pmon start --compress).  remote, the default: unless the
+ * coordinator runs on the agent's own host, where deflate would spend
+ * CPU the watched tasks share on bytes that cross no network.
+ */
+enum capture_compress {
+	CAPTURE_COMPRESS_REMOTE,
+	CAPTURE_COMPRESS_ALWAYS,
+	CAPTURE_COMPRESS_NEVER
+};
+
+int	capture_compress_lookup(const char *);
+
+/*
  * A task's ring, in bytes: a power of two from RING_MIN_SIZE to
  * RING_MAX_SIZE (ring.h).  The agent publishes pmon start -R in its
  * host's PVM_TMP for the tasks that do not set PMON_RING_SIZE.

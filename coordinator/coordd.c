@@ -37,7 +37,7 @@ usage(void)
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
 	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
-	    "[-s ring-bytes]\n       [-t exact|compact]\n"
+	    "[-s ring-bytes]\n       [-t exact|compact] [-z always|remote|never]\n"
 	    "       pmon-coordd -R recording [-dv] [-Q bytes] [-r fd]\n");
 	exit(1);
 }
@@ -338,7 +338,7 @@ main(int argc, char *argv[])
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
-	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:v")) != -1) {
+	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:vz:")) != -1) {
 		switch (ch) {
 		case 's':
 			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
@@ -352,6 +352,12 @@ main(int argc, char *argv[])
 				fatalx("-t %s: exact or compact", optarg);
 			snprintf(coord.agent_time, sizeof(coord.agent_time),
 			    "%s", optarg);
+			break;
+		case 'z':
+			if (capture_compress_lookup(optarg) == -1)
+				fatalx("-z %s: always, remote or never", optarg);
+			snprintf(coord.agent_compress,
+			    sizeof(coord.agent_compress), "%s", optarg);
 			break;
 		case 'b':
 			agent_arg(coord.agent_buffer, sizeof(coord.agent_buffer),

@@ -230,6 +230,8 @@ agent_free(struct agent *a)
 	a->listen_fd = -1;
 }
 
+static int	stream_deflated(const struct agent *);
+
 /*
  * The secret stays in memory (never logged): a coordinator that went
  * away may come back, and then we say hello again.
@@ -240,8 +242,65 @@ agent_send_hello(struct agent *a)
 	agent_frame_agent_hello(a->out, a->host_tid, (uint32_t)getpid(),
 	    a->host, a->arch, a->secret);
 	agent_output(a);
-	/* The hello went out plain; everything after it is deflated. */
-	a->zs_on = a->wire != NULL;
+	/* The hello went out plain; what follows it may be deflated. */
+	a->zs_on = a->wire != NULL && stream_deflated(a);
+	if (a->wire != NULL)
+		log_info("stream to the coordinator: %s", a->zs_on ?
+		    "deflated" : "plain");
+}
+
+/*
+ * Whether fd, a connected socket, ends on this host: a Unix socket, or
+ * one whose two ends have the same address (loopback, or this host's
+ * own address).  Hosts in network namespaces have addresses of their
+ * own, and count as remote, as they would on a real network.
+ */
+int
+agent_peer_is_local(int fd)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t mlen = sizeof(me), plen = sizeof(peer);
+	const struct sockaddr_in *m4, *p4;
+	const struct sockaddr_in6 *m6, *p6;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &mlen) == -1 ||
+	    getpeername(fd, (struct sockaddr *)&peer, &plen) == -1 ||
+	    me.ss_family != peer.ss_family)
+		return 0;
+	switch (me.ss_family) {
+	case AF_UNIX:
+		return 1;
+	case AF_INET:
+		m4 = (const struct sockaddr_in *)&me;
+		p4 = (const struct sockaddr_in *)&peer;
+		return m4->sin_addr.s_addr == p4->sin_addr.s_addr;
+	case AF_INET6:
+		m6 = (const struct sockaddr_in6 *)&me;
+		p6 = (const struct sockaddr_in6 *)&peer;
+		return memcmp(&m6->sin6_addr, &p6->sin6_addr,
+		    sizeof(m6->sin6_addr)) == 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * -z: the stream after the hello is deflated always, never, or (remote,
+ * the default) unless the coordinator is on this host: there deflate
+ * would only take CPU from the tasks it watches (doc/capture.md).
+ */
+static int
+stream_deflated(const struct agent *a)
+{
+	switch (a->compress) {
+	case CAPTURE_COMPRESS_ALWAYS:
+		return 1;
+	case CAPTURE_COMPRESS_NEVER:
+		return 0;
+	default:
+		return a->coord == NULL ||
+		    !agent_peer_is_local(bufferevent_getfd(a->coord));
+	}
 }
 
 /*

@@ -141,6 +141,7 @@ struct agent {
 						   output, or NULL */
 	struct zs_out		 zs;
 	int			 zs_on;		/* after AGENT_HELLO */
+	int			 compress;	/* CAPTURE_COMPRESS_* (-z) */
 	int			 want_sync;	/* a flush point passed */
 	struct timespec		 last_sync;	/* monotonic */
 	int			 time_mode;	/* PACK_TIME_* (-t) */
@@ -190,6 +191,7 @@ void	agent_free(struct agent *);
 int	agent_coord_connect(struct agent *, const char *addrport);
 int	agent_coord_attach(struct agent *, int fd);
 void	agent_send_hello(struct agent *);
+int	agent_peer_is_local(int fd);
 void	agent_flush(struct agent *, uint32_t id);
 void	agent_output(struct agent *);
 void	agent_output_sync(struct agent *);

@@ -2,15 +2,17 @@
  * pmon-agentd: the per-host agent.
  *
  *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-t exact|compact] [-b BYTES]
- *	    [-i MS] [-R BYTES] [-c ADDR:PORT]
+ *	    [-i MS] [-R BYTES] [-z always|remote|never] [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
- * dump mode: no coordinator, every frame is printed on stdout.  -t, -b
- * and -i are the capture settings the coordinator passes on from
+ * dump mode: no coordinator, every frame is printed on stdout.  -t, -b,
+ * -i, -R and -z are the capture settings the coordinator passes on from
  * `pmon start` (doc/capture.md): the time encoding of the records, the
  * bytes queued for the coordinator above which rings are not drained,
- * the longest time between two sync flushes, and the ring size it
- * publishes for the tasks of its host.
+ * the longest time between two sync flushes, the ring size it
+ * publishes for the tasks of its host, and whether its stream is
+ * deflated (remote, the default: unless the coordinator is on this
+ * host).
  *
  * The agent tells the coordinator the virtual machine's secret: the one
  * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
@@ -62,7 +64,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-s FILE] "
-	    "[-t exact|compact] [-b BYTES] [-i MS] [-R BYTES] "
+	    "[-t exact|compact] [-b BYTES] [-i MS] [-R BYTES]\n"
+	    "    [-z always|remote|never] "
 	    "[-c ADDR:PORT]\n"
 	    "  -t MODE  time encoding of the records (default exact)\n"
 	    "  -b BYTES stop draining rings above this much output\n"
@@ -71,6 +74,8 @@ usage(void)
 	    "           (default 20)\n"
 	    "  -R BYTES ring size for this host's tasks without\n"
 	    "           PMON_RING_SIZE (a power of two, 4096-67108864)\n"
+	    "  -z WHEN  deflate the stream always, never, or when the\n"
+	    "           coordinator is on another host (remote, the default)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
@@ -181,12 +186,13 @@ main(int argc, char *argv[])
 	const char *coord = NULL, *offset = NULL, *secret_file = NULL;
 	char secret[PMON_SECRET_LEN + 1];
 	int ch, verbose = 0, dump = 0, env_secret, time_mode = PACK_TIME_EXACT;
+	int compress = CAPTURE_COMPRESS_REMOTE;
 	size_t high_water = AGENT_HIGH_WATER;
 	unsigned live_ms = AGENT_LIVE_MS;
 	unsigned long ring_size = 0;
 
 	env_secret = secret_from_env(secret);
-	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:s:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:s:t:z:")) != -1) {
 		switch (ch) {
 		case 'R':
 			ring_size = (unsigned long)parse_num("-R", optarg,
@@ -197,6 +203,10 @@ main(int argc, char *argv[])
 		case 't':
 			if ((time_mode = pack_time_lookup(optarg)) == -1)
 				fatalx("-t %s: exact or compact", optarg);
+			break;
+		case 'z':
+			if ((compress = capture_compress_lookup(optarg)) == -1)
+				fatalx("-z %s: always, remote or never", optarg);
 			break;
 		case 'b':
 			high_water = parse_num("-b", optarg,
@@ -246,6 +256,7 @@ main(int argc, char *argv[])
 	agent.time_mode = time_mode;
 	agent.high_water = high_water;
 	agent.live_ms = live_ms;
+	agent.compress = compress;
 	if (live_ms < AGENT_DRAIN_MS) {
 		/* The drain timer is what notices the live interval. */
 		struct timeval tv = { 0, (suseconds_t)live_ms * 1000 };

@@ -31,6 +31,7 @@ static int	cmd_start(const struct cmd_args *);
 static const struct option start_longopts[] = {
 	{ "agent-buffer", required_argument, NULL, 'B' },
 	{ "clock", required_argument, NULL, 'C' },
+	{ "compress", required_argument, NULL, 'Z' },
 	{ "live", required_argument, NULL, 'L' },
 	{ "time", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
@@ -43,7 +44,7 @@ static const struct option start_longopts[] = {
 
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
-	"[-B bytes] [-L ms] [-R bytes]",
+	"[-B bytes] [-L ms] [-R bytes] [-Z always|remote|never]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -61,6 +62,9 @@ const struct cmd_entry cmd_start_entry = {
 	"  -l, --listen ADDR[:PORT]  where the coordinator listens for agents\n"
 	"                 (default: 127.0.0.1 while the machine has one host,\n"
 	"                 else this host's address; doc/protocol.md)\n"
+	"  -Z, --compress always|remote|never  whether the agents deflate\n"
+	"                 what they send: remote (the default) unless the\n"
+	"                 coordinator is on the agent's own host\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events (default 8 MiB; doc/control.md)\n"
 	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT)\n"
@@ -70,7 +74,7 @@ const struct cmd_entry cmd_start_entry = {
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+B:C:hl:L:Q:R:T:v", start_longopts, 0, 0, cmd_start
+	"+B:C:hl:L:Q:R:T:vZ:", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -189,7 +193,7 @@ number_ok(const char *s, unsigned long long lo, unsigned long long hi)
 	    v >= lo && v <= hi;
 }
 
-/* The capture settings the agents get (pmon-coordd -t, -b, -i). */
+/* The capture settings the agents get (pmon-coordd -t, -b, -i, -s, -z). */
 static int
 capture_check(const struct cmd_args *a)
 {
@@ -197,6 +201,9 @@ capture_check(const struct cmd_args *a)
 
 	if (t != NULL && strcmp(t, "exact") != 0 && strcmp(t, "compact") != 0)
 		return tool_usage_error("--time %s: exact or compact", t);
+	if (a->arg['Z'] != NULL && capture_compress_lookup(a->arg['Z']) == -1)
+		return tool_usage_error("--compress %s: always, remote or never",
+		    a->arg['Z']);
 	if (a->arg['B'] != NULL && !number_ok(a->arg['B'], CAPTURE_BUFFER_MIN,
 	    CAPTURE_BUFFER_MAX))
 		return tool_usage_error("--agent-buffer %s: not a number of "
@@ -220,9 +227,9 @@ capture_check(const struct cmd_args *a)
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	static const char opts[] = "CQlTBLR", flags[] = "CQltbis";
-	char fdarg[16], flag[7][3];
-	const char *argv[22];
+	static const char opts[] = "CQlTBLRZ", flags[] = "CQltbisz";
+	char fdarg[16], flag[sizeof(opts) - 1][3];
+	const char *argv[4 + 2 * (sizeof(opts) - 1) + 1];
 	size_t k;
 	int i = 0, null;
 
@@ -368,7 +375,8 @@ cmd_start(const struct cmd_args *a)
 			printf(" live_ms=%s", a->arg['L']);
 		else
 			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
-		printf(" ring=%s\n", a->arg['R'] ? a->arg['R'] : "default");
+		printf(" ring=%s compress=%s\n", a->arg['R'] ? a->arg['R'] :
+		    "default", a->arg['Z'] ? a->arg['Z'] : "remote");
 	}
 	return 0;
 }

@@ -4,8 +4,10 @@
 # coordinator gives, task for task, the same events in the same order
 # with the same partners and tags, both streams causally complete; the
 # compact times never go backwards within a task; the agents' packed,
-# deflated records cost less than 1 byte per event; and pmon start -R
-# reaches the agent, which publishes it for its tasks.
+# deflated records cost less than 1 byte per event; pmon start -R
+# reaches the agent, which publishes it for its tasks; and by default an
+# agent on the coordinator's host sends its stream plain, while
+# --compress=always deflates it.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -15,12 +17,23 @@ start_pvmd
 
 k=2 rounds=300
 
-# run MODE RING: pingpong traced under a coordinator of its own.
+# A bad capture setting is refused by name, and nothing starts.
+if "$PMON" start --compress=sometimes </dev/null >"$RUN/bad.out" 2>&1; then
+	fail "pmon start took --compress=sometimes"
+fi
+grep -q -- "--compress sometimes: always, remote or never" "$RUN/bad.out" ||
+    fail "pmon start --compress=sometimes said: $(cat "$RUN/bad.out")"
+[ -z "$(sock_pid "$(coord_sock)")" ] ||
+    fail "a coordinator started for --compress=sometimes"
+
+# run MODE RING COMPRESS: pingpong traced under a coordinator of its own
+# (COMPRESS "": pmon start's default).
 run() {
-	local mode=$1 ring=$2
-	pmon_start -v -v -Q 268435456 -T "$mode" -R "$ring"
+	local mode=$1 ring=$2 compress=$3
+	pmon_start -v -v -Q 268435456 -T "$mode" -R "$ring" \
+	    ${compress:+-Z "$compress"}
 	grep -qx "capture time=$mode agent_buffer=16777216 live_ms=20 \
-ring=$ring" "$PVM_TMP.pmon-start.out" ||
+ring=$ring compress=${compress:-remote}" "$PVM_TMP.pmon-start.out" ||
 	    fail "pmon start -v: $(cat "$PVM_TMP.pmon-start.out")"
 	wait_for 10 test -s "$PVM_TMP/pmon-ring.$(id -u)" ||
 	    fail "the agent published no ring size"
@@ -32,7 +45,7 @@ ring=$ring" "$PVM_TMP.pmon-start.out" ||
 	pmon_shutdown "$TRACE_PID"
 	grep -qx done "$RUN/$mode.log" || fail "pingpong ($mode) did not finish"
 	"$STREAMCHECK" -a "$RUN/$mode.json" || fail "$mode stream violations"
-	grep -o '[0-9]* records in [0-9]* bytes ([0-9.]* B/record)' \
+	grep -o '[0-9]* records in [0-9]* bytes ([0-9.]* B/record), [0-9]* bytes inflated' \
 	    "$(coord_log)" | tail -n 1 >"$RUN/$mode.size"
 	[ -s "$RUN/$mode.size" ] || fail "no size line in $(coord_log)"
 	mv "$(coord_log)" "$RUN/$mode.coord.log"
@@ -65,8 +78,8 @@ canon() {
 	    }' | sort -k1,1 -k2,2n
 }
 
-run exact 1048576
-run compact 524288
+run exact 1048576 ""
+run compact 524288 always
 
 canon exact >"$RUN/exact.canon"
 canon compact >"$RUN/compact.canon"
@@ -82,10 +95,20 @@ back=$(jq -r 'select(.call != null) | "\(.tid) \(.seq) \(.t)"' \
 	$1 == tid && $3 < t { n++ } { tid = $1; t = $3 } END { print n + 0 }')
 expect_eq "compact times going backwards within a task" 0 "$back"
 
-read -r n _ _ bytes _ <"$RUN/compact.size"
+read -r n _ _ bytes _ _ _ inflated _ <"$RUN/compact.size"
 expect_eq "records the compact agent sent" "$(grep -c '"call"' \
     "$RUN/compact.json")" "$n"
-[ "$bytes" -lt "$n" ] ||
-    fail "compact: $bytes bytes for $n records: $(cat "$RUN/compact.size")"
+[ "$bytes" -lt "$n" ] && [ "$inflated" -gt "$bytes" ] ||
+    fail "compact, deflated: $bytes bytes for $n records:" \
+	"$(cat "$RUN/compact.size")"
+
+# The exact run's agent shared the coordinator's host: a plain stream,
+# nothing to inflate, and more than a byte per record.
+read -r n _ _ bytes _ _ _ inflated _ <"$RUN/exact.size"
+expect_eq "records the exact agent sent" "$(grep -c '"call"' \
+    "$RUN/exact.json")" "$n"
+expect_eq "bytes the coordinator inflated for a local agent" 0 "$inflated"
+[ "$bytes" -gt "$n" ] ||
+    fail "exact, plain: $bytes bytes for $n records: $(cat "$RUN/exact.size")"
 pm_log "exact: $(cat "$RUN/exact.size"); compact: $(cat "$RUN/compact.size")"
 pass

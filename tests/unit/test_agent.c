@@ -17,6 +17,9 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -475,6 +478,69 @@ test_dump(void)
 	ring_close(&rg);
 	evbuffer_free(eb);
 	free(buf);
+}
+
+/*
+ * A TCP connection from 127.0.0.1 to a listener on dst: the client's
+ * fd in *cfd, the accepted one in *afd.
+ */
+static void
+tcp_pair(const char *dst, int *cfd, int *afd)
+{
+	struct sockaddr_in sin, me;
+	socklen_t len = sizeof(sin);
+	int lfd;
+
+	memset(&me, 0, sizeof(me));
+	me.sin_family = AF_INET;
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	CU_ASSERT_FATAL(inet_pton(AF_INET, dst, &sin.sin_addr) == 1);
+	CU_ASSERT_FATAL((lfd = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	CU_ASSERT_FATAL(listen(lfd, 1) == 0);
+	CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&sin, &len) == 0);
+	CU_ASSERT_FATAL((*cfd = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	CU_ASSERT_FATAL(bind(*cfd, (struct sockaddr *)&me, sizeof(me)) == 0);
+	CU_ASSERT_FATAL(connect(*cfd, (struct sockaddr *)&sin,
+	    sizeof(sin)) == 0);
+	CU_ASSERT_FATAL((*afd = accept(lfd, NULL, NULL)) != -1);
+	close(lfd);
+}
+
+/*
+ * --compress=remote decides by the connection: a Unix socket and a TCP
+ * connection whose ends share an address are local; ends on two
+ * addresses (127.0.0.2 is loopback too, but another address, as another
+ * host's would be) are not; a socket that is not connected is not.
+ */
+static void
+test_peer_is_local(void)
+{
+	int sv[2], cfd, afd;
+
+	CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CU_ASSERT_EQUAL(agent_peer_is_local(sv[0]), 1);
+	close(sv[0]);
+	close(sv[1]);
+
+	tcp_pair("127.0.0.1", &cfd, &afd);
+	CU_ASSERT_EQUAL(agent_peer_is_local(cfd), 1);
+	CU_ASSERT_EQUAL(agent_peer_is_local(afd), 1);
+	close(cfd);
+	close(afd);
+
+	tcp_pair("127.0.0.2", &cfd, &afd);
+	CU_ASSERT_EQUAL(agent_peer_is_local(cfd), 0);
+	CU_ASSERT_EQUAL(agent_peer_is_local(afd), 0);
+	close(cfd);
+	close(afd);
+
+	CU_ASSERT_FATAL((cfd = socket(AF_INET, SOCK_STREAM, 0)) != -1);
+	CU_ASSERT_EQUAL(agent_peer_is_local(cfd), 0);
+	close(cfd);
+	CU_ASSERT_EQUAL(agent_peer_is_local(-1), 0);
 }
 
 static void
@@ -2000,6 +2066,7 @@ static CU_TestInfo drain_tests[] = {
 	{ "frames valid", test_frames_valid },
 	{ "dump", test_dump },
 	{ "split addr", test_split_addr },
+	{ "coordinator on this host", test_peer_is_local },
 	CU_TEST_INFO_NULL
 };
 
