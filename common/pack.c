@@ -395,8 +395,16 @@ unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
 	r->t_ns = s->t;
 	r->group = (const char *)g;
 	r->len = (uint16_t)record_size(r);
-	record_encode(out, r, peers);
-	if (record_decode(out, r->len, r, why) == -1)
+	/*
+	 * Peers travel in host order here, and as encoded bytes in a
+	 * struct record: only a record with peers goes through out.  The
+	 * others, nearly all, are complete as they are.
+	 */
+	if (r->npeers > 0) {
+		record_encode(out, r, peers);
+		if (record_decode(out, r->len, r, why) == -1)
+			return -1;
+	} else if (record_check(r, why) == -1)
 		return -1;
 	s->started = 1;
 	s->seq = r->seq;

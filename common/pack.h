@@ -128,9 +128,10 @@ void	pack_record(struct pack_state *, int mode, struct pack_out *,
 
 /*
  * Unpacks the next record from the two columns (readers over the bytes
- * of each) into out (RECORD_MAX_SIZE bytes) in record.h's encoding, and
- * decodes that into *r.  Returns 0, or -1 with *why; the state is then
- * unusable.
+ * of each) into *r, checked as record_decode checks.  r->group points
+ * into rec's bytes; a record with peers is encoded into out
+ * (RECORD_MAX_SIZE bytes), where r->peers points.  Returns 0, or -1
+ * with *why; the state is then unusable.
  */
 struct wire_reader;
 int	unpack_record(struct pack_state *, int mode, struct wire_reader *rec,

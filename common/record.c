@@ -124,6 +124,17 @@ record_decode(const uint8_t *in, size_t avail, struct record *r,
 		*why = "record length does not match its contents";
 		return -1;
 	}
+	return record_check(r, why);
+}
+
+/*
+ * What record_decode checks of a record's fields, for a record made
+ * some other way (unpack_record): a known call and phase, a sequence
+ * number, a group name without NUL.  Returns 0, or -1 with *why.
+ */
+int
+record_check(const struct record *r, const char **why)
+{
 	if (r->call == PMON_CALL_NONE || r->call >= PMON_CALL_MAX) {
 		*why = "record has an unknown call";
 		return -1;

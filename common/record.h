@@ -143,6 +143,7 @@ size_t		 record_encode(uint8_t *out, const struct record *,
 		    const int32_t *peers);
 int		 record_decode(const uint8_t *in, size_t avail,
 		    struct record *, const char **why);
+int		 record_check(const struct record *, const char **why);
 int32_t		 record_peer(const struct record *, unsigned i);
 
 /* What the coordinator needs to know of a call to order it. */
