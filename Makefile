@@ -84,7 +84,7 @@ BENCH_AGENT	= $(BUILD)/bench/bench_agent
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
