@@ -153,35 +153,13 @@ make_pattern(const int32_t n[4])
 static int
 send_hello(int fd, struct ring *rg, int32_t tid)
 {
-	uint8_t frame[TASK_HELLO_FRAME_MAX];
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
 	struct task_hello h;
-	struct msghdr msg;
-	struct iovec iov;
-	struct cmsghdr *c;
 
 	memset(&h, 0, sizeof(h));
 	h.tid = tid;
 	h.pid = (uint32_t)getpid();
 	strcpy(h.program, "bench_task");
-	iov.iov_base = frame;
-	iov.iov_len = task_hello_encode(frame, &h);
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &rg->fd, sizeof(int));
-	return sendmsg(fd, &msg, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 :
-	    -1;
+	return task_hello_send(fd, &h, rg->fd);
 }
 
 static void __attribute__((noreturn))

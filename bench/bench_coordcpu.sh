@@ -38,9 +38,8 @@ done
 SMALLPP=$PMON_BUILD/bench/smallpp
 WARMUP=100
 pm_setup
-for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" "$SMALLPP"; do
-	[ -x "$f" ] || [ -f "$f" ] || fail "missing $f (make all first)"
-done
+need_pmon
+need_built "$SMALLPP"
 write_hostfile "$RUN/hostfile"
 sed -i "1s|\$|:$PMON_BUILD/bench|" "$RUN/hostfile"
 start_pvmd "$RUN/hostfile"

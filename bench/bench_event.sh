@@ -14,9 +14,8 @@
 
 BENCH=$PMON_BUILD/bench/bench_event
 pm_setup
-for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" "$BENCH"; do
-	[ -x "$f" ] || [ -f "$f" ] || fail "missing $f (make all first)"
-done
+need_pmon
+need_built "$BENCH"
 
 start_pvmd
 pmon_start

@@ -75,10 +75,8 @@ NPTASKS=$PMON_BUILD/bench/nptasks.so
 SMALLPP=$PMON_BUILD/bench/smallpp
 WARMUP=100
 pm_setup
-for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
-    "$SMALLPP" "$TRACER" "$NPTASKS"; do
-	[ -x "$f" ] || [ -f "$f" ] || fail "missing $f (make all first)"
-done
+need_pmon
+need_built "$SMALLPP" "$TRACER" "$NPTASKS"
 # NPPVM names the binary; set but empty, it skips NPpvm.
 NPPVM=${NPPVM-$(command -v NPpvm)}
 [ -n "$NPPVM" ] || echo "bench_overhead: NPpvm not found: install Debian's" \

@@ -16,10 +16,8 @@
 
 BENCH=$PMON_BUILD/bench/bench_size
 pm_setup
-for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
-    "$PROGS/pingpong" "$BENCH"; do
-	[ -x "$f" ] || [ -f "$f" ] || fail "missing $f (make all first)"
-done
+need_pmon
+need_built "$PROGS/pingpong" "$BENCH"
 
 start_pvmd
 

@@ -449,36 +449,6 @@ agent_connect(void)
 	return fd;
 }
 
-static int
-send_hello(int fd, const struct task_hello *h)
-{
-	uint8_t frame[TASK_HELLO_FRAME_MAX];
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct msghdr msg;
-	struct iovec iov;
-	struct cmsghdr *cmsg;
-	ssize_t n;
-
-	iov.iov_base = frame;
-	iov.iov_len = task_hello_encode(frame, h);
-	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &st.ring.fd, sizeof(int));
-	n = sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return n == (ssize_t)iov.iov_len ? 0 : -1;
-}
-
 /* A PMON_SPAWN that does not name our PVM parent was inherited through
  * something other than a monitored pvm_spawn: ignore it. */
 static void
@@ -520,7 +490,7 @@ try_register(uint64_t now)
 	st.tid = tid;
 	st.sock = fd;
 	unlock();
-	if (send_hello(fd, &h) == -1) {
+	if (task_hello_send(fd, &h, st.ring.fd) == -1) {
 		lock();
 		st.sock = -1;
 		unlock();

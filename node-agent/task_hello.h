@@ -13,9 +13,10 @@
  *
  *	u32 nbp
  *
- * The encoders, and the task's wait for TASK_READY, are inline so that
- * both the instrumentation library (which links no agent object) and the
- * agent's tests use the same code; the agent's validating decoders are
+ * The encoders, the task's send of its hello and its wait for
+ * TASK_READY are inline so that the instrumentation library (which
+ * links no agent object), the agent's tests and bench_agent use the same
+ * code; the agent's validating decoders are
  * agent_parse_task_hello() and agent_parse_task_stopped() (agent.h).
  */
 #ifndef PMON_TASK_HELLO_H
@@ -65,6 +66,40 @@ task_hello_encode(uint8_t *out, const struct task_hello *h)
 	memcpy(p + TASK_HELLO_FIXED, h->program, n);
 	frame_hdr_encode(out, MSG_TASK_HELLO, (uint32_t)(TASK_HELLO_FIXED + n));
 	return FRAME_HDR_SIZE + TASK_HELLO_FIXED + n;
+}
+
+/*
+ * Sends h as TASK_HELLO on fd, the task's connection to its agent, with
+ * ring_fd (the ring's memfd) attached; never blocks.  Returns 0, or -1
+ * when the frame did not go out whole.
+ */
+static inline int
+task_hello_send(int fd, const struct task_hello *h, int ring_fd)
+{
+	uint8_t frame[TASK_HELLO_FRAME_MAX];
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr msg;
+	struct iovec iov;
+	struct cmsghdr *c;
+
+	iov.iov_base = frame;
+	iov.iov_len = task_hello_encode(frame, h);
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &ring_fd, sizeof(int));
+	return sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) ==
+	    (ssize_t)iov.iov_len ? 0 : -1;
 }
 
 #define TASK_STOPPED_LEN	12

@@ -221,12 +221,17 @@ pvm_console() {
 
 # --- pmon ------------------------------------------------------------------
 
-need_pmon() {
+# need_built FILE...: each must exist, or the test (or bench) fails.
+need_built() {
 	local f
-	for f in "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
-	    "$STREAMCHECK"; do
-		[ -e "$f" ] || fail "missing $f (build it first)"
+	for f in "$@"; do
+		[ -e "$f" ] || fail "missing $f (make all first)"
 	done
+}
+
+need_pmon() {
+	need_built "$PMON" "$PMON_COORDD" "$PMON_AGENTD" "$PMON_PRELOAD" \
+	    "$STREAMCHECK"
 }
 
 coord_sock() { echo "$PVM_TMP/pmon-coord.$(id -u)"; }
