@@ -856,6 +856,8 @@ pmon_send_hello(struct pmon *p, const char *name, unsigned flags,
 		wflags |= TOOL_SNAPSHOT;
 	if (flags & PMON_RECORD)
 		wflags |= TOOL_RECORD;
+	if (flags & PMON_LOSSLESS)
+		wflags |= TOOL_LOSSLESS;
 	wire_put32(payload, wflags);
 	q = wire_putstr(payload + 4, name);
 	q = wire_putstr(q, secret);
@@ -875,12 +877,13 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
 
 	if (p->fd != -1)
 		return pmon_fail(p, "already connected");
-	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT | PMON_RECORD))
+	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT | PMON_RECORD |
+	    PMON_LOSSLESS))
 		return pmon_fail(p, "unknown connect flags 0x%x", flags);
-	if ((flags & (PMON_SNAPSHOT | PMON_RECORD)) &&
+	if ((flags & (PMON_SNAPSHOT | PMON_RECORD | PMON_LOSSLESS)) &&
 	    !(flags & PMON_SUBSCRIBE))
-		return pmon_fail(p, "PMON_SNAPSHOT and PMON_RECORD need "
-		    "PMON_SUBSCRIBE");
+		return pmon_fail(p, "PMON_SNAPSHOT, PMON_RECORD and "
+		    "PMON_LOSSLESS need PMON_SUBSCRIBE");
 	if (path == NULL) {
 		if (pmon_runtime_path(buf, sizeof(buf), PMON_SOCK_COORD) == -1)
 			return pmon_fail(p, "PVM_TMP is too long for a "

@@ -29,6 +29,12 @@ struct pmon;
 				   the point the stream starts (snapshot) */
 #define PMON_RECORD	0x4	/* with PMON_SUBSCRIBE: also the frames a
 				   recording needs (TASK_GONE, see frame) */
+#define PMON_LOSSLESS	0x8	/* with PMON_SUBSCRIBE: the coordinator never
+				   drops an event for this tool; it holds the
+				   application's records back while the tool
+				   lags, and makes the tool lossy (a notice
+				   "degraded") only when it reads nothing for
+				   the coordinator's bound (doc/capture.md) */
 
 /* pmon_request flags. */
 #define PMON_JSON	0x1	/* reply in JSON rather than text */

@@ -76,6 +76,8 @@ struct msg_info {
 				   start (REPLY with id 0) */
 #define TOOL_RECORD	0x4	/* ...and TASK_GONE: what a recording needs
 				   to rebuild the state (doc/recording.md) */
+#define TOOL_LOSSLESS	0x8	/* ...and never drop an event for me: hold
+				   the agents back instead (capture.md) */
 
 /* REQUEST flags, and REPLY: the fixed part and the status. */
 #define REQUEST_JSON	0x1	/* reply in JSON, not text */

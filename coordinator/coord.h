@@ -218,6 +218,7 @@ struct coord_tool {
 	int			 subscribed;
 	int			 want_snapshot;	/* TOOL_SNAPSHOT: also to resync */
 	int			 record;	/* TOOL_RECORD: gets TASK_GONE */
+	int			 lossless;	/* TOOL_LOSSLESS, until degraded */
 	int			 full;		/* dropping events until drained */
 	struct coord_lost	*lost;		/* while full, per task */
 	size_t			 nlost, lostcap;

@@ -269,7 +269,7 @@ coord_parse_tool_hello(const uint8_t *p, size_t len,
 	    reader_done(&r, why) == -1)
 		return -1;
 	if (h->flags & ~(uint32_t)(TOOL_SUBSCRIBE | TOOL_SNAPSHOT |
-	    TOOL_RECORD)) {
+	    TOOL_RECORD | TOOL_LOSSLESS)) {
 		*why = "tool hello has unknown flags";
 		return -1;
 	}

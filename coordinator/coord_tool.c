@@ -275,6 +275,7 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;
 	t->want_snapshot = t->subscribed && (h.flags & TOOL_SNAPSHOT);
 	t->record = t->subscribed && (h.flags & TOOL_RECORD);
+	t->lossless = t->subscribed && (h.flags & TOOL_LOSSLESS);
 	bufferevent_set_timeouts(t->bev, NULL, NULL);
 	log_info("tool %u: %s%s", t->id, t->name,
 	    t->subscribed ? ", subscribed" : "");

@@ -330,7 +330,7 @@ cmd_record(const struct cmd_args *a)
 	if ((r.p = pmon_new()) == NULL)
 		return tool_error("out of memory");
 	if (pmon_connect(r.p, NULL, "pmon-record", PMON_SUBSCRIBE |
-	    PMON_SNAPSHOT | PMON_RECORD) == -1) {
+	    PMON_SNAPSHOT | PMON_RECORD | PMON_LOSSLESS) == -1) {
 		rv = tool_error("%s", pmon_error(r.p));
 		pmon_free(r.p);
 		return rv;

@@ -27,6 +27,7 @@ static int	cmd_trace(const struct cmd_args *);
 static const struct option trace_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "json", no_argument, NULL, 'j' },
+	{ "lossless", no_argument, NULL, 'L' },
 	{ "summary", no_argument, NULL, 's' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "tasks", no_argument, NULL, 't' },
@@ -35,9 +36,14 @@ static const struct option trace_longopts[] = {
 };
 
 const struct cmd_entry cmd_trace_entry = {
-	"trace", "[--json] [--summary] [--quiet] [--tasks] [--snapshot]",
+	"trace", "[--json] [--lossless] [--summary] [--quiet] [--tasks] "
+	"[--snapshot]",
 	"print the ordered event stream until the coordinator stops",
 	"  -j, --json     one JSON object per event and line (doc/events.md)\n"
+	"  -L, --lossless never lose an event: while this trace lags, the\n"
+	"                 coordinator holds the application's records back\n"
+	"                 (doc/capture.md); without it a lagging trace loses\n"
+	"                 events and is told how many\n"
 	"  -s, --summary  at the end, a summary per task (on stderr with\n"
 	"                 --json, so stdout stays pure JSON)\n"
 	"  -q, --quiet    no line per event (with --summary: only the "
@@ -53,7 +59,7 @@ const struct cmd_entry cmd_trace_entry = {
 	"it lagged (doc/control.md) are \"notice\" lines.\n"
 	"\nEnds with status 0 when the coordinator shuts down or on SIGINT "
 	"or\nSIGTERM, after printing every event that arrived.\n",
-	"+hjsqtS", trace_longopts, 0, 0, cmd_trace
+	"+hjLsqtS", trace_longopts, 0, 0, cmd_trace
 };
 
 struct trace {
@@ -450,7 +456,8 @@ cmd_trace(const struct cmd_args *a)
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
 	if (pmon_connect(p, NULL, "pmon-trace", PMON_SUBSCRIBE |
-	    (a->seen['S'] ? PMON_SNAPSHOT : 0)) == -1) {
+	    (a->seen['S'] ? PMON_SNAPSHOT : 0) |
+	    (a->seen['L'] ? PMON_LOSSLESS : 0)) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}

@@ -726,7 +726,7 @@ cmd_export(const struct cmd_args *a)
 		goto out;
 	}
 	if (a->arg['i'] == NULL && pmon_connect(p, NULL, "pmon-export",
-	    PMON_SUBSCRIBE) == -1) {
+	    PMON_SUBSCRIBE | PMON_LOSSLESS) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}
