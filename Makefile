@@ -8,6 +8,7 @@
 #                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
+#   make bench-soak   a message storm under pmon with a recorder attached
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -288,6 +289,13 @@ screenshots: all
 bench-web: all
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_web.sh $(BENCH_WEB_FLAGS)
 
+# A message storm plain and under pmon with pmon record attached,
+# interleaved: what is lost, the slowdown, the coordinator's CPU and
+# memory, the tools' speed; results go to BENCHMARKS.md.
+# BENCH_SOAK_FLAGS: e.g. -n tasks -r rounds -k runs [-- pmon start args].
+bench-soak: all
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_soak.sh $(BENCH_SOAK_FLAGS)
+
 # The demo installs missing Debian packages before it builds.
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
@@ -303,6 +311,7 @@ clean:
 	rm -rf build build-check build-fuzz
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
-	bench-overhead bench-event bench-size bench-agent bench-web screenshots
+	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
+	screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

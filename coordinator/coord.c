@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -77,6 +78,15 @@ coord_task_done(int32_t tid, void *arg)
 	coord_ack_done(c, tid);
 }
 
+uint64_t
+coord_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void	sync_timer_cb(int, short, void *);
 static void	check_timer_cb(int, short, void *);
 
@@ -102,7 +112,7 @@ coord_init(struct coord *c, struct event_base *base)
 	    (c->clock = clock_new(&c->clock_params)) == NULL ||
 	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
 	    (c->ev_check = event_new(base, -1, EV_PERSIST, check_timer_cb,
-	    c)) == NULL)
+	    c)) == NULL || coord_hold_init(c) == -1)
 		return -1;
 	order_set_clock(c->order, c->clock);
 	order_set_done_cb(c->order, coord_task_done, c);
@@ -131,6 +141,7 @@ coord_free(struct coord *c)
 		coord_tool_free(TAILQ_FIRST(&c->tools));
 	while (!TAILQ_EMPTY(&c->agents))
 		coord_agent_free(TAILQ_FIRST(&c->agents));
+	coord_hold_free(c);
 	while ((t = TAILQ_FIRST(&c->tasks)) != NULL) {
 		TAILQ_REMOVE(&c->tasks, t, entry);
 		free(t->host);
@@ -592,9 +603,22 @@ static void
 drain_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *c = arg;
+	struct timeval tv = { COORD_FLUSH_TIMEOUT, 0 };
 
 	(void)fd;
 	(void)what;
+	/*
+	 * A lossless tool that still reads its backlog (and holds the
+	 * agents back for it) gets more time: what it has not read yet
+	 * must not be lost.  One that stopped reading is degraded by
+	 * coord_hold.c's watch, and then this ends.
+	 */
+	if (coord_hold_busy(c)) {
+		log_info("shutdown: waiting for lossless tools to read what "
+		    "is queued for them");
+		evtimer_add(c->ev_shutdown, &tv);
+		return;
+	}
 	if (!c->finishing) {
 		log_warnx("final flush: agents did not answer within %d s",
 		    COORD_FLUSH_TIMEOUT);

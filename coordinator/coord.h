@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clock.h"
 #include "order.h"
@@ -47,6 +48,11 @@ struct evconnlistener;
 					   long for its successor */
 #define COORD_AGENT_RESPAWNS	3	/* agents started again per host */
 #define COORD_ACK_MS		10	/* ACKs wait this long to batch */
+#define COORD_HOLD_CHECK_MS	250	/* how often stalled lossless tools
+					   are looked for */
+#define COORD_LOSSLESS_WAIT_MS	10000	/* -W: a lossless tool that reads
+					   nothing this long is degraded */
+#define COORD_LOSSLESS_WAIT_MAX	3600000
 
 /* --- decoded payloads (coord_parse.c) --- */
 
@@ -219,6 +225,13 @@ struct coord_tool {
 	int			 want_snapshot;	/* TOOL_SNAPSHOT: also to resync */
 	int			 record;	/* TOOL_RECORD: gets TASK_GONE */
 	int			 lossless;	/* TOOL_LOSSLESS, until degraded */
+	int			 degraded;	/* was lossless, read nothing */
+	uint64_t		 drained;	/* bytes taken from its queue */
+	uint64_t		 drained_seen;	/* ...at the last watch */
+	uint64_t		 progress_ms;	/* when it last took some */
+	uint64_t		 holds;		/* times it held the agents back */
+	uint64_t		 held_ms;	/* for how long in all */
+	uint64_t		 lost_events;	/* events it lost, in all */
 	int			 full;		/* dropping events until drained */
 	struct coord_lost	*lost;		/* while full, per task */
 	size_t			 nlost, lostcap;
@@ -305,6 +318,13 @@ struct coord {
 	struct coord_tools	 tools;
 	unsigned		 ntools;
 	size_t			 tool_high;	/* -Q: a tool's queue is full */
+	uint64_t		 lossless_wait_ms; /* -W; 0: never degrade */
+	int			 held_back;	/* not reading from the agents:
+						   a lossless tool is full */
+	uint64_t		 held_since, held_ms, holds;
+	unsigned		 held_by;	/* the tool that was full */
+	struct event		*ev_resume;	/* reading goes on */
+	struct event		*ev_hold;	/* coord_hold.c's watch */
 	unsigned		 next_tool_id;
 
 	struct coord_tasks	 tasks;
@@ -346,6 +366,7 @@ struct coord {
 };
 
 int	coord_init(struct coord *, struct event_base *);
+uint64_t coord_mono_ms(void);
 void	coord_free(struct coord *);
 struct coord_task *coord_task_find(struct coord *, int32_t tid);
 struct coord_task *coord_task_add(struct coord *, int32_t tid);
@@ -398,6 +419,7 @@ void	coord_control_tool_gone(struct coord *, struct coord_tool *);
 void	coord_control_agent_gone(struct coord *, struct coord_agent *);
 void	coord_control_free(struct coord *);
 void	coord_notice(struct coord *, const char *json);
+void	coord_json_str(FILE *, const char *);
 void	coord_notice_tool(struct coord *, const struct coord_tool *,
 	    const char *what);
 
@@ -411,7 +433,17 @@ void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)
 void	coord_agent_free(struct coord_agent *);
 int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
+void	coord_agent_read(struct coord_agent *);
 void	coord_agent_orphans_check(struct coord *, int all);
+
+/* coord_hold.c: lossless tools hold the agents back */
+int	coord_hold_init(struct coord *);
+void	coord_hold_free(struct coord *);
+void	coord_hold_check(struct coord *, struct coord_tool *);
+void	coord_hold_release(struct coord *);
+int	coord_hold_busy(const struct coord *);
+void	coord_hold_tool_new(struct coord_tool *);
+void	coord_hold_tool_gone(struct coord *, struct coord_tool *);
 
 /* coord_ack.c */
 void	coord_ack_released(struct coord *, int32_t tid, uint64_t last);
@@ -434,8 +466,14 @@ void	coord_tools_send_event(struct coord *, const void *, size_t,
 void	coord_tools_send_problem(struct coord *, const char *json);
 void	coord_tools_send_gone(struct coord *, int32_t tid);
 void	coord_tool_lost(struct coord_tool *);
+void	coord_tool_full(struct coord_tool *);
+void	coord_tools_write(struct coord *, int json, char **body, size_t *len);
 
-/* coord_conn.c: framing shared by agents and tools */
+/*
+ * coord_conn.c: framing shared by agents and tools.  A frame callback
+ * returns 0 to go on, 1 to stop after this frame (the rest stays in the
+ * input), -1 when it dropped the peer.
+ */
 typedef int (*coord_frame_cb)(void *peer, uint8_t type,
     const uint8_t *payload, size_t len);
 int	coord_conn_read(struct bufferevent *, coord_frame_cb, void *peer,

@@ -50,15 +50,6 @@ agent_end_tasks(struct coord_agent *a)
 	}
 }
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * The agent went away on its own (killed, crashed, its connection
  * broke): its tasks may well be running still, with their records in
@@ -70,7 +61,7 @@ agent_orphan_tasks(struct coord_agent *a)
 {
 	struct coord *c = a->coord;
 	struct coord_task *t;
-	uint64_t until = mono_ms() + COORD_AGENT_GRACE_MS;
+	uint64_t until = coord_mono_ms() + COORD_AGENT_GRACE_MS;
 
 	TAILQ_FOREACH(t, &c->tasks, entry) {
 		if (t->agent != a)
@@ -93,7 +84,7 @@ void
 coord_agent_orphans_check(struct coord *c, int all)
 {
 	struct coord_task *t;
-	uint64_t now = mono_ms();
+	uint64_t now = coord_mono_ms();
 	const char *why;
 
 	TAILQ_FOREACH(t, &c->tasks, entry) {
@@ -590,13 +581,20 @@ agent_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
 	struct coord_agent *a = peer;
 
 	a->wire_bytes += FRAME_HDR_SIZE + len;
-	return coord_agent_frame(peer, type, p, len);
+	if (coord_agent_frame(peer, type, p, len) == -1)
+		return -1;
+	return a->coord->held_back ? 1 : 0;
 }
 
-static void
-agent_read_cb(struct bufferevent *bev, void *arg)
+/*
+ * The frames a's connection holds.  While a lossless tool holds the
+ * agents back (coord_hold.c) the rest waits in the input, and reading
+ * stops until coord_hold_release.
+ */
+void
+coord_agent_read(struct coord_agent *a)
 {
-	struct coord_agent *a = arg;
+	struct bufferevent *bev = a->bev;
 	const char *why;
 
 	if (a->state == COORD_P_CLOSING) {
@@ -604,8 +602,22 @@ agent_read_cb(struct bufferevent *bev, void *arg)
 		    evbuffer_get_length(bufferevent_get_input(bev)));
 		return;
 	}
-	if (coord_conn_read(bev, agent_frame_cb, a, &why) == -1)
+	switch (coord_conn_read(bev, agent_frame_cb, a, &why)) {
+	case -1:
 		coord_agent_drop(a, "%s", why);
+		return;
+	case 1:
+		return;		/* dropped */
+	}
+	if (a->coord->held_back && a->state == COORD_P_ACTIVE)
+		bufferevent_disable(bev, EV_READ);
+}
+
+static void
+agent_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	coord_agent_read(arg);
 }
 
 static void

@@ -23,9 +23,10 @@
 
 /*
  * Hands every complete frame in bev's input to cb.  cb returns 0 to go
- * on, or -1 when it dropped the peer (bev may be freed: not touched
- * again).  Returns 0, 1 when cb stopped, or -1 with *why on a bad frame
- * header; the caller drops the peer.
+ * on, 1 to stop after this frame, or -1 when it dropped the peer (bev
+ * may be freed: not touched again).  Returns 0, 1 when cb dropped the
+ * peer, or -1 with *why on a bad frame header; the caller drops the
+ * peer.
  */
 int
 coord_conn_read(struct bufferevent *bev, coord_frame_cb cb, void *peer,
@@ -50,8 +51,13 @@ coord_conn_read(struct bufferevent *bev, coord_frame_cb cb, void *peer,
 			*why = "out of memory";
 			return -1;
 		}
-		if (cb(peer, h.type, frame + FRAME_HDR_SIZE, h.len) == -1)
+		switch (cb(peer, h.type, frame + FRAME_HDR_SIZE, h.len)) {
+		case -1:
 			return 1;
+		case 1:
+			evbuffer_drain(in, total);
+			return 0;
+		}
 		evbuffer_drain(in, total);
 	}
 }

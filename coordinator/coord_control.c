@@ -119,8 +119,8 @@ coord_notice(struct coord *c, const char *json)
 }
 
 /* A JSON string (the characters a tool name or request may hold). */
-static void
-json_str(FILE *fp, const char *s)
+void
+coord_json_str(FILE *fp, const char *s)
 {
 	fputc('"', fp);
 	for (; *s != '\0'; s++) {
@@ -173,7 +173,7 @@ coord_notice_tool(struct coord *c, const struct coord_tool *t,
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"%s\",\"tool\":%u,\"name\":", what, t->id);
-	json_str(fp, t->name);
+	coord_json_str(fp, t->name);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
@@ -456,9 +456,9 @@ info_reply(struct coord *c, struct coord_op *o)
 				    pr->syscall);
 			} else {
 				fputs("{\"object\":", fp);
-				json_str(fp, tg->object);
+				coord_json_str(fp, tg->object);
 				fputs(",\"error\":", fp);
-				json_str(fp, tg->error != NULL ? tg->error :
+				coord_json_str(fp, tg->error != NULL ? tg->error :
 				    "no such task on its host");
 				fputc('}', fp);
 			}
@@ -531,12 +531,12 @@ op_reply(struct coord_op *o)
 			    "the task did not stop" : "the signal failed";
 		if (o->json) {
 			fprintf(fp, "%s{\"object\":", i ? "," : "");
-			json_str(fp, tg->object);
+			coord_json_str(fp, tg->object);
 			if (tg->tid != 0)
 				fprintf(fp, ",\"tid\":%d", tg->tid);
 			if (err != NULL) {
 				fputs(",\"status\":\"error\",\"error\":", fp);
-				json_str(fp, err);
+				coord_json_str(fp, err);
 			} else
 				fprintf(fp, ",\"status\":\"%s\"",
 				    op_done_name(o->op));
@@ -906,7 +906,7 @@ notice_bp(struct coord *c, const struct coord_bp *b, const char *what)
 	fprintf(fp, "{\"notice\":\"breakpoint\",\"tool\":%u,\"id\":%u,"
 	    "\"what\":\"%s\",\"text\":", b->owner != NULL ? b->owner->id : 0,
 	    b->id, what);
-	json_str(fp, b->text);
+	coord_json_str(fp, b->text);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
@@ -1185,7 +1185,7 @@ bp_list(struct coord *c, int json, FILE *fp)
 			    b->owner != NULL ? b->owner->id : 0,
 			    b->enabled ? "true" : "false",
 			    (unsigned long long)b->hits);
-			json_str(fp, b->text);
+			coord_json_str(fp, b->text);
 			fputc('}', fp);
 		} else
 			fprintf(fp, "%u\t%s\ttool %u\t%llu hits\t%s\n", b->id,

@@ -4,7 +4,7 @@
  * So far these are the information services on the state model:
  *
  *	snapshot | ps | hosts | groups | problems | queues [TASK | *] |
- *	frontier TASK:SEQ
+ *	frontier TASK:SEQ | tools
  *
  * The reply is text, or JSON with REQUEST_JSON.  A malformed request
  * gets the parser's error, which names the column and what is wrong
@@ -130,6 +130,11 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 			free(r);
 			return request_error("replay: the program is not "
 			    "running", body, len);
+		}
+		if (r->kind == REQ_TOOLS) {
+			free(r);
+			coord_tools_write(c, json, body, len);
+			return REPLY_OK;
 		}
 		if (coord_request_is_control(r->kind)) {
 			rv = coord_control_run(c, t, creq->id, creq->flags, r,

@@ -32,6 +32,7 @@ coord_tool_free(struct coord_tool *t)
 {
 	struct coord *c = t->coord;
 
+	coord_hold_tool_gone(c, t);
 	TAILQ_REMOVE(&c->tools, t, entry);
 	c->ntools--;
 	coord_flush_forget_tool(c, t);
@@ -65,8 +66,8 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 
 /*
  * Queues a frame to every subscriber: frames that must not be lost, like
- * TASK_INFO.  A tool that lets them pile up beyond COORD_TOOL_MAX is
- * dropped.
+ * TASK_INFO.  A lossy tool that lets them pile up beyond COORD_TOOL_MAX
+ * is dropped; a lossless one holds the agents back instead.
  */
 void
 coord_tools_send(struct coord *c, const void *buf, size_t len)
@@ -79,6 +80,10 @@ coord_tools_send(struct coord *c, const void *buf, size_t len)
 		if (t->state != COORD_P_ACTIVE || !t->subscribed)
 			continue;
 		evbuffer_add(bufferevent_get_output(t->bev), buf, len);
+		if (t->lossless) {
+			coord_hold_check(c, t);
+			continue;
+		}
 		queued = evbuffer_get_length(bufferevent_get_output(t->bev));
 		if (queued > COORD_TOOL_MAX)
 			coord_tool_drop(t, "it reads too slowly (%zu bytes "
@@ -115,12 +120,25 @@ tool_lose(struct coord_tool *t, const struct order_event *ev)
 	l = &t->lost[i];
 	l->last = last;
 	l->events++;
+	t->lost_events++;
+}
+
+/* t's queue is full: it gets no events until it drained to half. */
+void
+coord_tool_full(struct coord_tool *t)
+{
+	t->full = 1;
+	log_warnx("tool %u (%s): %zu bytes queued; dropping its events until "
+	    "it catches up", t->id, t->name,
+	    evbuffer_get_length(bufferevent_get_output(t->bev)));
 }
 
 /*
- * A slow tool never holds anything up: once c->tool_high bytes wait
- * for it, it gets no more events (nor problems) until its queue has
- * drained to half; then it is told exactly what it lost (tool_resume).
+ * A slow lossy tool never holds anything up: once c->tool_high bytes
+ * wait for it, it gets no more events (nor problems) until its queue
+ * has drained to half; then it is told exactly what it lost
+ * (tool_resume).  A lossless tool gets every event, and holds the
+ * agents back while it is full (coord_hold.c).
  */
 void
 coord_tools_send_event(struct coord *c, const void *buf, size_t len,
@@ -138,12 +156,12 @@ coord_tools_send_event(struct coord *c, const void *buf, size_t len,
 		}
 		out = bufferevent_get_output(t->bev);
 		evbuffer_add(out, buf, len);
-		if (evbuffer_get_length(out) > c->tool_high) {
-			t->full = 1;
-			log_warnx("tool %u (%s): %zu bytes queued; dropping "
-			    "its events until it catches up", t->id, t->name,
-			    evbuffer_get_length(out));
-		}
+		if (evbuffer_get_length(out) <= c->tool_high)
+			continue;
+		if (t->lossless)
+			coord_hold_check(c, t);
+		else
+			coord_tool_full(t);
 	}
 }
 
@@ -227,6 +245,75 @@ coord_tool_lost(struct coord_tool *t)
 	t->full = 0;
 }
 
+static const char *
+tool_stream(const struct coord_tool *t)
+{
+	if (!t->subscribed)
+		return "none";
+	if (t->lossless)
+		return "lossless";
+	return t->degraded ? "degraded" : "lossy";
+}
+
+static void
+tool_write_json(FILE *fp, const struct coord_tool *t)
+{
+	fprintf(fp, "{\"tool\":%u,\"name\":", t->id);
+	coord_json_str(fp, t->name);
+	fprintf(fp, ",\"stream\":\"%s\",\"queued\":%zu,\"lost\":%llu,"
+	    "\"holds\":%llu,\"held_ms\":%llu}", tool_stream(t),
+	    evbuffer_get_length(bufferevent_get_output(t->bev)),
+	    (unsigned long long)t->lost_events, (unsigned long long)t->holds,
+	    (unsigned long long)t->held_ms);
+}
+
+static void
+tool_write_text(FILE *fp, const struct coord_tool *t)
+{
+	fprintf(fp, "%4u %-16.16s %-9s %10zu %10llu %6llu %9llu\n", t->id,
+	    t->name, tool_stream(t),
+	    evbuffer_get_length(bufferevent_get_output(t->bev)),
+	    (unsigned long long)t->lost_events, (unsigned long long)t->holds,
+	    (unsigned long long)t->held_ms);
+}
+
+/*
+ * The "tools" request: every tool, how it subscribed, what waits for
+ * it, what it lost and how often (and how long) it held the agents
+ * back (doc/requests.md).
+ */
+void
+coord_tools_write(struct coord *c, int json, char **body, size_t *len)
+{
+	const struct coord_tool *t;
+	FILE *fp;
+	int n = 0;
+
+	if ((fp = open_memstream(body, len)) == NULL)
+		fatal("%s", __func__);
+	if (json)
+		fprintf(fp, "{\"held_back\":%s,\"lossless_wait_ms\":%llu,"
+		    "\"tools\":[", c->held_back ? "true" : "false",
+		    (unsigned long long)c->lossless_wait_ms);
+	else
+		fprintf(fp, "%4s %-16s %-9s %10s %10s %6s %9s\n", "TOOL",
+		    "NAME", "STREAM", "QUEUED", "LOST", "HOLDS", "HELD_MS");
+	TAILQ_FOREACH(t, &c->tools, entry) {
+		if (t->state != COORD_P_ACTIVE)
+			continue;
+		if (json && n++ > 0)
+			fputc(',', fp);
+		if (json)
+			tool_write_json(fp, t);
+		else
+			tool_write_text(fp, t);
+	}
+	if (json)
+		fputs("]}", fp);
+	if (fclose(fp) != 0)
+		fatal("%s", __func__);
+}
+
 void
 coord_tool_send_tasks(struct coord_tool *t)
 {
@@ -277,8 +364,10 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	t->record = t->subscribed && (h.flags & TOOL_RECORD);
 	t->lossless = t->subscribed && (h.flags & TOOL_LOSSLESS);
 	bufferevent_set_timeouts(t->bev, NULL, NULL);
+	coord_hold_tool_new(t);
 	log_info("tool %u: %s%s", t->id, t->name,
-	    t->subscribed ? ", subscribed" : "");
+	    !t->subscribed ? "" : t->lossless ? ", subscribed, lossless" :
+	    ", subscribed");
 	if (t->coord->replay == NULL)
 		coord_notice_tool(t->coord, t, "attached");
 	if (t->subscribed)
@@ -383,6 +472,17 @@ tool_read_cb(struct bufferevent *bev, void *arg)
 		coord_tool_drop(t, "%s", why);
 }
 
+/* What the tool took from its queue: coord_hold.c's sign of life. */
+static void
+tool_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct coord_tool *t = arg;
+
+	(void)buf;
+	t->drained += info->n_deleted;
+}
+
 static void
 tool_write_cb(struct bufferevent *bev, void *arg)
 {
@@ -391,6 +491,8 @@ tool_write_cb(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (t->full && !t->coord->finishing)
 		tool_resume(t);
+	if (t->lossless)
+		coord_hold_release(t->coord);
 	if (t->coord->replay != NULL)
 		coord_replay_writable(t->coord);
 	if (t->coord->finishing)
@@ -459,6 +561,9 @@ tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_setcb(t->bev, tool_read_cb, tool_write_cb, tool_event_cb,
 	    t);
 	bufferevent_setwatermark(t->bev, EV_WRITE, c->tool_high / 2, 0);
+	if (evbuffer_add_cb(bufferevent_get_output(t->bev), tool_output_cb,
+	    t) == NULL)
+		fatalx("%s: evbuffer_add_cb", __func__);
 	bufferevent_set_timeouts(t->bev, &tv, NULL);
 	bufferevent_enable(t->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&c->tools, t, entry);

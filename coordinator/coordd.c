@@ -37,7 +37,8 @@ usage(void)
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
 	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
-	    "[-s ring-bytes]\n       [-t exact|compact] [-z always|remote|never]\n"
+	    "[-s ring-bytes]\n       [-t exact|compact] [-W lossless-wait-s] "
+	    "[-z always|remote|never]\n"
 	    "       pmon-coordd -R recording [-dv] [-Q bytes] [-r fd]\n");
 	exit(1);
 }
@@ -194,6 +195,22 @@ parse_size(const char *s)
 	return (size_t)v;
 }
 
+/* -W: seconds a lossless tool may read nothing before it is degraded. */
+static uint64_t
+parse_wait(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' ||
+	    v > COORD_LOSSLESS_WAIT_MAX / 1000)
+		fatalx("-W %s: not a number of seconds from 0 (never) to %d",
+		    s, COORD_LOSSLESS_WAIT_MAX / 1000);
+	return v * 1000;
+}
+
 /*
  * A capture setting for the agents: a decimal number from lo to hi,
  * kept as the agents will be given it.
@@ -338,7 +355,8 @@ main(int argc, char *argv[])
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
-	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:vz:")) != -1) {
+	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
+	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:vW:z:")) != -1) {
 		switch (ch) {
 		case 's':
 			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
@@ -370,6 +388,9 @@ main(int argc, char *argv[])
 			break;
 		case 'Q':
 			coord.tool_high = parse_size(optarg);
+			break;
+		case 'W':
+			coord.lossless_wait_ms = parse_wait(optarg);
 			break;
 		case 'C':
 			if ((algo = clock_algo_lookup(optarg)) == -1)

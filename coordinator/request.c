@@ -64,6 +64,7 @@ static const char *const kind_names[] = {
 	[REQ_ENABLE] = "enable",
 	[REQ_DISABLE] = "disable",
 	[REQ_DELETE] = "delete",
+	[REQ_TOOLS] = "tools",
 };
 
 #define F_ALL	(REQ_F_TASKS | REQ_F_PEER | REQ_F_TAG | REQ_F_CTX | REQ_F_GROUP)
@@ -785,6 +786,7 @@ valid(const struct req *r)
 	case REQ_PROBLEMS:
 	case REQ_BREAKPOINTS:
 	case REQ_FLUSH:
+	case REQ_TOOLS:
 		return 1;
 	case REQ_QUEUES:
 	case REQ_TASKS:

@@ -1,8 +1,10 @@
 /*
  * The information commands: pmon ps, hosts, groups, queues, snapshot,
- * problems and frontier.  Each flushes first, so that the answer covers
- * everything recorded before the command ran, then sends one request
- * (doc/requests.md) and prints the reply: a table, or JSON with --json.
+ * problems, frontier and tools.  Each but tools flushes first, so that
+ * the answer covers everything recorded before the command ran, then
+ * sends one request (doc/requests.md) and prints the reply: a table, or
+ * JSON with --json.  pmon tools answers at once: a flush would wait for
+ * the very lossless tool it may be asked about.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,12 @@ const struct cmd_entry cmd_problems_entry = {
 	QUERY_HELP, "+hj", query_longopts, 0, 0, cmd_query
 };
 
+const struct cmd_entry cmd_tools_entry = {
+	"tools", "[--json]",
+	"list the attached tools: lossless or lossy, queued, lost, held back",
+	QUERY_HELP, "+hj", query_longopts, 0, 0, cmd_query
+};
+
 const struct cmd_entry cmd_frontier_entry = {
 	"frontier", "[--json] TASK:SEQ",
 	"the past and future frontiers of an event (the stopline), as JSON",
@@ -84,9 +92,9 @@ tool_query(const char *name, const char *request, unsigned flags,
 
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
-	if (pmon_connect(p, NULL, name, 0) == -1 || pmon_flush(p) == -1 ||
-	    pmon_request(p, request, flags, &reply,
-	    &len) == -1)
+	if (pmon_connect(p, NULL, name, 0) == -1 ||
+	    (strcmp(request, "tools") != 0 && pmon_flush(p) == -1) ||
+	    pmon_request(p, request, flags, &reply, &len) == -1)
 		rv = tool_error("%s", pmon_error(p));
 	else {
 		fwrite(reply, 1, len, out);

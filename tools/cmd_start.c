@@ -39,12 +39,13 @@ static const struct option start_longopts[] = {
 	{ "ring-size", required_argument, NULL, 'R' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "lossless-wait", required_argument, NULL, 'W' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
-	"[-B bytes] [-L ms] [-R bytes] [-Z always|remote|never]",
+	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -66,7 +67,12 @@ const struct cmd_entry cmd_start_entry = {
 	"                 what they send: remote (the default) unless the\n"
 	"                 coordinator is on the agent's own host\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
-	"                 events (default 8 MiB; doc/control.md)\n"
+	"                 events, or, for a lossless tool (pmon record,\n"
+	"                 export, trace --lossless), before the agents are\n"
+	"                 held back (default 8 MiB; doc/capture.md)\n"
+	"  -W, --lossless-wait SECONDS  a lossless tool that reads nothing\n"
+	"                 this long while the agents wait for it loses events\n"
+	"                 from then on (default 10; 0: never, up to 3600)\n"
 	"  -v, --verbose  print the coordinator's agent address (ADDR:PORT)\n"
 	"                 and the capture settings; twice: also run\n"
 	"                 pmon-coordd with -v\n"
@@ -74,7 +80,7 @@ const struct cmd_entry cmd_start_entry = {
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+B:C:hl:L:Q:R:T:vZ:", start_longopts, 0, 0, cmd_start
+	"+B:C:hl:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -227,7 +233,7 @@ capture_check(const struct cmd_args *a)
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	static const char opts[] = "CQlTBLRZ", flags[] = "CQltbisz";
+	static const char opts[] = "CQlTBLRZW", flags[] = "CQltbiszW";
 	char fdarg[16], flag[sizeof(opts) - 1][3];
 	const char *argv[4 + 2 * (sizeof(opts) - 1) + 1];
 	size_t k;
@@ -341,6 +347,9 @@ cmd_start(const struct cmd_args *a)
 	if (a->arg['Q'] != NULL && !queue_size_ok(a->arg['Q']))
 		return tool_usage_error("--tool-queue %s: not a number of bytes "
 		    "from 65536 to 1073741824", a->arg['Q']);
+	if (a->arg['W'] != NULL && !number_ok(a->arg['W'], 0, 3600))
+		return tool_usage_error("--lossless-wait %s: not a number of "
+		    "seconds from 0 (never) to 3600", a->arg['W']);
 	if ((got = capture_check(a)) != 0)
 		return got;
 	if (pvmd_check() != 0 || tool_coordd_path(path, sizeof(path)) != 0)
@@ -377,6 +386,8 @@ cmd_start(const struct cmd_args *a)
 			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
 		printf(" ring=%s compress=%s\n", a->arg['R'] ? a->arg['R'] :
 		    "default", a->arg['Z'] ? a->arg['Z'] : "remote");
+		printf("tools queue=%s lossless_wait_s=%s\n", a->arg['Q'] ?
+		    a->arg['Q'] : "8388608", a->arg['W'] ? a->arg['W'] : "10");
 	}
 	return 0;
 }

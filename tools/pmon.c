@@ -21,6 +21,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_shutdown_entry,
 	&cmd_ps_entry,
 	&cmd_hosts_entry,
+	&cmd_tools_entry,
 	&cmd_groups_entry,
 	&cmd_queues_entry,
 	&cmd_snapshot_entry,

@@ -103,7 +103,7 @@ test_info(void)
 		{ "hosts", REQ_HOSTS }, { "groups", REQ_GROUPS },
 		{ "problems", REQ_PROBLEMS }, { "queues", REQ_QUEUES },
 		{ "tasks", REQ_TASKS }, { "breakpoints", REQ_BREAKPOINTS },
-		{ "flush", REQ_FLUSH },
+		{ "flush", REQ_FLUSH }, { "tools", REQ_TOOLS },
 	};
 	struct req *r;
 	size_t i;
@@ -309,7 +309,7 @@ test_format(void)
 {
 	static const char *const same[] = {
 		"snapshot", "ps", "hosts", "groups", "problems", "queues",
-		"tasks", "breakpoints", "flush", "queues *",
+		"tasks", "breakpoints", "flush", "tools", "queues *",
 		"queues t40003", "tasks t1,host:h,group:g", "stop *",
 		"continue force t1", "continue group:g", "kill host:n",
 		"frontier t40003:5", "stopline t1:18446744073709551615",
