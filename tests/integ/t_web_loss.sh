@@ -186,6 +186,14 @@ for i in $(seq 0 $(($(jq '.[:4] | length' "$RUN/losses.json") - 1))); do
 done
 jq -e '.steps[] | select(.step == 0) | .base.why == "attach"' "$M" >/dev/null ||
     fail "step 0 of pmon web (a) is not the attach snapshot"
+# At the step of the first loss the step line says what was lost.
+at=$(jq '.[0].at' "$RUN/losses.json")
+chromium_model a "&step=$at" "$RUN/a.step"
+jq -e --argjson n "$(jq '.[0].events' "$RUN/losses.json")" '.lossinfo |
+    test("^here: lost ([0-9],?)+ events of t") and
+    (capture("lost (?<n>[0-9,]+) events").n | gsub(",";"") | tonumber) == $n' \
+    "$RUN/a.step" >/dev/null ||
+    fail "step $at does not say what was lost: $(jq .lossinfo "$RUN/a.step")"
 
 # The live path (EventSource) shows the same.
 chromium_model a "&sse=1" "$RUN/a.sse"
