@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -53,7 +54,8 @@ const struct cmd_entry cmd_web_entry = {
 	"  -p, --port N    TCP port (default 7680; 0: any free port)\n"
 	"  -b, --bind ADDR address to listen on (default 127.0.0.1)\n"
 	"  -k, --keep N    events kept for browsers that come later\n"
-	"                  (default 200000; older ones are dropped)\n"
+	"                  (default 200000; older ones are dropped, and\n"
+	"                  the page starts from a snapshot after them)\n"
 	"\nPrints the page's URL, which carries a key: the data and the\n"
 	"control panel answer only requests with that key.  Runs until\n"
 	"SIGINT or SIGTERM, and keeps serving what it has after the\n"
@@ -71,6 +73,29 @@ struct web_client {
 };
 TAILQ_HEAD(web_clients, web_client);
 
+/*
+ * What the ring holds, in stream order: events, problems and notices,
+ * and the snapshots a page can start from (doc/web.md, "Losses").
+ */
+enum web_kind {
+	WEB_OTHER,		/* a problem, a notice, bye */
+	WEB_EVENT,
+	WEB_LOST,		/* a "lost" notice */
+	WEB_SNAPSHOT		/* the state at its point of the stream */
+};
+
+struct web_entry {
+	char		*line;
+	size_t		 weight;	/* in event lines */
+	enum web_kind	 kind;
+};
+
+/* Losses whose notices left the ring: the hello still counts them. */
+struct web_gone {
+	unsigned long long	 losses, events;
+	long long		 last_ms;	/* when the last was told */
+};
+
 struct web {
 	struct event_base	*base;
 	struct evhttp		*http;
@@ -82,10 +107,23 @@ struct web {
 
 	char			**tasks;	/* task lines, all of them */
 	size_t			 ntasks, tasks_cap;
-	char			*snapshot;	/* the attach snapshot line */
-	char			**ring;		/* the last `keep' other lines */
-	size_t			 keep, first, nring;
-	unsigned long long	 dropped;	/* lines gone from the ring */
+
+	struct web_entry	*ring;		/* kept lines, oldest first */
+	size_t			 cap, first, nring;
+	size_t			 keep;		/* the ring's budget (weight) */
+	size_t			 weight;	/* what it holds now */
+	size_t			 nsnap;		/* snapshots in it */
+	size_t			 since_snap;	/* events after the last one */
+	int			 attached;	/* the attach snapshot came */
+	int			 lost_pending;	/* a snapshot follows a loss */
+	int			 checkpoints;	/* the coordinator gives them */
+	int			 want_checkpoint;
+	int			 asking;	/* in pmon_request */
+	char			*stray;		/* its reply (web_reply_split) */
+	unsigned long long	 dropped;	/* events gone from the ring */
+	unsigned long long	 gap;		/* of them, after its first
+						   snapshot (web_trim) */
+	struct web_gone		 gone;
 
 	struct web_clients	 clients;
 };
@@ -127,26 +165,149 @@ web_broadcast(struct web *w, const char *line)
 	}
 }
 
+static struct web_entry *
+web_entry_at(struct web *w, size_t i)
+{
+	return &w->ring[(w->first + i) % w->cap];
+}
+
+/* Makes room for one more entry: the ring doubles, oldest first again. */
+static int
+web_ring_grow(struct web *w)
+{
+	struct web_entry *v;
+	size_t cap = w->cap ? 2 * w->cap : 1024, i;
+
+	if ((v = calloc(cap, sizeof(*v))) == NULL)
+		return -1;
+	for (i = 0; i < w->nring; i++)
+		v[i] = *web_entry_at(w, i);
+	free(w->ring);
+	w->ring = v;
+	w->cap = cap;
+	w->first = 0;
+	return 0;
+}
+
+static long long
+web_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A lost notice leaves the ring: its loss still counts in the hello's
+ * totals, so that a late page does not call the run complete.
+ */
+static void
+web_lost_gone(struct web *w, const char *line)
+{
+	json_t *o = json_loads(line, 0, NULL);
+	json_int_t ms;
+
+	w->gone.losses++;
+	w->gone.events += (unsigned long long)json_integer_value(
+	    json_object_get(o, "events"));
+	ms = json_integer_value(json_object_get(o, "received_ms"));
+	if (ms > w->gone.last_ms)
+		w->gone.last_ms = ms;
+	json_decref(o);
+}
+
+/* Frees an entry that leaves the ring, and counts what it was. */
+static void
+web_forget(struct web *w, struct web_entry *e)
+{
+	w->weight -= e->weight;
+	if (e->kind == WEB_EVENT)
+		w->dropped++;
+	else if (e->kind == WEB_SNAPSHOT)
+		w->nsnap--;
+	else if (e->kind == WEB_LOST)
+		web_lost_gone(w, e->line);
+	free(e->line);
+	e->line = NULL;
+}
+
+static void
+web_pop(struct web *w)
+{
+	web_forget(w, web_entry_at(w, 0));
+	w->first = (w->first + 1) % w->cap;
+	w->nring--;
+}
+
+/* Drops the entry after the first snapshot, which stays first. */
+static void
+web_pop_second(struct web *w)
+{
+	struct web_entry base = *web_entry_at(w, 0);
+
+	w->first = (w->first + 1) % w->cap;
+	w->nring--;
+	if (web_entry_at(w, 0)->kind == WEB_EVENT)
+		w->gap++;
+	web_forget(w, web_entry_at(w, 0));
+	*web_entry_at(w, 0) = base;
+}
+
+/*
+ * Keeps the ring within --keep.  It starts with a snapshot, so that a
+ * late page starts from a true state: the oldest snapshot goes with the
+ * entries up to the next one.  With one snapshot only (a checkpoint is
+ * on its way: web_checkpoint) the entries after it may grow to twice
+ * --keep; beyond that they go, and the hello says how many events are
+ * missing there (its "gap").
+ */
+static void
+web_trim(struct web *w)
+{
+	while (w->weight > w->keep && w->nring > 1) {
+		if (web_entry_at(w, 0)->kind != WEB_SNAPSHOT)
+			web_pop(w);	/* what came before the attach one */
+		else if (w->nsnap > 1) {
+			do
+				web_pop(w);
+			while (web_entry_at(w, 0)->kind != WEB_SNAPSHOT);
+			w->gap = 0;
+		} else if (w->weight - web_entry_at(w, 0)->weight >
+		    2 * w->keep)
+			web_pop_second(w);
+		else
+			break;
+	}
+}
+
 /* Keeps a line (it owns it now; NULL: out of memory) and sends it. */
 static void
-web_keep(struct web *w, char *line)
+web_keep(struct web *w, char *line, enum web_kind kind)
 {
-	size_t at;
+	struct web_entry *e;
 
-	if (line == NULL) {
+	if (line == NULL || (w->nring == w->cap && web_ring_grow(w) == -1)) {
+		free(line);
 		web_fail(w);
 		return;
 	}
 	web_broadcast(w, line);
-	if (w->nring == w->keep) {
-		free(w->ring[w->first]);
-		w->first = (w->first + 1) % w->keep;
-		w->nring--;
-		w->dropped++;
-	}
-	at = (w->first + w->nring) % w->keep;
-	w->ring[at] = line;
+	e = &w->ring[(w->first + w->nring) % w->cap];
+	e->line = line;
+	e->kind = kind;
+	/* A snapshot weighs what as many event lines would. */
+	e->weight = kind == WEB_SNAPSHOT ? 1 + strlen(line) / 256 : 1;
 	w->nring++;
+	w->weight += e->weight;
+	if (kind == WEB_SNAPSHOT) {
+		w->nsnap++;
+		w->since_snap = 0;
+		w->want_checkpoint = 0;
+	} else if (kind == WEB_EVENT &&
+	    ++w->since_snap >= w->keep / 4 + 1 && w->checkpoints)
+		w->want_checkpoint = 1;
+	web_trim(w);
 }
 
 static char *
@@ -159,6 +320,18 @@ json_line(json_t *o)
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;
+}
+
+/* {"type":"snapshot","why":WHY,"state":JSON}: a state to start from. */
+static void
+web_keep_snapshot(struct web *w, const char *why, const char *json)
+{
+	char *s;
+
+	if (asprintf(&s, "{\"type\":\"snapshot\",\"why\":\"%s\","
+	    "\"state\":%s}", why, json) == -1)
+		s = NULL;
+	web_keep(w, s, WEB_SNAPSHOT);
 }
 
 /*
@@ -177,7 +350,38 @@ web_keep_typed(struct web *w, const char *type, const char *json,
 	if (asprintf(&s, "{\"type\":\"%s\"%s%s", type, len > 2 ? "," : "",
 	    json + 1) == -1)
 		s = NULL;
-	web_keep(w, s);
+	web_keep(w, s, WEB_OTHER);
+}
+
+/*
+ * The coordinator dropped events for us (doc/control.md, "Slow tools"):
+ * the notice is kept with the time it came, and the snapshot that
+ * follows is the page's new start (web_snapshot).
+ */
+static int
+web_keep_lost(struct web *w, const char *json, size_t len)
+{
+	json_t *o = json_loadb(json, len, 0, NULL), *line;
+	const char *what = json_string_value(json_object_get(o, "notice"));
+
+	if (!json_is_object(o) || what == NULL || strcmp(what, "lost") != 0) {
+		json_decref(o);
+		return -1;
+	}
+	fprintf(stderr, "pmon web: the coordinator dropped %lld events "
+	    "for us (its queue was full); starting over from its snapshot\n",
+	    (long long)json_integer_value(json_object_get(o, "events")));
+	if ((line = json_pack("{s:s}", "type", "notice")) == NULL ||
+	    json_object_update(line, o) == -1 ||
+	    json_object_set_new(line, "received_ms",
+	    json_integer(web_now_ms())) == -1) {
+		json_decref(line);
+		line = NULL;
+	}
+	json_decref(o);
+	w->lost_pending = 1;
+	web_keep(w, json_line(line), WEB_LOST);
+	return 0;
 }
 
 /* --- libpmon callbacks ----------------------------------------------------- */
@@ -209,24 +413,66 @@ web_task(const struct pmon_task *t, void *arg)
 static void
 web_event(const struct pmon_event *ev, void *arg)
 {
-	web_keep(arg, json_line(trace_event_json(ev)));
+	web_keep(arg, json_line(trace_event_json(ev)), WEB_EVENT);
 }
 
+/*
+ * libpmon assembles a request's reply and a snapshot (REPLY id 0) in one
+ * buffer: when the snapshot comes right behind the reply, in the same
+ * read, the snapshot callback gets both, one after the other, and
+ * pmon_request returns an empty reply.  Returns where the snapshot
+ * starts in what the callback got while we wait for a reply (0: all of
+ * it is the snapshot); web_request takes the part before as its reply.
+ * XXX: libpmon should keep them apart; then this finds nothing to split.
+ */
+static size_t
+web_reply_split(const char *json, size_t len)
+{
+	json_error_t err;
+	const char *snap;
+	json_t *o;
+	size_t at;
+
+	if (json[0] != '{') {		/* an error's text, then the snapshot */
+		snap = strstr(json, "{\"position\":");
+		return snap != NULL ? (size_t)(snap - json) : 0;
+	}
+	if ((o = json_loadb(json, len, JSON_DISABLE_EOF_CHECK, &err)) == NULL)
+		return 0;
+	json_decref(o);
+	at = (size_t)err.position;
+	while (at < len && strchr(" \t\r\n", json[at]) != NULL)
+		at++;
+	return at < len ? at : 0;
+}
+
+/*
+ * The attach snapshot, the one that follows a lost notice, or a
+ * breakpoint's: each is the state at this point of the stream, and the
+ * page starts over from it there.
+ */
 static void
 web_snapshot(const char *json, size_t len, void *arg)
 {
 	struct web *w = arg;
-	char *s;
+	const char *why = "resync";
+	size_t at;
 
-	(void)len;
-	if (asprintf(&s, "{\"type\":\"snapshot\",\"state\":%s}", json) ==
-	    -1) {
-		web_fail(w);
-		return;
+	if (w->asking && (at = web_reply_split(json, len)) > 0) {
+		free(w->stray);
+		if ((w->stray = strndup(json, at)) == NULL) {
+			web_fail(w);
+			return;
+		}
+		json += at;
 	}
-	free(w->snapshot);
-	w->snapshot = s;
-	web_broadcast(w, s);
+	if (!w->attached)
+		why = "attach";
+	else if (w->lost_pending)
+		why = "lost";
+	w->attached = 1;
+	w->lost_pending = 0;
+	web_keep_snapshot(w, why, json);
 }
 
 static void
@@ -238,7 +484,9 @@ web_problem(const char *json, size_t len, void *arg)
 static void
 web_notice(const char *json, size_t len, void *arg)
 {
-	web_keep_typed(arg, "notice", json, len);
+	if (strstr(json, "\"lost\"") == NULL ||
+	    web_keep_lost(arg, json, len) == -1)
+		web_keep_typed(arg, "notice", json, len);
 }
 
 static void
@@ -247,7 +495,64 @@ web_bye(const char *reason, void *arg)
 	json_t *o = json_pack("{s:s, s:s}", "type", "bye", "reason",
 	    reason != NULL ? reason : "");
 
-	web_keep(arg, json_line(o));
+	web_keep(arg, json_line(o), WEB_OTHER);
+}
+
+/*
+ * pmon_request in JSON, with the reply web_snapshot may have taken (see
+ * web_reply_split).  On failure *why says why.
+ */
+static int
+web_request(struct web *w, const char *text, char **reply, size_t *len,
+    const char **why)
+{
+	static char reason[1024];
+	int rv;
+
+	w->asking = 1;
+	rv = pmon_request(w->p, text, PMON_JSON, reply, len);
+	w->asking = 0;
+	*why = pmon_error(w->p);
+	if (w->stray != NULL && rv == 0 && *len == 0) {
+		free(*reply);
+		*reply = w->stray;
+		*len = strlen(w->stray);
+		w->stray = NULL;
+	} else if (w->stray != NULL && rv == -1 && !pmon_closed(w->p)) {
+		snprintf(reason, sizeof(reason), "%s", w->stray);
+		*why = reason;
+	}
+	free(w->stray);
+	w->stray = NULL;
+	return rv;
+}
+
+/*
+ * A quarter of --keep events came since the last snapshot: ask for one
+ * (it is the state at this point of the stream, like the attach
+ * snapshot), so that the ring can drop its oldest part and still start
+ * from a true state.  Events that come before the reply are kept first.
+ */
+static void
+web_checkpoint(struct web *w)
+{
+	const char *why;
+	char *reply;
+	size_t len;
+
+	if (!w->want_checkpoint || !w->live)
+		return;
+	w->want_checkpoint = 0;
+	if (web_request(w, "snapshot", &reply, &len, &why) == -1) {
+		if (pmon_closed(w->p))
+			return;		/* web_pmon_readable says so */
+		fprintf(stderr, "pmon web: no snapshot to keep (%s); older "
+		    "events will leave a gap\n", why);
+		w->checkpoints = 0;
+		return;
+	}
+	web_keep_snapshot(w, "checkpoint", reply);
+	free(reply);
 }
 
 static void
@@ -257,8 +562,11 @@ web_pmon_readable(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (pmon_dispatch(w->p) == 0)
-		return;
+	if (pmon_dispatch(w->p) == 0) {
+		web_checkpoint(w);
+		if (!pmon_closed(w->p))
+			return;
+	}
 	if (!pmon_closed(w->p))
 		fprintf(stderr, "pmon web: %s\n", pmon_error(w->p));
 	fprintf(stderr, "pmon web: the coordinator is gone; still serving "
@@ -339,22 +647,26 @@ web_asset(struct evhttp_request *req, const char *path)
 	return 0;
 }
 
-/* Everything kept, as SSE messages: a late browser's start. */
+/*
+ * Everything kept, as SSE messages: a late browser's start.  The hello
+ * counts what is no longer kept (doc/web.md, "The stream").
+ */
 static void
 web_history(struct web *w, struct evbuffer *buf)
 {
 	size_t i;
 
 	evbuffer_add_printf(buf, "data: {\"type\":\"hello\",\"live\":%s,"
-	    "\"keep\":%zu,\"dropped\":%llu}\n\n", w->live ? "true" : "false",
-	    w->keep, w->dropped);
+	    "\"keep\":%zu,\"dropped\":%llu,\"gap\":%llu,"
+	    "\"losses_before\":%llu,\"lost_before\":%llu,"
+	    "\"last_loss_ms\":%lld}\n\n", w->live ? "true" : "false",
+	    w->keep, w->dropped, w->gap, w->gone.losses, w->gone.events,
+	    w->gone.last_ms);
 	for (i = 0; i < w->ntasks; i++)
 		evbuffer_add_printf(buf, "data: %s\n\n", w->tasks[i]);
-	if (w->snapshot != NULL)
-		evbuffer_add_printf(buf, "data: %s\n\n", w->snapshot);
 	for (i = 0; i < w->nring; i++)
 		evbuffer_add_printf(buf, "data: %s\n\n",
-		    w->ring[(w->first + i) % w->keep]);
+		    web_entry_at(w, i)->line);
 }
 
 /*
@@ -412,6 +724,7 @@ static void
 web_ask(struct web *w, struct evhttp_request *req, const char *text)
 {
 	struct evbuffer *buf;
+	const char *why;
 	char *reply;
 	size_t len;
 
@@ -419,9 +732,8 @@ web_ask(struct web *w, struct evhttp_request *req, const char *text)
 		web_error(req, 503, "the coordinator is gone");
 		return;
 	}
-	if (pmon_request(w->p, text, PMON_JSON, &reply, &len) == -1) {
-		web_error(req, pmon_closed(w->p) ? 503 : 400,
-		    pmon_error(w->p));
+	if (web_request(w, text, &reply, &len, &why) == -1) {
+		web_error(req, pmon_closed(w->p) ? 503 : 400, why);
 		return;
 	}
 	if ((buf = evbuffer_new()) == NULL) {
@@ -604,9 +916,9 @@ web_free(struct web *w)
 		free(w->tasks[i]);
 	free(w->tasks);
 	for (i = 0; i < w->nring; i++)
-		free(w->ring[(w->first + i) % w->keep]);
+		free(web_entry_at(w, i)->line);
 	free(w->ring);
-	free(w->snapshot);
+	free(w->stray);
 }
 
 static int
@@ -656,11 +968,8 @@ cmd_web(const struct cmd_args *a)
 	if (a->seen['b'])
 		addr = a->arg['b'];
 	w.keep = keep;
-	if ((w.ring = calloc(keep, sizeof(*w.ring))) == NULL)
-		return tool_error("out of memory");
-	if (pmon_secret_make(w.key) == -1) {
-		free(w.ring);
+	w.checkpoints = 1;
+	if (pmon_secret_make(w.key) == -1)
 		return tool_error("no random key: %s", strerror(errno));
-	}
 	return web_run(&w, addr, port);
 }

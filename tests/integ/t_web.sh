@@ -113,6 +113,11 @@ expect_eq "deadpair parent on the page" "stopped pvm_recv $c" \
         "\(.state) \(.blocked.in) \(.blocked.from)"' "$M")"
 expect_eq "events on the page" \
     "$(jq '[.position[]] | add' "$RUN/snap.json")" "$(jq .events "$M")"
+# Nothing was lost: the header says so by saying nothing of losses,
+# and the only snapshot is the one pmon web got when it attached.
+expect_eq "the header" loaded "$(jq -r .status "$M")"
+expect_eq "losses listed" 0 "$(jq '.losslist | length' "$M")"
+expect_eq "snapshots kept" '[{"at":0,"why":"attach"}]' "$(jq -c .segments "$M")"
 
 # The same through the page's EventSource (the live path).
 chromium_model "&sse=1" "$RUN/sse.json"

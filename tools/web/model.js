@@ -1,8 +1,12 @@
 // The page's model of the application, computed from the stream that
-// pmon web sends (doc/events.md): the task lines, the attach snapshot
-// (doc/state.md) and the events after it.  State(n) is the snapshot with
-// the first n events applied, by the same rules as coordinator/state.c,
-// so that at the end it matches the coordinator's own snapshot.
+// pmon web sends (doc/events.md): the task lines, snapshots (doc/state.md)
+// and the events between them.  A snapshot comes first (when pmon web
+// attached, or the oldest it still keeps), after every loss (the
+// coordinator dropped events for pmon web: doc/web.md, "Losses") and now
+// and then as a checkpoint.  State(n) is the last snapshot at or before
+// step n with the events from it to n applied, by the same rules as
+// coordinator/state.c, so that it is a state the coordinator had: events
+// are never applied on top of a snapshot taken after them.
 (() => {
 'use strict';
 
@@ -31,13 +35,16 @@ class Stream {
 
   reset() {
     this.info = new Map();      // tid -> task line
-    this.snapshot = null;       // the attach snapshot's state
+    this.segments = [];         // snapshots: {at, ord, state, why}
+    this.hello = {};            // pmon web's counts of what it dropped
+    this.ord = 0;               // messages so far (stream order)
     this.events = [];
     this.byId = new Map();      // "tid:seq" -> index
     this.byTask = new Map();    // tid -> [index...]
     this.arrows = [];           // [send index, receive end index]
     this.notices = [];
-    this.problems = [];
+    this.losses = [];           // "lost" notices: {at, events, tasks, snapshot}
+    this.problems = [];         // the last snapshot's and those after it
     this.lastX = new Map();     // tid -> logical position of last event
     this.openBarrier = new Map(); // group -> [begin indexes]
     this.dropped = 0;
@@ -47,15 +54,69 @@ class Stream {
   }
 
   add(m) {
+    m.ord = this.ord++;
     if (m.type === 'task') this.info.set(m.tid, m);
-    else if (m.type === 'snapshot') this.snapshot = m.state;
+    else if (m.type === 'snapshot') this.addSnapshot(m);
     else if (m.type === 'problem') this.problems.push(m);
     else if (m.type === 'notice') {
       m.at = this.events.length;      // applies after the events so far
       this.notices.push(m);
+      if (m.notice === 'lost') this.losses.push(m);
     }
     else if (m.type === 'bye') this.bye = m.reason;
     else if (m.type === undefined && m.id !== undefined) this.addEvent(m);
+  }
+
+  // The state at this point of the stream: from here on, the page's
+  // model starts from it.  It lists every problem found so far.
+  addSnapshot(m) {
+    const seg = { at: this.events.length, ord: m.ord, state: m.state,
+      why: m.why || (this.segments.length ? 'resync' : 'attach') };
+    this.segments.push(seg);
+    const loss = this.losses[this.losses.length - 1];
+    if (loss && !loss.snapshot && seg.why !== 'checkpoint') loss.snapshot = seg;
+    this.problems = (m.state.problems || []).map((p) => ({ type: 'problem', ...p }));
+  }
+
+  // The last snapshot at or before step n (null before the first).
+  segmentAt(n) {
+    const sg = this.segments;
+    let a = 0, b = sg.length;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (sg[m].at <= n) a = m + 1; else b = m;
+    }
+    return a > 0 ? sg[a - 1] : null;
+  }
+
+  // The last loss at or before step n (null if none).
+  lossAt(n) {
+    let l = null;
+    for (const x of this.losses) if (x.at <= n) l = x;
+    return l;
+  }
+
+  // Every loss pmon web was told of: those still kept and those it no
+  // longer keeps (its hello counts them).
+  lostTotal() {
+    const h = this.hello;
+    const t = { events: h.lost_before || 0, losses: h.losses_before || 0,
+      lastMs: h.last_loss_ms || 0 };
+    for (const l of this.losses) {
+      t.events += l.events || 0;
+      t.losses++;
+      t.lastMs = Math.max(t.lastMs, l.received_ms || 0);
+    }
+    return t;
+  }
+
+  // Where the events of a loss are missing on one task's line: the
+  // index of the task's last event before them and of its first after
+  // them (undefined at either end).
+  lossGap(tid, first) {
+    const mine = this.byTask.get(tid) || [];
+    const k = this.firstAfter(mine, first - 1);
+    return [mine[k - 1], mine[k]];
   }
 
   addEvent(ev) {
@@ -164,22 +225,26 @@ class Stream {
   }
 }
 
-// The state at one step: the snapshot plus events applied in order.
+// The state at one step: a snapshot (seg, from stream.segmentAt) plus
+// the events after it applied in order.
 class State {
-  constructor(stream) {
+  constructor(stream, seg) {
     this.tasks = new Map();
     this.queues = new Map();    // receiver tid -> [{from, tag, ...}]
     this.groups = new Map();    // name -> {members: Map, waiting: Set}
-    this.step = 0;
+    this.seg = seg || null;
+    this.step = seg ? seg.at : 0;
     this.stopped = new Set();   // stopped by a tool or a breakpoint
-    this.nnotice = 0;           // notices applied
-    const s = stream.snapshot;
-    if (s) this.fromSnapshot(s);
-    // Announced but not in the snapshot: not started at step 0.
+    this.stream = stream;
+    if (seg) this.fromSnapshot(seg.state);
+    // Announced but not in the snapshot: not started at its step.
     for (const t of stream.info.values()) {
       if (!this.tasks.has(t.tid)) this.task(t.tid).state = 'new';
     }
-    this.stream = stream;
+    // Notices that came before the snapshot are in it already.
+    const ns = stream.notices;
+    this.nnotice = 0;           // notices applied
+    while (seg && this.nnotice < ns.length && ns[this.nnotice].ord < seg.ord) this.nnotice++;
   }
 
   fromSnapshot(s) {
@@ -379,7 +444,8 @@ class State {
         parent: i.parent };
     });
     return { step: this.step, events: this.stream.events.length,
-      arrows: this.stream.arrows.length, tasks };
+      arrows: this.stream.arrows.length,
+      base: this.seg ? { at: this.seg.at, why: this.seg.why } : null, tasks };
   }
 
   // What differs from a snapshot of doc/state.md (the same position).

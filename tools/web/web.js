@@ -14,7 +14,8 @@ const SVGNS = 'http://www.w3.org/2000/svg';
 const VIEWS = ['spacetime', 'concurrency', 'spawn', 'system', 'queues', 'activity'];
 
 const stream = new Stream();
-let state = new State(stream);
+let state = new State(stream, null);
+let conn = 'loading';    // the connection, as the header says it
 let step = 0;            // events applied in the shown state
 let follow = true;       // the step follows the end of the stream
 let selected = null;     // index of the clicked event
@@ -48,26 +49,31 @@ function taskName(tid) {
 function receive(m) {
   if (m.type === 'hello') {
     stream.reset();
+    stream.hello = m;
     stream.dropped = m.dropped;
+    if (!m.live) conn = 'coordinator gone';
     restart();
     return;
   }
   stream.add(m);
-  if (m.type === 'snapshot') restart();
+  if (m.type === 'snapshot' && stream.segments.length === 1) restart();
+  if (m.type === 'bye') conn = 'coordinator gone';
   if (follow) step = stream.events.length;
   schedule();
 }
 
 function restart() {
-  state = new State(stream);
+  state = new State(stream, stream.segmentAt(0));
   selected = null;
   frontier = null;
 }
 
 // The state at the current step: forwards from the shown one, or again
-// from the snapshot when going back.
+// from the last snapshot at or before the step (after a loss: the one
+// that followed it) when going back or across a snapshot.
 function stateAt(n) {
-  if (n < state.step) state = new State(stream);
+  const seg = stream.segmentAt(n);
+  if (n < state.step || seg !== state.seg) state = new State(stream, seg);
   state.advance(n);
   return state;
 }
@@ -91,11 +97,18 @@ function connect() {
     const m = JSON.parse(e.data);
     if (m.type !== 'end') return receive(m);
     src.close();
+    conn = 'loaded';
     render();
     writeModel();
   };
-  src.onerror = () => { $('status').textContent = 'disconnected; retrying'; };
-  src.onopen = () => { $('status').textContent = 'live'; };
+  src.onerror = () => {
+    conn = 'disconnected; retrying';
+    schedule();
+  };
+  src.onopen = () => {
+    conn = 'live';
+    schedule();
+  };
 }
 
 let loadMs = 0;
@@ -112,6 +125,7 @@ async function loadOnce() {
     step = Math.min(+params.get('step'), stream.events.length);
   }
   if (params.has('select')) selectEvent(stream.byId.get(params.get('select')));
+  conn = 'loaded';
   render();
   await writeModel();
 }
@@ -119,11 +133,22 @@ async function loadOnce() {
 // ?test=1: the model, and how it compares with the coordinator's
 // snapshot, as JSON in <pre id=model> for tests that read the DOM.
 async function writeModel() {
+  const steps = params.has('steps') ? params.get('steps').split(',').map(Number) : [];
+  const at = steps.filter((n) => n >= 0 && n <= stream.events.length).map((n) => stateAt(n).summary());
   const out = stateAt(step).summary();
   out.view = view;
   out.dropped = stream.dropped;
+  out.gap = stream.hello.gap || 0;
   out.problems = stream.problems.length;
   out.drawn = drawnCounts();
+  out.status = $('status').textContent;
+  out.lossinfo = $('lossinfo').textContent;
+  out.losslist = [...document.querySelectorAll('#losses li')].map((li) => li.textContent);
+  out.lost = stream.lostTotal();
+  out.losses = stream.losses.map((l) => ({ at: l.at, events: l.events,
+    tasks: l.tasks.map((t) => t.tid), snapshot: l.snapshot ? l.snapshot.at : null }));
+  out.segments = stream.segments.map((g) => ({ at: g.at, why: g.why }));
+  out.steps = at;
   if (selected !== null) out.frontier = frontier;
   try {
     const r = await fetch('/snapshot?k=' + encodeURIComponent(KEY));
@@ -166,6 +191,8 @@ function drawnCounts() {
     arrows_wait: q('#concurrency [data-arrow="wait"]'),
     spawn_nodes: q('#spawn [data-task]'),
     spacetime_arrows: spacetimeDrawn,
+    spacetime_losses: spacetimeLost,
+    slider_marks: q('#lossmarks option'),
   };
 }
 
@@ -338,8 +365,49 @@ function drawSpacetime() {
     g.fillRect(x - 2, y(e.tid) - 4, 4, 8);
     hitList.push([x, y(e.tid), i]);
   }
+  drawLosses(g, pos, y, w);
   drawCursor(g, pos, h);
   drawFrontier(g, pos, y);
+}
+
+// Where pmon web lost events (doc/web.md, "Losses"): on the line of
+// each task that lost some, a red bar from its last event before them
+// to its first after them (at least 8 pixels), labelled with how many
+// where the label does not cover another.
+let spacetimeLost = 0;
+function drawLosses(g, pos, y, w) {
+  spacetimeLost = 0;
+  g.lineWidth = 5;
+  g.font = '10px sans-serif';
+  const labelEnd = new Map();   // tid -> right end of its last label
+  for (const l of stream.losses) {
+    for (const t of l.tasks || []) {
+      if (!stream.info.has(t.tid) && !stream.byTask.has(t.tid)) continue;
+      const [a, b] = stream.lossGap(t.tid, t.first);
+      let x1 = a === undefined ? LEFT : pos[a];
+      let x2 = b === undefined ? w - 10 : pos[b];
+      if (x2 - x1 < 8) {
+        x1 = (x1 + x2) / 2 - 4;
+        x2 = x1 + 8;
+      }
+      if (x2 < LEFT || x1 > w) continue;
+      g.strokeStyle = l.at <= step ? 'rgba(211,47,47,0.75)' : 'rgba(211,47,47,0.3)';
+      g.beginPath();
+      g.moveTo(Math.max(x1, LEFT), y(t.tid));
+      g.lineTo(Math.min(x2, w - 10), y(t.tid));
+      g.stroke();
+      const text = 'lost ' + num(t.events);
+      const lx = Math.max(x1, LEFT);
+      if (lx > (labelEnd.get(t.tid) ?? -Infinity) + 4) {
+        g.fillStyle = '#c62828';
+        g.fillText(text, lx, y(t.tid) - 6);
+        labelEnd.set(t.tid, lx + g.measureText(text).width);
+      }
+      spacetimeLost++;
+    }
+  }
+  g.lineWidth = 1;
+  g.font = '11px sans-serif';
 }
 
 function drawGaps(g, h) {
@@ -627,7 +695,7 @@ function drawActivity() {
   g.font = '11px sans-serif';
   const ax = realAxis();
   const px = (tc) => toPx(realPos(ax, tc), w);
-  const colour = { computing: '#66bb6a', pvm: '#ffca28', blocked: '#e53935' };
+  const colour = { computing: '#66bb6a', pvm: '#ffca28', blocked: '#e53935', lost: '#9e9e9e' };
   order.forEach((t, r) => {
     const y = 14 + r * ROW;
     g.fillStyle = '#333';
@@ -637,7 +705,9 @@ function drawActivity() {
       if (i >= step) break;
       const e = stream.events[i];
       if (prev !== null) {
-        const kind = e.phase === 'end' && prev.phase === 'begin' && prev.call === e.call ?
+        // Events missing in between (lost): what the task did is unknown.
+        const kind = e.seq !== prev.seq + 1 && prev.call !== 'lost' ? 'lost' :
+          e.phase === 'end' && prev.phase === 'begin' && prev.call === e.call ?
           (window.PmonModel.BLOCKING.has(e.call) ? 'blocked' : 'pvm') : 'computing';
         g.fillStyle = colour[kind];
         const a = px(prev.tc), b = px(e.tc);
@@ -680,9 +750,11 @@ function render() {
   const st = stateAt(step);
   $('slider').max = stream.events.length;
   $('slider').value = step;
-  $('stepinfo').textContent = 'step ' + step + ' / ' + stream.events.length +
-    (stream.dropped ? ' (' + stream.dropped + ' older events dropped)' : '') +
+  $('stepinfo').textContent = 'step ' + step + ' / ' + stream.events.length + startInfo() +
     (stream.bye !== null ? ' — coordinator gone' : '');
+  $('lossinfo').textContent = lossInfo(st);
+  drawStatus();
+  drawLossList();
   for (const b of document.querySelectorAll('#tabs button')) {
     b.classList.toggle('on', b.dataset.view === view);
   }
@@ -704,7 +776,88 @@ function render() {
     void type;
     return kind + ' ' + JSON.stringify(rest);
   }).join('\n\n');
-  $('status').textContent = TEST ? 'loaded' : $('status').textContent;
+}
+
+const num = (n) => Number(n).toLocaleString('en-US');
+const clock = (ms) => new Date(ms).toLocaleTimeString('en-GB');
+
+// "live" only while nothing was lost; otherwise how much and when.
+function drawStatus() {
+  const l = stream.lostTotal();
+  const s = $('status');
+  s.textContent = conn + (l.losses ? ', ' + num(l.events) + ' events lost' +
+    (l.lastMs ? ' (last at ' + clock(l.lastMs) + ')' : '') : '');
+  s.classList.toggle('lossy', l.losses > 0);
+}
+
+// What step 0 is when pmon web no longer keeps the start of the run.
+function startInfo() {
+  const first = stream.segments[0];
+  let s = '';
+  if (stream.dropped && first) {
+    s = ' (the ' + num(stream.dropped) + ' events before step 0 are no longer kept; ' +
+      'step 0 is the snapshot there';
+  }
+  if (stream.hello.gap) {
+    const next = stream.segments[1];
+    s += (s ? '; ' : ' (') + 'the ' + num(stream.hello.gap) + ' events right after it are ' +
+      'gone too, so the states shown are approximate until ' +
+      (next ? 'step ' + num(next.at) : 'the end');
+  }
+  return s ? s + ')' : '';
+}
+
+function lostTasks(l) {
+  const t = (l.tasks || []).map((x) => hex(x.tid) + ' (' + num(x.events) + ')');
+  return t.slice(0, 6).join(', ') + (t.length > 6 ? ' and ' + (t.length - 6) + ' more' : '');
+}
+
+// The step control's word on losses: at the step of one, what it lost;
+// after one, that the state comes from the snapshot that followed it.
+function lossInfo(st) {
+  const l = stream.lossAt(step);
+  if (!l) return '';
+  if (l.at === step) {
+    return 'here: lost ' + num(l.events) + ' events of ' + lostTasks(l) +
+      '; the state is the coordinator\'s snapshot after the loss';
+  }
+  if (st.seg && st.seg === l.snapshot) {
+    return 'resynchronised at step ' + num(l.at) + ' after losing ' + num(l.events) + ' events';
+  }
+  return '';
+}
+
+// The list of losses (click one to go there) and the slider's marks.
+let lossesDrawn = '';
+function drawLossList() {
+  const h = stream.hello;
+  const last = stream.losses[stream.losses.length - 1];
+  const key = (h.losses_before || 0) + ':' + (last ? last.ord : -1);
+  if (lossesDrawn === key) return;
+  lossesDrawn = key;
+  const ul = $('losses');
+  const marks = $('lossmarks');
+  ul.replaceChildren();
+  marks.replaceChildren();
+  if (h.losses_before) {
+    const li = document.createElement('li');
+    li.textContent = 'before step 0: ' + num(h.lost_before) + ' events lost in ' +
+      num(h.losses_before) + ' losses (no longer kept)';
+    ul.appendChild(li);
+  }
+  for (const l of stream.losses) {
+    const li = document.createElement('li');
+    li.dataset.step = l.at;
+    li.textContent = 'step ' + num(l.at) + ': lost ' + num(l.events) + ' events of ' +
+      lostTasks(l) + (l.received_ms ? ', at ' + clock(l.received_ms) : '') +
+      (l.problems ? ' (and ' + num(l.problems) + ' problems)' : '');
+    li.onclick = () => setStep(l.at);
+    ul.appendChild(li);
+    const o = document.createElement('option');
+    o.value = l.at;
+    marks.appendChild(o);
+  }
+  $('losshead').hidden = ul.children.length === 0;
 }
 
 // ?bench=1: everything synchronous, so that it ends before the load
