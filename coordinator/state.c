@@ -3288,7 +3288,7 @@ beyond_horizon(const struct state *s, const struct task *t, uint64_t seq,
 		    "beyond the horizon of the frontiers, ", (unsigned)t->tid,
 		    seq, (unsigned)u->tid);
 	snprintf(err + strlen(err), size - strlen(err), "%s (pmon start -H "
-	    "EVENTS[,SECONDS] keeps more, -H unlimited all)", hz);
+	    "EVENTS[,DURATION] keeps more, -H unlimited all)", hz);
 }
 
 /*

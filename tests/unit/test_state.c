@@ -1294,7 +1294,7 @@ test_horizon_events(void)
 		}
 	CU_ASSERT_STRING_EQUAL(sfrontier_err(hz, A, 1), "t40001:1 is beyond "
 	    "the horizon of the frontiers, the last 8 events of each task "
-	    "(pmon start -H EVENTS[,SECONDS] keeps more, -H unlimited all)");
+	    "(pmon start -H EVENTS[,DURATION] keeps more, -H unlimited all)");
 	CU_ASSERT(has(sfrontier_err(hz, C, 1), "t40003:1: its future on "
 	    "t40001 is beyond the horizon"));
 	state_free(all);
