@@ -25,11 +25,13 @@
 # per event: four times below the old growth, and more than ten times
 # above what the steps gave.
 #
-# Then, with the default horizon (the last 16384 events of each task),
-# the frontier of task 0's first event must be beyond the horizon with
-# the error naming -H, and that of its event 10 before its last must be
-# answered; and pmon saw every event of the run (the per-task last
-# sequence numbers add up to the program's count).
+# Then, with a horizon of the last 8192 events of each task and 10
+# minutes (pmon start -H 8192,10m, passed on as pmon-coordd -H), the
+# frontier of task 0's first event must be beyond the horizon with the
+# error naming both and -H, and that of its event 10 before its last
+# must be answered; and pmon saw every event of the run (the per-task
+# last sequence numbers add up to the program's count).  A bad -H is
+# refused by pmon start.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -46,7 +48,13 @@ start_pvmd
 # sanitized) coordinator: a record dropped from a full ring stalls the
 # receives that wait for its send, and the order's window would grow
 # with that, not with the model (doc/ordering.md, "Losses").
-pmon_start -Q 268435456 -R 16777216 -B 1073741824
+# A horizon that is not one is refused by name, before anything starts.
+if $PM_ON "$PMON" start -H 100,2 >"$RUN/badh.out" 2>&1; then
+	fail "pmon start -H 100,2 was taken"
+fi
+grep -q -- "--horizon 100,2" "$RUN/badh.out" ||
+    fail "pmon start -H 100,2: $(cat "$RUN/badh.out")"
+pmon_start -Q 268435456 -R 16777216 -B 1073741824 -H 8192,10m
 hz=$(getconf CLK_TCK)
 
 # Samples "CPU-seconds RSS-KB" until killed.
@@ -103,7 +111,7 @@ read -r tid last <<<"$t0"
 if $PM_ON "$PMON" frontier "$tid:1" >"$RUN/old.out" 2>"$RUN/old.err"; then
 	fail "the frontier of $tid:1, 10 * $R events ago, was answered"
 fi
-grep -q "beyond the horizon" "$RUN/old.err" && grep -q -- "-H" "$RUN/old.err" ||
+grep -q "beyond the horizon of the frontiers, the last 8192 events of each task and the last 600 s of the stream (pmon start -H" "$RUN/old.err" ||
     fail "pmon frontier $tid:1: not the horizon's error: $(cat "$RUN/old.err")"
 $PM_ON "$PMON" frontier "$tid:$((last - 10))" >"$RUN/new.json" \
     2>"$RUN/new.err" ||

@@ -1299,6 +1299,14 @@ test_horizon_events(void)
 	    "t40001 is beyond the horizon"));
 	state_free(all);
 	sdone(hz);
+
+	/* The default: each task's last 16384 events, 4 a round here. */
+	hz = srig();
+	spingpong(hz, A, B, 16384 / 4 + 2);
+	CU_ASSERT(has(sfrontier_err(hz, A, 1), "beyond the horizon of the "
+	    "frontiers, the last 16384 events of each task ("));
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(hz, A, 10), "");
+	sdone(hz);
 }
 
 /*
