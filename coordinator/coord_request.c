@@ -115,7 +115,7 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 	int32_t tid = 0;
 	uint64_t seq = 0;
 	unsigned parts = 0;
-	const char *why;
+	char why[512];
 	FILE *f;
 	int json = (creq->flags & REQUEST_JSON) != 0, rv = 0;
 
@@ -160,7 +160,7 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 	if (parts & STATE_PROBLEMS)
 		state_check(c->state);
 	if (parts == 0)
-		rv = state_frontier(c->state, tid, seq, f, &why);
+		rv = state_frontier(c->state, tid, seq, f, why, sizeof(why));
 	else if (json)
 		rv = state_write(c->state, parts, tid, f);
 	else

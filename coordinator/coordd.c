@@ -20,6 +20,7 @@
 
 #include "capture.h"
 #include "coord.h"
+#include "horizon.h"
 #include "log.h"
 #include "paths.h"
 #include "secret.h"
@@ -30,16 +31,19 @@ static int foreground;
 static int sock_ours;		/* we made the tool socket: remove it */
 static int secret_ours;		/* ...and the secret's file */
 static const char *replay_path;	/* -R: serve this recording */
+static int horizon_set;		/* -H: the frontier history's horizon */
+static uint64_t horizon_events, horizon_ns;
 
 static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
-	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
-	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
+	    "[-b agent-buffer-bytes] [-C clock-correction] [-H horizon] "
+	    "[-i live-ms] [-l address] [-Q tool-queue-bytes] [-r fd] "
 	    "[-s ring-bytes]\n       [-t exact|compact] [-W lossless-wait-s] "
 	    "[-z always|remote|never]\n"
-	    "       pmon-coordd -R recording [-dv] [-Q bytes] [-r fd]\n");
+	    "       pmon-coordd -R recording [-dv] [-H horizon] [-Q bytes] "
+	    "[-r fd]\n");
 	exit(1);
 }
 
@@ -315,6 +319,8 @@ start(struct event_base *base)
 
 	if (coord_init(&coord, base) == -1)
 		fatal("%s", __func__);
+	if (horizon_set)
+		state_set_horizon(coord.state, horizon_events, horizon_ns);
 	coord.ready_hook = ready_hook;
 	atexit(remove_files);
 	if (replay_path != NULL)
@@ -356,7 +362,8 @@ main(int argc, char *argv[])
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
 	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
-	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:vW:z:")) != -1) {
+	while ((ch = getopt(argc, argv, "A:b:C:dH:i:l:NQ:R:r:s:t:vW:z:")) !=
+	    -1) {
 		switch (ch) {
 		case 's':
 			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
@@ -404,6 +411,14 @@ main(int argc, char *argv[])
 			break;
 		case 'd':
 			foreground = 1;
+			break;
+		case 'H':
+			if (horizon_parse(optarg, &horizon_events,
+			    &horizon_ns) == -1)
+				fatalx("-H %s: EVENTS, DURATION (30s, 10m, "
+				    "2h), EVENTS,DURATION or unlimited",
+				    optarg);
+			horizon_set = 1;
 			break;
 		case 'l':
 			if (strlen(optarg) >= sizeof(coord.listen_host))

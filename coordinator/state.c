@@ -5,13 +5,22 @@
  *
  * Causality is tracked with vector clocks indexed by task (in the order
  * the model learnt of them), one component per task holding the last seq
- * of that task known to precede.  A task's clock changes in its own
- * component at every event and in the others only where it merges: the
- * end of a receive (the send's clock), a barrier exit (the entries of
- * its episode) and its first event (its parent's spawn).  Each merge
- * keeps a copy of the clock, so the clock of any event is that of the
- * last merge at or before it with its own seq: frontiers and race checks
- * need nothing more, and queued messages carry no clock.
+ * of that task known to precede.  A task's clock changes in the others'
+ * components only where it merges: the end of a receive (the clock of
+ * the send, which the queued message holds), a barrier exit (the join of
+ * its episode's entries) and its first event (its parent's at the
+ * spawn).  Its own component is implicit: the clock of its event seq
+ * has seq there.  Clocks are shared and reference counted: a task's
+ * current clock is also the clock of every message it sent since the
+ * clock last changed and of the last entry of its history, and is copied
+ * before it changes (vc_own).  So what a receive, a barrier or a spawn
+ * merges never depends on the history.
+ *
+ * The history, one entry per merge with the clock from then on, serves
+ * frontiers only.  It is bounded by the horizon (state_set_horizon): the
+ * clocks of each task's last events, and of the last seconds of the
+ * stream; older entries are dropped and a frontier that needs one is an
+ * error that says so.
  *
  * The module does no I/O but to the FILE it is given, and never logs.
  */
@@ -22,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "horizon.h"
 #include "proto.h"
 #include "record.h"
 #include "state.h"
@@ -30,6 +40,12 @@
 #define STATE_WILD_HISTORY	64
 /* Receives one queued message may have overtaken, kept for the check. */
 #define STATE_MSG_CANDS		4
+/*
+ * Problems `pmon problems` lists: later ones still go to the tools and
+ * the breakpoints as they are found, and are only counted here (a racy
+ * program may find one per receive).
+ */
+#define STATE_PROBLEMS_KEPT	4096
 /* Runs (packs of one type in a row) a message may have and be checked. */
 #define STATE_PACK_RUNS		32
 
@@ -37,15 +53,34 @@
 #define PVM_BAD_PARAM		(-2)	/* PvmBadParam */
 #define PVM_NO_BUF		(-15)	/* PvmNoBuf: no receive buffer */
 
+/*
+ * A vector clock (NULL stands for all zeros).  Shared (refs > 1) it
+ * never changes.
+ */
 struct vclock {
-	uint64_t	*c;
-	size_t		 n;
+	unsigned	 refs;
+	uint32_t	 n;
+	uint64_t	 c[];
 };
 
-/* The clock of a task from event seq on, until its next merge. */
-struct merge {
+/* The clock of a task from event seq (at time t) on, until the next. */
+struct hent {
 	uint64_t	 seq;
-	struct vclock	 vc;
+	uint64_t	 t;
+	struct vclock	*vc;
+};
+
+/*
+ * A task's clock history, oldest first, in a ring of cap (a power of
+ * two) entries.  cut: older entries were dropped at the horizon; gone
+ * is the clock of the newest of them (what the task knew before the
+ * first entry kept, for future frontiers).
+ */
+struct history {
+	struct hent	*e;
+	size_t		 first, n, cap;
+	int		 cut;
+	struct vclock	*gone;
 };
 
 /*
@@ -117,6 +152,7 @@ struct qmsg {
 	struct cand	 cand[STATE_MSG_CANDS];
 	unsigned	 ncand;
 	struct pkseq	*pk;		/* how it was packed, NULL: unknown */
+	struct vclock	*vc;		/* the sender's clock at the send */
 };
 TAILQ_HEAD(qmsgs, qmsg);
 
@@ -145,7 +181,7 @@ struct call {
 /* One pvm_barrier episode of a group: the join of its entries' clocks. */
 struct episode {
 	LIST_ENTRY(episode) entry;
-	struct vclock	 vc;
+	struct vclock	*vc;		/* its own, never shared */
 	int		 need, entered, exited, closed;
 };
 
@@ -187,6 +223,8 @@ struct task {
 	int		 in_call;
 	struct call	 cur;
 	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
+	struct vclock	*spawn_vc;	/* the parent's clock there, until
+					   its first event */
 	uint64_t	 last_seq, first_t, last_t;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
 	uint64_t	 lost;		/* events of lost markers */
@@ -195,9 +233,8 @@ struct task {
 	int32_t		 exit_rc;
 	int32_t		*kids;
 	size_t		 nkids, kidcap;
-	struct vclock	 vc;
-	struct merge	*merges;
-	size_t		 nmerges, mergecap;
+	struct vclock	*vc;		/* its clock now */
+	struct history	 hist;
 	struct qmsgs	 queue;
 	size_t		 nqueue;
 	struct wild	 wild[STATE_WILD_HISTORY];
@@ -242,12 +279,18 @@ struct state {
 	size_t		 nproblems, probcap;
 	struct dlset	*dls;
 	size_t		 ndls, dlcap;
+	uint64_t	 problems_dropped;	/* found beyond STATE_PROBLEMS_KEPT */
+	/* The horizon of the clock histories: 0 is no bound. */
+	uint64_t	 h_events, h_ns;
+	uint64_t	 now;		/* the latest corrected time seen */
+	uint64_t	 nevents;	/* events seen */
 };
 
 /* What a blocked task waits in. */
 enum wait_kind { WAIT_NONE, WAIT_RECV, WAIT_BARRIER, WAIT_COLL };
 
 static int	task_end(struct state *, struct task *, enum task_end);
+static void	vc_unref(struct vclock *);
 
 /* --- small helpers ----------------------------------------------------- */
 
@@ -328,6 +371,7 @@ static void
 qmsg_free(struct qmsg *q)
 {
 	pkseq_unref(q->pk);
+	vc_unref(q->vc);
 	free(q);
 }
 
@@ -339,120 +383,266 @@ vc_get(const struct vclock *v, size_t i)
 	return v != NULL && i < v->n ? v->c[i] : 0;
 }
 
-static int
-vc_grow(struct vclock *v, size_t n)
+static struct vclock *
+vc_ref(struct vclock *v)
 {
-	uint64_t *nc;
+	if (v != NULL)
+		v->refs++;
+	return v;
+}
 
-	if (n <= v->n)
+static void
+vc_unref(struct vclock *v)
+{
+	if (v != NULL && --v->refs == 0)
+		free(v);
+}
+
+/*
+ * Makes *vp a clock of at least n components that only the caller
+ * holds, copying it if it is shared: then it may change.
+ */
+static int
+vc_own(struct vclock **vp, size_t n)
+{
+	struct vclock *v = *vp, *nv;
+	size_t have = v != NULL ? v->n : 0;
+
+	if (v != NULL && v->refs == 1 && n <= have)
 		return 0;
-	if ((nc = reallocarray(v->c, n, sizeof(*nc))) == NULL)
+	if (n < have)
+		n = have;
+	if (n > UINT32_MAX || (nv = malloc(sizeof(*nv) +
+	    n * sizeof(nv->c[0]))) == NULL)
 		return -1;
-	memset(nc + v->n, 0, (n - v->n) * sizeof(*nc));
-	v->c = nc;
-	v->n = n;
+	nv->refs = 1;
+	nv->n = (uint32_t)n;
+	if (have > 0)
+		memcpy(nv->c, v->c, have * sizeof(nv->c[0]));
+	memset(nv->c + have, 0, (n - have) * sizeof(nv->c[0]));
+	vc_unref(v);
+	*vp = nv;
 	return 0;
 }
 
-/* Raises component i to at least x; 1 if it changed. */
+/* Raises component i of *vp to at least x; 1 if it changed. */
 static int
-vc_raise(struct vclock *v, size_t i, uint64_t x)
+vc_raise(struct vclock **vp, size_t i, uint64_t x)
 {
-	if (x <= vc_get(v, i))
+	if (x <= vc_get(*vp, i))
 		return 0;
-	if (vc_grow(v, i + 1) == -1)
+	if (vc_own(vp, i + 1) == -1)
 		return -1;
-	v->c[i] = x;
+	(*vp)->c[i] = x;
 	return 1;
 }
 
-/* dst = max(dst, src); 1 if dst changed. */
+/*
+ * *dst = max(*dst, src) but in component skip (the owner's own, which
+ * is implicit); 1 if *dst changed.  An unchanged clock stays shared.
+ */
 static int
-vc_merge(struct vclock *dst, const struct vclock *src)
+vc_join(struct vclock **dst, const struct vclock *src, size_t skip)
 {
 	size_t i;
-	int changed = 0;
 
 	if (src == NULL)
 		return 0;
-	for (i = 0; i < src->n; i++) {
-		switch (vc_raise(dst, i, src->c[i])) {
-		case -1:
-			return -1;
-		case 1:
-			changed = 1;
-		}
-	}
-	return changed;
+	for (i = 0; i < src->n; i++)
+		if (i != skip && src->c[i] > vc_get(*dst, i))
+			break;
+	if (i == src->n)
+		return 0;
+	if (vc_own(dst, src->n) == -1)
+		return -1;
+	for (; i < src->n; i++)
+		if (i != skip && src->c[i] > (*dst)->c[i])
+			(*dst)->c[i] = src->c[i];
+	return 1;
 }
 
-/* The clock of t's last merge at or before seq, NULL if none. */
-static const struct vclock *
-event_vc(const struct task *t, uint64_t seq)
+/* Component u of t's clock now. */
+static uint64_t
+task_comp(const struct task *t, size_t u)
 {
-	size_t lo = 0, hi = t->nmerges;
+	return u == t->idx ? t->last_seq : vc_get(t->vc, u);
+}
 
-	/* Mostly the sender's latest: skip the search of a long history. */
-	if (hi > 0 && t->merges[hi - 1].seq <= seq)
-		return &t->merges[hi - 1].vc;
+/* Component u of the clock of q's send (from task snd). */
+static uint64_t
+msg_comp(const struct qmsg *q, const struct task *snd, size_t u)
+{
+	return u == snd->idx ? q->seq : vc_get(q->vc, u);
+}
+
+/* --- clock histories --------------------------------------------------- */
+
+/*
+ * With a time horizon, every 2^16 events the histories of tasks that no
+ * longer merge (ended, or only sending) are cut at the horizon too.
+ */
+#define STATE_SWEEP_MASK	0xffff
+
+static struct hent *
+hist_at(const struct history *h, size_t i)
+{
+	return &h->e[(h->first + i) & (h->cap - 1)];
+}
+
+static void
+hist_drop_first(struct history *h)
+{
+	vc_unref(h->gone);
+	h->gone = hist_at(h, 0)->vc;
+	h->first = (h->first + 1) & (h->cap - 1);
+	h->n--;
+	h->cut = 1;
+}
+
+static void
+hist_free(struct history *h)
+{
+	while (h->n > 0)
+		hist_drop_first(h);
+	vc_unref(h->gone);
+	free(h->e);
+}
+
+/* Doubles the ring, keeping the entries in order. */
+static int
+hist_grow(struct history *h)
+{
+	struct hent *ne;
+	size_t i, ncap = h->cap ? h->cap * 2 : 8;
+
+	if ((ne = reallocarray(NULL, ncap, sizeof(*ne))) == NULL)
+		return -1;
+	for (i = 0; i < h->n; i++)
+		ne[i] = *hist_at(h, i);
+	free(h->e);
+	h->e = ne;
+	h->first = 0;
+	h->cap = ncap;
+	return 0;
+}
+
+/*
+ * Drops t's oldest entries that the horizon no longer needs: the next
+ * entry already covers every event of t's last h_events, and every
+ * event later than h_ns before the latest time.  The last entry (the
+ * clock now) stays.
+ */
+static void
+hist_prune(const struct state *s, struct task *t)
+{
+	struct history *h = &t->hist;
+	const struct hent *next;
+
+	while (h->n >= 2) {
+		next = hist_at(h, 1);
+		if ((s->h_events == 0 ||
+		    next->seq + s->h_events > t->last_seq + 1) &&
+		    (s->h_ns == 0 || next->t + s->h_ns > s->now))
+			break;
+		hist_drop_first(h);
+	}
+}
+
+static void
+hist_sweep(struct state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntasks; i++)
+		hist_prune(s, s->tasks[i]);
+}
+
+/* t's clock changed at event seq: the history gets it. */
+static int
+hist_push(struct state *s, struct task *t, uint64_t seq)
+{
+	struct history *h = &t->hist;
+	struct hent *e;
+
+	if (h->n > 0 && (e = hist_at(h, h->n - 1))->seq == seq) {
+		vc_unref(e->vc);
+		e->vc = vc_ref(t->vc);
+		return 0;
+	}
+	if (h->n == h->cap && hist_grow(h) == -1)
+		return -1;
+	e = hist_at(h, h->n++);
+	e->seq = seq;
+	e->t = s->now;
+	e->vc = vc_ref(t->vc);
+	hist_prune(s, t);
+	return 0;
+}
+
+/*
+ * The index + 1 of t's last entry at or before seq, 0 if none; -1 when
+ * the history was cut there.
+ */
+static long
+hist_find(const struct task *t, uint64_t seq)
+{
+	const struct history *h = &t->hist;
+	size_t lo = 0, hi = h->n;
+
+	/* Mostly the latest: skip the search of a long history. */
+	if (hi > 0 && hist_at(h, hi - 1)->seq <= seq)
+		return (long)hi;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->merges[mid].seq <= seq)
+		if (hist_at(h, mid)->seq <= seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo == 0 ? NULL : &t->merges[lo - 1].vc;
+	return lo == 0 && h->cut ? -1 : (long)lo;
 }
 
-/* Component u of the clock of event (t, seq). */
-static uint64_t
-event_comp(const struct task *t, uint64_t seq, size_t u)
-{
-	if (u == t->idx)
-		return seq;
-	return vc_get(event_vc(t, seq), u);
-}
-
-/* Keeps a copy of t's clock as it is from event seq on. */
+/*
+ * The clock of t's event seq from the history (NULL: zeros); -1 when it
+ * is beyond the horizon.
+ */
 static int
-merge_push(struct task *t, uint64_t seq)
+event_vc(const struct task *t, uint64_t seq, const struct vclock **out)
 {
-	struct merge *m;
-	uint64_t *c;
+	long i = hist_find(t, seq);
 
-	if ((c = calloc(t->vc.n ? t->vc.n : 1, sizeof(*c))) == NULL)
-		return -1;
-	memcpy(c, t->vc.c, t->vc.n * sizeof(*c));
-	if (t->nmerges > 0 && t->merges[t->nmerges - 1].seq == seq) {
-		m = &t->merges[t->nmerges - 1];
-		free(m->vc.c);
-	} else {
-		if (grow(&t->merges, &t->mergecap, t->nmerges + 1,
-		    sizeof(*t->merges)) == -1) {
-			free(c);
-			return -1;
-		}
-		m = &t->merges[t->nmerges++];
-	}
-	m->seq = seq;
-	m->vc.c = c;
-	m->vc.n = t->vc.n;
-	return 0;
+	*out = i > 0 ? hist_at(&t->hist, (size_t)i - 1)->vc : NULL;
+	return i < 0 ? -1 : 0;
 }
 
-/* Event (from, seq) happened before t's event at. */
+/*
+ * The send (from, seq) happened before t's event at: t's clock takes
+ * the send's clock vc and the send itself.
+ */
 static int
-merge_event(struct task *t, const struct task *from, uint64_t seq,
-    uint64_t at)
+merge_event(struct state *s, struct task *t, const struct vclock *vc,
+    const struct task *from, uint64_t seq, uint64_t at)
 {
-	int a, b;
+	int a, b = 0;
 
-	if ((a = vc_merge(&t->vc, event_vc(from, seq))) == -1 ||
-	    (b = vc_raise(&t->vc, from->idx, seq)) == -1)
+	if ((a = vc_join(&t->vc, vc, t->idx)) == -1 || (from != t &&
+	    (b = vc_raise(&t->vc, from->idx, seq)) == -1))
 		return -1;
-	return a || b ? merge_push(t, at) : 0;
+	return a || b ? hist_push(s, t, at) : 0;
+}
+
+/*
+ * The clock of the send (from, seq) when its message is not queued (the
+ * model missed the send): from the history, or none beyond the horizon
+ * (then only the send itself is merged).
+ */
+static const struct vclock *
+send_vc(const struct task *from, uint64_t seq)
+{
+	const struct vclock *vc;
+
+	return event_vc(from, seq, &vc) == 0 ? vc : NULL;
 }
 
 /* --- tasks ------------------------------------------------------------- */
@@ -543,7 +733,6 @@ static void
 task_free(struct task *t)
 {
 	struct qmsg *q;
-	size_t i;
 
 	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
 		TAILQ_REMOVE(&t->queue, q, entry);
@@ -551,10 +740,9 @@ task_free(struct task *t)
 	}
 	pkseq_unref(t->pack.snap);
 	pkseq_unref(t->unpack.pk);
-	for (i = 0; i < t->nmerges; i++)
-		free(t->merges[i].vc.c);
-	free(t->merges);
-	free(t->vc.c);
+	hist_free(&t->hist);
+	vc_unref(t->vc);
+	vc_unref(t->spawn_vc);
 	free(t->kids);
 	free(t->pairs);
 	free(t->host);
@@ -644,7 +832,7 @@ group_free(struct group *g)
 
 	while ((ep = LIST_FIRST(&g->eps)) != NULL) {
 		LIST_REMOVE(ep, entry);
-		free(ep->vc.c);
+		vc_unref(ep->vc);
 		free(ep);
 	}
 	free(g->m);
@@ -792,7 +980,7 @@ pb_open(struct pbuf *pb, const char *kind)
 	return 0;
 }
 
-/* Keeps the finished problem and tells the callback. */
+/* Tells the callback of the finished problem and keeps it. */
 static int
 pb_emit(struct state *s, struct pbuf *pb)
 {
@@ -804,21 +992,27 @@ pb_emit(struct state *s, struct pbuf *pb)
 	bad |= fclose(pb->fp) != 0;
 	bad |= fclose(pb->tx) != 0;
 	pb->fp = pb->tx = NULL;
-	if (bad || grow(&s->problems, &s->probcap, s->nproblems + 1,
-	    sizeof(*s->problems)) == -1) {
+	if (bad || (s->nproblems < STATE_PROBLEMS_KEPT &&
+	    grow(&s->problems, &s->probcap, s->nproblems + 1,
+	    sizeof(*s->problems)) == -1)) {
 		pb_discard(pb);
 		errno = ENOMEM;
 		return -1;
 	}
-	p = &s->problems[s->nproblems++];
-	p->json = pb->buf;
-	p->text = pb->tbuf;
 	if (s->cb != NULL) {
-		struct state_problem sp = { p->json, pb->kind, pb->tids,
+		struct state_problem sp = { pb->buf, pb->kind, pb->tids,
 		    pb->ntids };
 
 		s->cb(&sp, s->arg);
 	}
+	if (s->nproblems == STATE_PROBLEMS_KEPT) {
+		s->problems_dropped++;
+		pb_discard(pb);
+		return 0;
+	}
+	p = &s->problems[s->nproblems++];
+	p->json = pb->buf;
+	p->text = pb->tbuf;
 	return 0;
 }
 
@@ -1259,32 +1453,36 @@ race_check_send(const struct state *s, struct task *t, struct qmsg *q,
 {
 	const struct task *a;
 	const struct wild *w;
-	uint64_t i, first;
+	uint64_t i, first, known = task_comp(snd, t->idx);
 
 	first = t->nwild > STATE_WILD_HISTORY ?
 	    t->nwild - STATE_WILD_HISTORY : 0;
-	for (i = first; i < t->nwild; i++) {
+	/* The receives the send is causally after are the oldest ones. */
+	for (i = t->nwild; i > first &&
+	    t->wild[(i - 1) % STATE_WILD_HISTORY].seq > known; i--)
+		;
+	for (; i < t->nwild; i++) {
 		w = &t->wild[i % STATE_WILD_HISTORY];
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
-		if (vc_get(&snd->vc, t->idx) >= w->seq)
-			continue;	/* sent after the receive */
 		if ((a = task_find(s, w->s1_tid)) == NULL ||
-		    vc_get(&snd->vc, a->idx) >= w->s1_seq)
+		    task_comp(snd, a->idx) >= w->s1_seq)
 			continue;	/* sent after s1 */
 		cand_add(q, w);
 	}
 }
 
 /*
- * The wildcard receive w took s1 from t's queue: the messages still
- * queued that its filter matches and whose send was concurrent with s1
- * could have come first.  Only the first STATE_WILD_HISTORY that match
- * are looked at, so that a long queue drained by wildcard receives
- * costs no more than a bounded scan per receive.
+ * The wildcard receive w took s1 (whose send had the clock s1vc) from
+ * t's queue: the messages still queued that its filter matches and
+ * whose send was concurrent with s1 could have come first.  Only the
+ * first STATE_WILD_HISTORY that match are looked at, so that a long
+ * queue drained by wildcard receives costs no more than a bounded scan
+ * per receive.
  */
 static void
-race_check_recv(const struct state *s, struct task *t, const struct wild *w)
+race_check_recv(const struct state *s, struct task *t, const struct wild *w,
+    const struct vclock *s1vc)
 {
 	const struct task *a, *b;
 	struct qmsg *q;
@@ -1299,8 +1497,8 @@ race_check_recv(const struct state *s, struct task *t, const struct wild *w)
 			break;
 		if ((b = task_find(s, q->from)) == NULL)
 			continue;
-		if (event_comp(b, q->seq, a->idx) >= w->s1_seq ||
-		    event_comp(a, w->s1_seq, b->idx) >= q->seq)
+		if (msg_comp(q, b, a->idx) >= w->s1_seq ||
+		    (b == a ? w->s1_seq : vc_get(s1vc, b->idx)) >= q->seq)
 			continue;
 		cand_add(q, w);
 	}
@@ -1388,6 +1586,7 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	}
 	q->from = t->tid;
 	q->seq = r->seq;
+	q->vc = vc_ref(t->vc);
 	q->tag = r->tag;
 	q->ctx = r->ctx;
 	q->bytes = r->bytes;
@@ -1477,6 +1676,7 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
     const struct call *filter)
 {
 	const struct record *r = ev->rec;
+	const struct vclock *vc = NULL;
 	struct task *snd;
 	struct qmsg *q;
 	struct wild w;
@@ -1486,26 +1686,31 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 	t->recv_bytes += nbytes(r->bytes);
 	if (!(ev->flags & EVENT_MATCHED))
 		return 0;
-	if ((snd = task_find(s, ev->match_tid)) != NULL &&
-	    merge_event(t, snd, ev->match_seq, r->seq) == -1)
-		return -1;
 	q = queue_take(t, ev->match_tid, ev->match_seq);
-	if (q != NULL && filter != NULL)
+	snd = task_find(s, ev->match_tid);
+	if (q != NULL)
+		vc = q->vc;
+	else if (snd != NULL)
+		vc = send_vc(snd, ev->match_seq);
+	if (snd != NULL && merge_event(s, t, vc, snd, ev->match_seq,
+	    r->seq) == -1)
+		rv = -1;
+	if (rv == 0 && q != NULL && filter != NULL)
 		rv = race_confirm(s, t, q, filter->peer, filter->tag);
 	/* pvm_precv unpacks itself and keeps the receive buffer. */
 	if (q != NULL && r->call != PMON_CALL_precv)
 		unpack_start(s, t, r, q);
+	if (rv == 0 && filter != NULL && filter->peer == -1) {
+		w.seq = r->seq;
+		w.tag = filter->tag;
+		w.ctx = filter->ctx;
+		w.s1_tid = ev->match_tid;
+		w.s1_seq = ev->match_seq;
+		race_check_recv(s, t, &w, vc);
+		wild_note(t, &w);
+	}
 	if (q != NULL)
 		qmsg_free(q);
-	if (filter == NULL || filter->peer != -1)
-		return rv;
-	w.seq = r->seq;
-	w.tag = filter->tag;
-	w.ctx = filter->ctx;
-	w.s1_tid = ev->match_tid;
-	w.s1_seq = ev->match_seq;
-	race_check_recv(s, t, &w);
-	wild_note(t, &w);
 	return rv;
 }
 
@@ -1548,7 +1753,8 @@ barrier_enter(struct state *s, struct task *t)
 		LIST_INSERT_HEAD(&g->eps, ep, entry);
 		g->open = ep;
 	}
-	if (vc_merge(&ep->vc, &t->vc) == -1)
+	if (vc_join(&ep->vc, t->vc, SIZE_MAX) == -1 ||
+	    vc_raise(&ep->vc, t->idx, t->cur.seq) == -1)
 		return -1;
 	ep->entered++;
 	t->ep = ep;
@@ -1583,12 +1789,12 @@ barrier_leave(struct state *s, struct task *t, uint64_t seq)
 		g->open = NULL;
 	ep->closed = 1;
 	ep->exited++;
-	if ((changed = vc_merge(&t->vc, &ep->vc)) == -1 ||
-	    (changed && merge_push(t, seq) == -1))
+	if ((changed = vc_join(&t->vc, ep->vc, t->idx)) == -1 ||
+	    (changed && hist_push(s, t, seq) == -1))
 		return -1;
 	if (ep->exited >= ep->entered) {
 		LIST_REMOVE(ep, entry);
-		free(ep->vc.c);
+		vc_unref(ep->vc);
 		free(ep);
 	}
 	return 0;
@@ -1596,23 +1802,35 @@ barrier_leave(struct state *s, struct task *t, uint64_t seq)
 
 /* --- events ------------------------------------------------------------ */
 
-/* A task's first event follows its parent's spawn begin. */
+/*
+ * A task's first event follows its parent's spawn begin: the clock
+ * there is the one the spawn's end kept for it, or the parent's now if
+ * the parent is still in the spawn (nothing changes a clock inside it).
+ */
 static int
 first_event(struct state *s, struct task *t, uint64_t seq)
 {
 	struct task *p;
+	const struct vclock *vc;
 	uint64_t at = t->spawn_seq;
+	int rv;
 
 	if (t->parent == 0 || (p = task_find(s, t->parent)) == NULL)
 		return 0;
-	if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn)
+	if (at != 0 && t->spawn_vc != NULL)
+		vc = t->spawn_vc;
+	else if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn) {
 		at = p->cur.seq;
-	if (at == 0)
-		return 0;
-	return merge_event(t, p, at, seq);
+		vc = p->vc;
+	} else
+		vc = send_vc(p, at);
+	rv = at != 0 ? merge_event(s, t, vc, p, at, seq) : 0;
+	vc_unref(t->spawn_vc);
+	t->spawn_vc = NULL;
+	return rv;
 }
 
-static int
+static void
 advance(struct task *t, uint64_t last, uint64_t tc)
 {
 	if (!t->seen)
@@ -1622,7 +1840,6 @@ advance(struct task *t, uint64_t last, uint64_t tc)
 		t->last_t = tc;
 	if (last > t->last_seq)
 		t->last_seq = last;
-	return vc_raise(&t->vc, t->idx, t->last_seq) == -1 ? -1 : 0;
 }
 
 /* Report a receive from a task that has already ended, if it must wait. */
@@ -1683,8 +1900,14 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
 			return -1;
 		if (k->parent == 0)
 			k->parent = t->tid;
-		if (k->spawn_seq == 0)
-			k->spawn_seq = begin;
+		if (k->spawn_seq != 0)
+			continue;
+		k->spawn_seq = begin;
+		/* Its clock at the begin: none changed since. */
+		if (begin != 0 && !k->seen) {
+			vc_unref(k->spawn_vc);
+			k->spawn_vc = vc_ref(t->vc);
+		}
 	}
 	return 0;
 }
@@ -1756,6 +1979,7 @@ state_event(struct state *s, const struct order_event *ev)
 	const struct record *r = ev->rec;
 	struct task *t;
 	uint64_t last = r->seq;
+	int first;
 
 	/* Runs of events come from one task: skip the hash lookup. */
 	if ((t = s->last) == NULL || t->tid != ev->tid) {
@@ -1763,6 +1987,10 @@ state_event(struct state *s, const struct order_event *ev)
 			return -1;
 		s->last = t;
 	}
+	if (ev->t_corr > s->now)
+		s->now = ev->t_corr;
+	if (s->h_ns != 0 && (++s->nevents & STATE_SWEEP_MASK) == 0)
+		hist_sweep(s);
 	if (ev->flags & EVENT_LOST) {
 		/* What the task was in is unknown now. */
 		if (r->bytes > 0) {
@@ -1772,11 +2000,12 @@ state_event(struct state *s, const struct order_event *ev)
 		t->in_call = 0;
 		pack_off(t);
 		unpack_stop(t);
-		return advance(t, last, ev->t_corr);
+		advance(t, last, ev->t_corr);
+		return 0;
 	}
-	if (!t->seen && first_event(s, t, r->seq) == -1)
-		return -1;
-	if (advance(t, last, ev->t_corr) == -1)
+	first = !t->seen;
+	advance(t, last, ev->t_corr);
+	if (first && first_event(s, t, r->seq) == -1)
 		return -1;
 	t->has_brk = 0;
 	if (r->call == PMON_CALL_BREAK) {
@@ -1902,6 +2131,7 @@ state_new(state_problem_cb cb, void *arg)
 		return NULL;
 	s->cb = cb;
 	s->arg = arg;
+	s->h_events = HORIZON_EVENTS_DEFAULT;
 	return s;
 }
 
@@ -2760,6 +2990,9 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 		for (i = 0; i < s->nproblems; i++)
 			fprintf(fp, "%s%s", i ? "," : "", s->problems[i].json);
 		fputc(']', fp);
+		if (s->problems_dropped > 0)
+			fprintf(fp, ",\"problems_not_kept\":%" PRIu64,
+			    s->problems_dropped);
 	}
 	fputc('}', fp);
 	free(tv);
@@ -2915,6 +3148,10 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 		STATE_SEP();
 		for (i = 0; i < s->nproblems; i++)
 			fprintf(fp, "%s\n", s->problems[i].text);
+		if (s->problems_dropped > 0)
+			fprintf(fp, "... and %" PRIu64 " more, not kept (each "
+			    "was sent to the tools when found)\n",
+			    s->problems_dropped);
 	}
 #undef STATE_SEP
 	free(tv);
@@ -2971,23 +3208,35 @@ state_group_members(const struct state *s, const char *name, int32_t **tids,
 
 /* --- frontiers --------------------------------------------------------- */
 
-/* The first event of u whose clock has seq of t or later, 0 if none yet. */
-static uint64_t
-future_of(const struct task *u, const struct task *t, uint64_t seq)
+/*
+ * The first event of u whose clock has seq of t or later, 0 if none yet;
+ * -1 when u's history was cut before it.
+ */
+static int
+future_of(const struct task *u, const struct task *t, uint64_t seq,
+    uint64_t *out)
 {
-	size_t lo = 0, hi = u->nmerges;
+	const struct history *h = &u->hist;
+	size_t lo = 0, hi = h->n;
 
-	if (u == t)
-		return seq < t->last_seq ? seq + 1 : 0;
+	*out = 0;
+	if (u == t) {
+		*out = seq < t->last_seq ? seq + 1 : 0;
+		return 0;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (vc_get(&u->merges[mid].vc, t->idx) >= seq)
+		if (vc_get(hist_at(h, mid)->vc, t->idx) >= seq)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return lo < u->nmerges ? u->merges[lo].seq : 0;
+	if (lo == 0 && h->cut && vc_get(h->gone, t->idx) >= seq)
+		return -1;	/* it knew before its first entry kept */
+	if (lo < h->n)
+		*out = hist_at(h, lo)->seq;
+	return 0;
 }
 
 static void
@@ -2999,44 +3248,142 @@ write_seq_or_null(FILE *fp, uint64_t seq)
 		fprintf(fp, "%" PRIu64, seq);
 }
 
-int
-state_frontier(const struct state *s, int32_t tid, uint64_t seq, FILE *fp,
-    const char **why)
+/* The horizon, for people: "the last 16384 events of each task". */
+static void
+horizon_text(const struct state *s, char *buf, size_t size)
 {
-	const struct task **tv, *t;
-	size_t i, nt;
-	uint64_t past;
+	const char *unit = "s";
+	uint64_t d = s->h_ns;
+	int n = 0;
 
-	if ((t = task_find(s, tid)) == NULL || !t->seen) {
-		*why = "unknown task";
+	if (s->h_events != 0)
+		n = snprintf(buf, size, "the last %" PRIu64 " events of each "
+		    "task", s->h_events);
+	if (d == 0)
+		return;
+	if (d % 1000000000 == 0)
+		d /= 1000000000;
+	else if (d % 1000 == 0) {
+		d /= 1000;
+		unit = "us";
+	} else
+		unit = "ns";
+	snprintf(buf + n, size - (size_t)n, "%sthe last %" PRIu64 " %s of "
+	    "the stream", n > 0 ? " and " : "", d, unit);
+}
+
+/* Says why (t, seq)'s frontier on u is not known: beyond the horizon. */
+static void
+beyond_horizon(const struct state *s, const struct task *t, uint64_t seq,
+    const struct task *u, char *err, size_t size)
+{
+	char hz[96];
+
+	horizon_text(s, hz, sizeof(hz));
+	if (u == t)
+		snprintf(err, size, "t%x:%" PRIu64 " is beyond the horizon "
+		    "of the frontiers, ", (unsigned)t->tid, seq);
+	else
+		snprintf(err, size, "t%x:%" PRIu64 ": its future on t%x is "
+		    "beyond the horizon of the frontiers, ", (unsigned)t->tid,
+		    seq, (unsigned)u->tid);
+	snprintf(err + strlen(err), size - strlen(err), "%s (pmon start -H "
+	    "EVENTS[,DURATION] keeps more, -H unlimited all)", hz);
+}
+
+/*
+ * The frontiers of (t, seq) on the tasks tv into past and future; -1
+ * with err when the history does not reach back far enough.
+ */
+static int
+frontier_of(const struct state *s, const struct task *t, uint64_t seq,
+    const struct task **tv, size_t nt, uint64_t *past, uint64_t *future,
+    char *err, size_t size)
+{
+	const struct vclock *vc;
+	size_t i;
+
+	if (event_vc(t, seq, &vc) == -1) {
+		beyond_horizon(s, t, seq, t, err, size);
 		return -1;
 	}
-	if (seq == 0 || seq > t->last_seq) {
-		*why = "event not seen yet";
-		return -1;
+	for (i = 0; i < nt; i++) {
+		past[i] = tv[i] == t ? seq - 1 : vc_get(vc, tv[i]->idx);
+		if (future_of(tv[i], t, seq, &future[i]) == -1) {
+			beyond_horizon(s, t, seq, tv[i], err, size);
+			return -1;
+		}
 	}
-	if ((tv = tasks_sorted(s, &nt)) == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
+	return 0;
+}
+
+static void
+write_frontier(FILE *fp, const struct task *t, uint64_t seq,
+    const struct task **tv, size_t nt, const uint64_t *past,
+    const uint64_t *future)
+{
+	size_t i;
+
 	fputs("{\"event\":", fp);
-	json_id(fp, tid, seq);
+	json_id(fp, t->tid, seq);
 	fputs(",\"past\":{", fp);
 	for (i = 0; i < nt; i++) {
-		past = tv[i] == t ? seq - 1 : event_comp(t, seq, tv[i]->idx);
 		fprintf(fp, "%s\"%" PRId32 "\":", i ? "," : "", tv[i]->tid);
-		write_seq_or_null(fp, past);
+		write_seq_or_null(fp, past[i]);
 	}
 	fputs("},\"future\":{", fp);
 	for (i = 0; i < nt; i++) {
 		fprintf(fp, "%s\"%" PRId32 "\":", i ? "," : "", tv[i]->tid);
-		write_seq_or_null(fp, future_of(tv[i], t, seq));
+		write_seq_or_null(fp, future[i]);
 	}
 	fputs("}}", fp);
-	free(tv);
-	if (ferror(fp)) {
-		*why = "write error";
+}
+
+int
+state_frontier(const struct state *s, int32_t tid, uint64_t seq, FILE *fp,
+    char *err, size_t size)
+{
+	const struct task **tv, *t;
+	uint64_t *past = NULL, *future = NULL;
+	size_t nt;
+	int rv = -1;
+
+	if ((t = task_find(s, tid)) == NULL || !t->seen) {
+		snprintf(err, size, "unknown task");
 		return -1;
 	}
-	return 0;
+	if (seq == 0 || seq > t->last_seq) {
+		snprintf(err, size, "event not seen yet");
+		return -1;
+	}
+	if ((tv = tasks_sorted(s, &nt)) == NULL ||
+	    (past = calloc(nt + 1, sizeof(*past))) == NULL ||
+	    (future = calloc(nt + 1, sizeof(*future))) == NULL)
+		snprintf(err, size, "out of memory");
+	else if (frontier_of(s, t, seq, tv, nt, past, future, err,
+	    size) == 0) {
+		write_frontier(fp, t, seq, tv, nt, past, future);
+		rv = 0;
+		if (ferror(fp)) {
+			snprintf(err, size, "write error");
+			rv = -1;
+		}
+	}
+	free(tv);
+	free(past);
+	free(future);
+	return rv;
+}
+
+/* --- the horizon ------------------------------------------------------- */
+
+void
+state_set_horizon(struct state *s, uint64_t events, uint64_t ns)
+{
+	size_t i;
+
+	s->h_events = events;
+	s->h_ns = ns;
+	for (i = 0; i < s->ntasks; i++)
+		hist_prune(s, s->tasks[i]);
 }

@@ -116,10 +116,22 @@ int	state_write_text(const struct state *, unsigned parts,
  * The frontiers of the event (tid, seq): per task, the last event
  * causally before it (past) and the first causally after it (future),
  * as {"event":"TID:SEQ","past":{"TID":SEQ|null,...},"future":{...}}.
- * -1 with *why when the event is unknown.
+ * -1 with the reason in err (nothing written) when the event is unknown
+ * or its frontiers are beyond the horizon.
  */
 int	state_write_task(const struct state *, int32_t tid, FILE *);
 int	state_frontier(const struct state *, int32_t tid, uint64_t seq,
-	    FILE *, const char **why);
+	    FILE *, char *err, size_t errsize);
+
+/*
+ * The horizon of the frontiers (common/horizon.h): each task keeps the
+ * clocks of its last `events` events and of those less than `ns` before
+ * the latest corrected time of the stream, whichever is less; 0 is no
+ * bound of that kind (both 0: everything).  A frontier that needs an
+ * older clock is an error.  Receives, barriers, spawns and the race
+ * checks never need the history.  The default is HORIZON_EVENTS_DEFAULT
+ * events and no time bound.
+ */
+void	state_set_horizon(struct state *, uint64_t events, uint64_t ns);
 
 #endif

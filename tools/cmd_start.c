@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "horizon.h"
 #include "paths.h"
 #include "pmon-tool.h"
 
@@ -35,6 +36,7 @@ static const struct option start_longopts[] = {
 	{ "live", required_argument, NULL, 'L' },
 	{ "time", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "horizon", required_argument, NULL, 'H' },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "ring-size", required_argument, NULL, 'R' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
@@ -45,13 +47,18 @@ static const struct option start_longopts[] = {
 
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
-	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never]",
+	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
+	"[-H horizon]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
 	"                 (default 16 MiB; doc/capture.md)\n"
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
+	"  -H, --horizon EVENTS[,DURATION]|DURATION|unlimited  how far back\n"
+	"                 pmon frontier answers: the last EVENTS of each task\n"
+	"                 (default 16384), the last DURATION (30s, 10m, 2h)\n"
+	"                 of the stream, or everything (doc/state.md)\n"
 	"  -L, --live MS  the agents make what they have readable at least\n"
 	"                 every MS ms, 1 to 100 (default 20)\n"
 	"  -R, --ring-size BYTES  each task's record ring, a power of two\n"
@@ -80,7 +87,7 @@ const struct cmd_entry cmd_start_entry = {
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+B:C:hl:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
+	"+B:C:hH:l:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
 };
 
 /* The names of coordinator/clock.h's algorithms. */
@@ -233,7 +240,7 @@ capture_check(const struct cmd_args *a)
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	static const char opts[] = "CQlTBLRZW", flags[] = "CQltbiszW";
+	static const char opts[] = "CQlTBLRZWH", flags[] = "CQltbiszWH";
 	char fdarg[16], flag[sizeof(opts) - 1][3];
 	const char *argv[4 + 2 * (sizeof(opts) - 1) + 1];
 	size_t k;
@@ -338,6 +345,7 @@ static int
 cmd_start(const struct cmd_args *a)
 {
 	char path[PATH_MAX], line[256];
+	uint64_t events, ns;
 	int fds[2], got, status;
 	pid_t pid;
 
@@ -352,6 +360,10 @@ cmd_start(const struct cmd_args *a)
 		    "seconds from 0 (never) to 3600", a->arg['W']);
 	if ((got = capture_check(a)) != 0)
 		return got;
+	if (a->arg['H'] != NULL && horizon_parse(a->arg['H'], &events,
+	    &ns) == -1)
+		return tool_usage_error("--horizon %s: EVENTS, DURATION (30s, "
+		    "10m, 2h), EVENTS,DURATION or unlimited", a->arg['H']);
 	if (pvmd_check() != 0 || tool_coordd_path(path, sizeof(path)) != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())

@@ -134,7 +134,9 @@ expect_eq "hosts of pingpong tasks" 2 "$(for t in $master $workers; do
 	host_of "$t"; done | sort -u | wc -l)"
 
 # The frontier of a ping sent across hosts after the attach: the worker's
-# first event after it is the receive that took it.
+# first event after it is the receive that took it.  The last ping: the
+# frontiers of the first ones, tens of thousands of the master's events
+# ago, are beyond the horizon (doc/state.md, "Memory").
 remote=""
 for w in $workers; do
 	[ "$(host_of "$w")" != "$(host_of "$master")" ] && remote=$w && break
@@ -142,7 +144,7 @@ done
 [ -n "$remote" ] || fail "no worker on the other host"
 ping=$(jq -r --argjson w "$remote" 'select(.call == "pvm_send" and
     .phase == "begin" and .dst == $w and .tag == 2) | .id' "$TRACE" |
-    sed -n 10p)
+    tail -n 1)
 recv=$(jq -r --arg p "$ping" 'select(.match == $p) | .seq' "$TRACE")
 [ -n "$ping" ] && [ -n "$recv" ] ||
     fail "no ping to $remote and its receive in the late trace"

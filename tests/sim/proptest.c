@@ -19,14 +19,21 @@
  *    and no task killed, the state exact: no inconsistency, nothing
  *    flagged (without the server pmon guesses, and those are warnings);
  *  - in corrected time, no message backwards (receive >= send + lmin),
- *    no task going back, the same order whatever the clock algorithm.
+ *    no task going back, the same order whatever the clock algorithm;
+ *  - the state model's horizon (state_set_horizon): the released stream
+ *    fed to a model with an unlimited history and to one with a small
+ *    horizon (of events in three runs of four, of time in the fourth)
+ *    gives the same snapshot and problems; every event's frontiers are
+ *    the same in both, or, exactly where the history needed was cut, a
+ *    horizon error; inside the horizon they are always answered.
  *
  * It also measures each clock algorithm's distortion of local intervals
  * and fails if the controlled logical clock does not beat Lamport's.
  *
  *	proptest [-aNqv] [-g 0|1] [-n runs] [-s seed] [-S scenario] [-d|-D]
- *	    [-k] [-x prop,...]
+ *	    [-k] [-x prop,...] [-z every]
  *
+ * -z N checks the horizon in one run of N (default 16; with -s always).
  * -g 0 runs every execution without the group server, -g 1 with it
  * (where there are groups); by default the seed decides.
  */
@@ -44,6 +51,7 @@
 #include "proto.h"
 #include "record.h"
 #include "sim.h"
+#include "state.h"
 
 #define NALGOS		5
 
@@ -71,6 +79,8 @@ enum prop {
 	P_CLOCK_PRED,	/* spawn and barrier edges + lmin */
 	P_SAMEORDER,	/* the clock does not change the order */
 	P_DRAIN,	/* with losses, release_all misorders (warning) */
+	P_HORIZON,	/* frontiers: the same, or the error where cut */
+	P_HZ_SAME,	/* the horizon changes nothing else */
 	P_NPROPS
 };
 
@@ -101,7 +111,7 @@ static const char *const prop_names[P_NPROPS] = {
 	"notify", "match", "flags", "state", "inconsistent", "gs-state",
 	"gs-inconsistent", "stats",
 	"clock-msg", "clock-probe", "clock-mono", "clock-pred", "same-order",
-	"drain"
+	"drain", "horizon", "horizon-same"
 };
 
 static const enum clock_algo algos[NALGOS] = {
@@ -156,6 +166,7 @@ struct gs_count {
 
 static struct {
 	int		 verbose, quiet, primary_only, notify, kills;
+	uint64_t	 hz_every;	/* -z: the horizon in one run of */
 	int		 gs_server;	/* -g, or -1 */
 	uint32_t	 ignore;	/* properties not counted */
 	struct failure	 fail[SIM_NSCENARIOS][P_NPROPS];
@@ -168,6 +179,7 @@ static struct {
 	double		 w_mean_sum;
 	uint64_t	 w_runs;
 	uint64_t	 events, lost_markers, runs, drop_runs, failed_runs;
+	uint64_t	 hz_frontiers, hz_beyond;	/* compared, errors */
 	uint64_t	 scen_runs[SIM_NSCENARIOS], scen_failed[SIM_NSCENARIOS];
 	struct gs_count	 gs[GS_NKINDS];
 } g;
@@ -254,6 +266,7 @@ struct collect {
 	const struct sim	*s;
 	struct check		*c;	/* check bytes and sequence, or NULL */
 	uint64_t		*lastseq;
+	struct state		*st[2];	/* unlimited, horizon; or NULL */
 };
 
 static void
@@ -279,6 +292,9 @@ collect_cb(const struct order_event *ev, void *arg)
 			    record_call_name(ev->rec->call), ev->rec->seq);
 		return;
 	}
+	if (co->st[0] != NULL && (state_event(co->st[0], ev) == -1 ||
+	    state_event(co->st[1], ev) == -1))
+		abort();
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 1024;
 		if ((r->outs = realloc(r->outs, r->cap * sizeof(*o))) == NULL)
@@ -323,6 +339,353 @@ collect_cb(const struct order_event *ev, void *arg)
 		    ev->rec->seq);
 }
 
+/* --- the state model's horizon ---------------------------------------- */
+
+/*
+ * What the coordinator tells its state model besides the events: a task
+ * when it registers, deadlock checks after flush rounds, the end of a
+ * task once its last event is out (models_done).
+ */
+static void
+models_act(struct state **st, const struct sim_act *a,
+    const struct sim_task *t)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (a->type == SIM_ACT_NEW && state_task(st[i], t->tid,
+		    t->parent_tid, 0, "h", t->group_server ? "pvmgs" :
+		    "prog") == -1)
+			abort();
+		if (a->type == SIM_ACT_SYNCED)
+			state_check(st[i]);
+	}
+}
+
+static void
+models_done(int32_t tid, void *arg)
+{
+	struct collect *co = arg;
+
+	if (state_task_gone(co->st[0], tid) == -1 ||
+	    state_task_gone(co->st[1], tid) == -1)
+		abort();
+}
+
+/* A state written to a string, to free. */
+static char *
+model_text(struct state *st, int32_t tid, uint64_t seq, int *rv)
+{
+	char err[512], *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		abort();
+	if (tid == 0)
+		*rv = state_write(st, STATE_ALL, 0, fp);
+	else if ((*rv = state_frontier(st, tid, seq, fp, err,
+	    sizeof(err))) == -1)
+		fputs(err, fp);
+	if (fclose(fp) != 0)
+		abort();
+	return buf;
+}
+
+/*
+ * The seqs of one object ("past" or "future") of a frontier, by task
+ * index (0: null or not listed).
+ */
+static void
+front_parse(const struct sim *s, const char *json, const char *key,
+    uint64_t *v)
+{
+	const char *p = strstr(json, key);
+	char *end;
+	long ti, tid;
+
+	memset(v, 0, sim_ntasks(s) * sizeof(*v));
+	if (p == NULL || (p = strchr(p, '{')) == NULL)
+		return;
+	for (p++; *p == '"'; p = *end == ',' ? end + 1 : end) {
+		tid = strtol(p + 1, &end, 10);
+		if (strncmp(end, "\":", 2) != 0)
+			return;
+		p = end + 2;
+		ti = sim_task_index(s, (int32_t)tid);
+		if (strncmp(p, "null", 4) == 0)
+			end = (char *)p + 4;
+		else if (ti >= 0)
+			v[ti] = strtoull(p, &end, 10);
+		else
+			strtoull(p, &end, 10);
+	}
+}
+
+/*
+ * What the unlimited model says of each task's events: per seq q (1 to
+ * last) its frontier's text, and past and future by task index.
+ */
+struct hz_task {
+	uint64_t	 last;		/* last seq */
+	char		**json;		/* [q] */
+	uint64_t	*past, *future;	/* [q * ntasks + u] */
+	uint64_t	 first_m;	/* first merge (clock change), 0 none */
+	uint64_t	 front;		/* first merge the horizon keeps */
+	int		 cut;		/* merges before it were dropped */
+};
+
+static void
+hz_load(const struct sim *s, struct state *all, size_t i, struct hz_task *t)
+{
+	size_t nt = sim_ntasks(s), n = sim_task(s, i)->nrecs + 2;
+	uint64_t q;
+	int rv;
+
+	memset(t, 0, sizeof(*t));
+	t->json = calloc(n, sizeof(*t->json));
+	t->past = calloc(n * nt, sizeof(*t->past));
+	t->future = calloc(n * nt, sizeof(*t->future));
+	if (t->json == NULL || t->past == NULL || t->future == NULL)
+		abort();
+	for (q = 1; q < n - 1; q++) {
+		t->json[q] = model_text(all, sim_task(s, i)->tid, q, &rv);
+		if (rv == -1)
+			break;
+		t->last = q;
+		front_parse(s, t->json[q], "\"past\"", &t->past[q * nt]);
+		front_parse(s, t->json[q], "\"future\"", &t->future[q * nt]);
+	}
+}
+
+static void
+hz_unload(struct hz_task *t)
+{
+	uint64_t q;
+
+	for (q = 0; q <= t->last + 1; q++)
+		free(t->json[q]);
+	free(t->json);
+	free(t->past);
+	free(t->future);
+}
+
+/* Did task i's clock change at q, on another task than its own? */
+static int
+hz_merged(const struct hz_task *t, size_t nt, size_t i, uint64_t q)
+{
+	size_t u;
+
+	for (u = 0; u < nt; u++)
+		if (u != i && t->past[q * nt + u] != t->past[(q - 1) * nt + u])
+			return 1;
+	return 0;
+}
+
+/*
+ * Where the horizon of h events cuts task i's history: at its last
+ * merge p it keeps the newest merge at or before p - h + 1 and every
+ * later one.
+ */
+static void
+hz_cut(struct hz_task *t, size_t nt, size_t i, uint64_t h)
+{
+	uint64_t q, p = 0;
+
+	for (q = 1; q <= t->last; q++)
+		if (hz_merged(t, nt, i, q)) {
+			if (t->first_m == 0)
+				t->first_m = q;
+			p = q;
+		}
+	t->front = t->first_m;
+	for (q = 1; h != 0 && q + h <= p + 1; q++)
+		if (hz_merged(t, nt, i, q))
+			t->front = q;
+	t->cut = t->front != t->first_m;
+}
+
+/* Should the frontier of (ti, q) be beyond a horizon of events? */
+static int
+hz_beyond(const struct hz_task *ht, size_t nt, size_t ti, uint64_t q,
+    const uint64_t *future)
+{
+	size_t u;
+
+	if (ht[ti].cut && q < ht[ti].front)
+		return 1;		/* its own clock was dropped */
+	for (u = 0; u < nt; u++)
+		if (u != ti && future[u] != 0 && ht[u].cut &&
+		    future[u] < ht[u].front)
+			return 1;	/* u's first event after it */
+	return 0;
+}
+
+/* The time of every event of each task, from the released stream. */
+static uint64_t
+hz_times(const struct check *c, const struct run *r, uint64_t **tc)
+{
+	size_t i, k;
+	uint64_t now = 0;
+
+	for (i = 0; i < sim_ntasks(c->s); i++)
+		if ((tc[i] = calloc(sim_task(c->s, i)->nrecs + 1,
+		    sizeof(*tc[i]))) == NULL)
+			abort();
+	for (i = 0; i < r->n; i++) {
+		for (k = 0; k < r->outs[i].count; k++)
+			tc[r->outs[i].task][r->outs[i].seq + k] =
+			    r->outs[i].t_corr;
+		if (r->outs[i].t_corr > now)
+			now = r->outs[i].t_corr;
+	}
+	return now;
+}
+
+/*
+ * Inside the horizon for sure: the event and its future frontier are
+ * among the last h events of their tasks, or later than ns before the
+ * stream's end (the history drops a clock only when the next one covers
+ * what the horizon promises).
+ */
+static int
+hz_inside(const struct check *c, uint64_t h, uint64_t ns, uint64_t now,
+    uint64_t *const *tc, const struct hz_task *ht, size_t ti, uint64_t q,
+    const uint64_t *future)
+{
+	size_t u, nt = sim_ntasks(c->s);
+
+	for (u = 0; u < nt; u++) {
+		uint64_t e = u == ti ? q : future[u];
+
+		if (e == 0)
+			continue;
+		if (h != 0 && e + h <= ht[u].last)
+			return 0;
+		if (ns != 0 && (e > sim_task(c->s, u)->nrecs ||
+		    tc[u][e] + ns <= now))
+			return 0;
+	}
+	return 1;
+}
+
+/* One event's frontiers in the model with the horizon. */
+static void
+hz_event(struct check *c, struct state *hz, uint64_t h, uint64_t ns,
+    uint64_t now, uint64_t *const *tc, const struct hz_task *ht, size_t ti,
+    uint64_t q)
+{
+	int32_t tid = sim_task(c->s, ti)->tid;
+	size_t nt = sim_ntasks(c->s);
+	const uint64_t *future = &ht[ti].future[q * nt];
+	const char *x = ht[ti].json[q];
+	char *y;
+	int ry, beyond;
+
+	y = model_text(hz, tid, q, &ry);
+	g.hz_frontiers++;
+	if (ry == 0 && strcmp(x, y) != 0)
+		fail(c, P_HORIZON, "t%x:%" PRIu64 ": frontiers differ: %.80s "
+		    "and %.80s", (unsigned)tid, q, x, y);
+	if (ry == -1) {
+		g.hz_beyond++;
+		if (strstr(y, "beyond the horizon") == NULL ||
+		    strstr(y, "pmon start -H") == NULL)
+			fail(c, P_HORIZON, "t%x:%" PRIu64 ": not the horizon's "
+			    "error: %s", (unsigned)tid, q, y);
+	}
+	if (ry == -1 && hz_inside(c, h, ns, now, tc, ht, ti, q, future))
+		fail(c, P_HORIZON, "t%x:%" PRIu64 ": inside the horizon, "
+		    "yet: %s", (unsigned)tid, q, y);
+	/* With a horizon of events alone, exactly where it was cut. */
+	beyond = hz_beyond(ht, nt, ti, q, future);
+	if (ns == 0 && beyond != (ry == -1))
+		fail(c, P_HORIZON, "t%x:%" PRIu64 " (task's front %" PRIu64
+		    "%s): %s", (unsigned)tid, q, ht[ti].front,
+		    ht[ti].cut ? ", cut" : "", ry == -1 ? y :
+		    "answered, beyond the horizon");
+	free(y);
+}
+
+/*
+ * The two models after the run: the same state, and every event's
+ * frontiers compared.
+ */
+static void
+check_horizon(struct check *c, struct state **st, uint64_t h, uint64_t ns,
+    const struct run *r)
+{
+	size_t nt = sim_ntasks(c->s), i;
+	struct hz_task *ht;
+	uint64_t **tc, now, q;
+	char *x, *y;
+	int rv;
+
+	x = model_text(st[0], 0, 0, &rv);
+	y = model_text(st[1], 0, 0, &rv);
+	if (strcmp(x, y) != 0)
+		fail(c, P_HZ_SAME, "the snapshots differ");
+	free(x);
+	free(y);
+	ht = calloc(nt + 1, sizeof(*ht));
+	tc = calloc(nt + 1, sizeof(*tc));
+	if (ht == NULL || tc == NULL)
+		abort();
+	for (i = 0; i < nt; i++) {
+		hz_load(c->s, st[0], i, &ht[i]);
+		hz_cut(&ht[i], nt, i, ns == 0 ? h : 0);
+	}
+	now = hz_times(c, r, tc);
+	for (i = 0; i < nt; i++)
+		for (q = 1; q <= ht[i].last; q++)
+			hz_event(c, st[1], h, ns, now, tc, ht, i, q);
+	for (i = 0; i < nt; i++) {
+		free(tc[i]);
+		hz_unload(&ht[i]);
+	}
+	free(tc);
+	free(ht);
+}
+
+/* The horizon's checks cost 16 times the rest: one run in -z of them. */
+static int
+hz_wanted(uint64_t seed)
+{
+	return (g.ignore & (1u << P_HORIZON | 1u << P_HZ_SAME)) !=
+	    (1u << P_HORIZON | 1u << P_HZ_SAME) && seed % g.hz_every == 0;
+}
+
+/*
+ * An unlimited model and one with a horizon the seed picks: of 1 to 24
+ * events, or in one run of four of a twentieth to a half of the run's
+ * true duration.
+ */
+static void
+models_new(const struct sim *s, uint64_t seed, struct state **st,
+    uint64_t *events, uint64_t *ns)
+{
+	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ULL, end = 0;
+	size_t i;
+
+	x ^= x >> 31;
+	*events = *ns = 0;
+	if ((x >> 8) % 4 != 3)
+		*events = 1 + (x >> 16) % 24;
+	else {
+		for (i = 0; i < sim_ntasks(s); i++)
+			if (sim_task(s, i)->nrecs > 0 && sim_task(s, i)->
+			    recs[sim_task(s, i)->nrecs - 1].t_true > end)
+				end = sim_task(s, i)->recs[sim_task(s, i)->
+				    nrecs - 1].t_true;
+		*ns = 1 + end / 20 * (1 + (x >> 16) % 10);
+	}
+	if ((st[0] = state_new(NULL, NULL)) == NULL ||
+	    (st[1] = state_new(NULL, NULL)) == NULL)
+		abort();
+	state_set_horizon(st[0], 0, 0);
+	state_set_horizon(st[1], *events, *ns);
+}
+
 /* --- window statistics and the action log ------------------------------ */
 
 struct actlog {
@@ -332,6 +695,7 @@ struct actlog {
 	const struct sim *s;
 	struct wstats	*w;
 	size_t		 nacts;
+	struct state	**st;		/* the collector's models, or NULL */
 };
 
 static const char *const act_names[] = {
@@ -356,6 +720,8 @@ act_cb(const struct sim_act *a, void *arg)
 		l->c->drain_pos = (int64_t)l->run->n;
 	if (a->type == SIM_ACT_MARK)
 		l->w->marks++;
+	if (l->st != NULL && l->st[0] != NULL)
+		models_act(l->st, a, t);
 	if (l->w == NULL || (l->nacts++ & 7) != 0)
 		return 0;
 	memset(&st, 0, sizeof(st));
@@ -1282,6 +1648,7 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	struct wstats w;
 	const char *why = NULL;
 	size_t nt, total = 0, i;
+	uint64_t hz_events = 0, hz_ns = 0;
 	int a, f, killed = 0;
 
 	sim_params_default(&sp);
@@ -1352,9 +1719,15 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		log.o = o;
 		log.run = &runs[a];
 		log.s = s;
+		co.st[0] = co.st[1] = NULL;
+		if (a == 0 && hz_wanted(seed))
+			models_new(s, seed, co.st, &hz_events, &hz_ns);
+		if (a == 0 && co.st[0] != NULL)
+			order_set_done_cb(o, models_done, &co);
 		if (a == 0) {
 			log.c = &c;
 			log.w = &w;
+			log.st = co.st;
 			if (g.verbose)
 				printf("delivery:\n");
 			f = sim_deliver(s, o, &script, act_cb, &log, &why);
@@ -1369,6 +1742,12 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		}
 		c.algo = algos[a];
 		check_run(&c, o, &runs[a], a == 0);
+		if (co.st[0] != NULL) {
+			check_horizon(&c, co.st, hz_events, hz_ns, &runs[0]);
+			state_free(co.st[0]);
+			state_free(co.st[1]);
+			co.st[0] = co.st[1] = NULL;
+		}
 		distortion(&c, &runs[a], a);
 		if (a > 0)
 			same_order(&c, &runs[0], &runs[a], algos[a]);
@@ -1417,7 +1796,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: proptest [-aNqv] [-g 0|1] [-n runs] "
-	    "[-s seed] [-S scenario] [-d | -D] [-k] [-x prop,...]\n");
+	    "[-s seed] [-S scenario] [-d | -D] [-k] [-x prop,...] "
+	    "[-z every]\n");
 	exit(2);
 }
 
@@ -1499,6 +1879,13 @@ report(double secs)
 		}
 	for (a = 0; a < NALGOS; a++)
 		d[a] = g.dist_n[a] ? g.dist_sum[a] / (double)g.dist_n[a] : 0;
+	printf("horizon: %" PRIu64 " frontiers compared, %" PRIu64 " beyond "
+	    "the horizon\n", g.hz_frontiers, g.hz_beyond);
+	/* The horizon's error must have been seen, not only its absence. */
+	if (g.hz_frontiers >= 1000 && g.hz_beyond == 0) {
+		printf("FAIL horizon: no frontier was beyond the horizon\n");
+		bad = 1;
+	}
 	printf("proptest: %" PRIu64 " runs (%" PRIu64 " with drops), %"
 	    PRIu64 " failed, %" PRIu64 " events, %" PRIu64 " lost markers, "
 	    "%" PRIu64 " flush rounds, window mean %.2f held/task max %zu "
@@ -1541,8 +1928,9 @@ main(int argc, char *argv[])
 
 	g.notify = 1;
 	g.kills = -1;
+	g.hz_every = 16;
 	g.gs_server = -1;
-	while ((ch = getopt(argc, argv, "adDg:kn:Nqs:S:vx:")) != -1) {
+	while ((ch = getopt(argc, argv, "adDg:kn:Nqs:S:vx:z:")) != -1) {
 		switch (ch) {
 		case 'a':
 			g.primary_only = 1;
@@ -1585,12 +1973,18 @@ main(int argc, char *argv[])
 		case 'x':
 			g.ignore = parse_props(optarg);
 			break;
+		case 'z':
+			if ((g.hz_every = strtoull(optarg, NULL, 0)) == 0)
+				usage();
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc)
 		usage();
+	if (single)
+		g.hz_every = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < (single ? 1 : nruns); i++) {
 		/* The sweep cycles through the scenarios (not the bench's)

@@ -5,8 +5,11 @@
  * and chains, waits on exited tasks, unreceived messages, harmful
  * wildcard races but not the benign master/worker collection, messages
  * unpacked with other types than they were packed with), the
- * frontiers of an event and the snapshot position.  Every expectation
- * comes from the scenario each test builds.
+ * frontiers of an event and the snapshot position, the horizon of the
+ * frontiers (answers inside it unchanged, a clear error beyond it, and
+ * receives that merge the clock of their send however old it is), and
+ * the bound on the problems kept.  Every expectation comes from the
+ * scenario each test builds.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -653,23 +656,44 @@ chain3(struct state *s)
 static char *
 sfrontier(struct state *s, int32_t tid, uint64_t seq)
 {
-	const char *why = NULL;
-	char *buf = NULL;
+	char why[256] = "", *buf = NULL;
 	size_t len;
 	FILE *fp;
 
 	fp = open_memstream(&buf, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-	CU_ASSERT_EQUAL(state_frontier(s, tid, seq, fp, &why), 0);
+	CU_ASSERT_EQUAL(state_frontier(s, tid, seq, fp, why, sizeof(why)), 0);
+	CU_ASSERT_STRING_EQUAL(why, "");
 	fclose(fp);
 	return buf;
+}
+
+/* The frontier's error, "" when it answers. */
+static const char *
+sfrontier_err(struct state *s, int32_t tid, uint64_t seq)
+{
+	static char why[256];
+	char *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	why[0] = '\0';
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	if (state_frontier(s, tid, seq, fp, why, sizeof(why)) == 0)
+		CU_ASSERT_STRING_EQUAL(why, "");
+	fclose(fp);
+	/* Nothing is written when it fails. */
+	CU_ASSERT(why[0] == '\0' || len == 0);
+	free(buf);
+	return why;
 }
 
 static void
 test_frontier(void)
 {
 	struct state *s = srig();
-	const char *why = NULL;
+	char why[256];
 	char *j;
 
 	chain3(s);
@@ -690,9 +714,12 @@ test_frontier(void)
 	CU_ASSERT(has(j, "\"future\":{\"262145\":null,\"262146\":null,"
 	    "\"262147\":null}"));
 	free(j);
-	CU_ASSERT_EQUAL(state_frontier(s, C, 3, stdout, &why), -1);
-	CU_ASSERT_PTR_NOT_NULL(why);
-	CU_ASSERT_EQUAL(state_frontier(s, M, 1, stdout, &why), -1);
+	CU_ASSERT_EQUAL(state_frontier(s, C, 3, stdout, why, sizeof(why)),
+	    -1);
+	CU_ASSERT_STRING_EQUAL(why, "event not seen yet");
+	CU_ASSERT_EQUAL(state_frontier(s, M, 1, stdout, why, sizeof(why)),
+	    -1);
+	CU_ASSERT_STRING_EQUAL(why, "unknown task");
 	sdone(s);
 }
 
@@ -1194,6 +1221,216 @@ test_unpack_arch(void)
 	sdone(s);
 }
 
+
+/* --- the horizon of the frontiers ------------------------------------ */
+
+/* rounds of A -> B, B -> A on tag 1: each task merges every 4 events. */
+static void
+spingpong(struct state *s, int32_t a, int32_t b, int rounds)
+{
+	uint64_t m;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		m = ssend(s, a, b, 1, 4);
+		srecv(s, b, a, 1, a, m);
+		m = ssend(s, b, a, 1, 4);
+		srecv(s, a, b, 1, b, m);
+	}
+}
+
+/* The frontier's JSON, or its error; to free. */
+static char *
+sfrontier_any(struct state *s, int32_t tid, uint64_t seq)
+{
+	const char *why = sfrontier_err(s, tid, seq);
+
+	return why[0] != '\0' ? strdup(why) : sfrontier(s, tid, seq);
+}
+
+/* C sends A one message (C:1, 2; A:1, 2), then A and B play 20 rounds. */
+static struct state *
+shorizon_run(uint64_t events)
+{
+	struct state *s = srig();
+	uint64_t m;
+
+	state_set_horizon(s, events, 0);
+	m = ssend(s, C, A, 3, 4);
+	srecv(s, A, C, 3, C, m);
+	spingpong(s, A, B, 20);
+	return s;
+}
+
+/*
+ * Unlimited and with a horizon of 8 events: every event among the last
+ * 8 of A and of B (whose future frontiers are recent too) has the same
+ * frontiers; older ones the same or an error that says how to keep
+ * more.  C merged nothing, so the past of its events is known, but the
+ * future on A of its send is long gone.
+ */
+static void
+test_horizon_events(void)
+{
+	static const uint64_t last[3] = { 82, 80, 2 };
+	struct state *all, *hz;
+	char *x, *y;
+	uint64_t q;
+	int i;
+
+	all = shorizon_run(0);
+	hz = shorizon_run(8);
+	for (i = 0; i < 3; i++)
+		for (q = 1; q <= last[i]; q++) {
+			x = sfrontier(all, A + i, q);
+			y = sfrontier_any(hz, A + i, q);
+			/* A's and B's futures are recent too; C's not. */
+			if (i < 2 && q + 8 > last[i])
+				CU_ASSERT_STRING_EQUAL(x, y);
+			CU_ASSERT(strcmp(x, y) == 0 ||
+			    has(y, "beyond the horizon"));
+			free(x);
+			free(y);
+		}
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(hz, A, 1), "t40001:1 is beyond "
+	    "the horizon of the frontiers, the last 8 events of each task "
+	    "(pmon start -H EVENTS[,DURATION] keeps more, -H unlimited all)");
+	CU_ASSERT(has(sfrontier_err(hz, C, 1), "t40003:1: its future on "
+	    "t40001 is beyond the horizon"));
+	state_free(all);
+	sdone(hz);
+
+	/* The default: each task's last 16384 events, 4 a round here. */
+	hz = srig();
+	spingpong(hz, A, B, 16384 / 4 + 2);
+	CU_ASSERT(has(sfrontier_err(hz, A, 1), "beyond the horizon of the "
+	    "frontiers, the last 16384 events of each task ("));
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(hz, A, 10), "");
+	sdone(hz);
+}
+
+/*
+ * A message sent early and received after 20 rounds in which its sender
+ * merged 40 times: the receive merges the clock of the send, not the
+ * sender's clock of later (nor none, which the horizon of 4 events
+ * would leave in the history).
+ */
+static void
+test_horizon_late_receive(void)
+{
+	struct state *s = srig();
+	uint64_t b, a;
+	char *j;
+
+	state_set_horizon(s, 4, 0);
+	b = ssend(s, B, A, 1, 4);		/* B:1, B:2 */
+	srecv(s, A, B, 1, B, b);		/* A:1, A:2 */
+	a = ssend(s, A, C, 7, 4);		/* A:3, A:4 */
+	spingpong(s, A, B, 20);
+	srecv(s, C, A, 7, A, a);		/* C:1, C:2 */
+	j = sfrontier(s, C, 2);
+	CU_ASSERT_STRING_EQUAL(j, "{\"event\":\"262147:2\",\"past\":{"
+	    "\"262145\":3,\"262146\":1,\"262147\":1},\"future\":{"
+	    "\"262145\":null,\"262146\":null,\"262147\":null}}");
+	free(j);
+	sdone(s);
+}
+
+/*
+ * The race checks take the clocks of the sends from the queued
+ * messages: a race between two sends made before 10 rounds that cut
+ * both senders' histories is found, a causal order is not one.
+ */
+static void
+test_horizon_race(void)
+{
+	struct state *s = srig();
+	uint64_t sb, sc, m;
+
+	state_set_horizon(s, 2, 0);
+	sb = ssend(s, B, A, 5, 4);
+	sc = ssend(s, C, A, 5, 4);
+	spingpong(s, B, C, 10);
+	srecv(s, A, -1, 5, B, sb);
+	CU_ASSERT_EQUAL(nprob, 0);
+	srecv(s, A, C, 5, C, sc);
+	CU_ASSERT_EQUAL(nkind("race"), 1);
+	sdone(s);
+
+	/* C sends once it heard of B's send, then both go on. */
+	s = srig();
+	state_set_horizon(s, 2, 0);
+	sb = ssend(s, B, A, 5, 4);
+	m = ssend(s, B, C, 9, 4);
+	srecv(s, C, B, 9, B, m);
+	sc = ssend(s, C, A, 5, 4);
+	spingpong(s, B, C, 10);
+	srecv(s, A, -1, 5, B, sb);
+	srecv(s, A, C, 5, C, sc);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
+/*
+ * A horizon of 20 us of the stream (an event every 1 us): recent events
+ * answer, old ones not; C, which stopped merging early, loses its old
+ * clocks at the sweep every 65536 events.
+ */
+static void
+test_horizon_time(void)
+{
+	struct state *s = srig();
+	uint64_t m;
+
+	state_set_horizon(s, 0, 20000);
+	m = ssend(s, A, C, 2, 4);
+	srecv(s, C, A, 2, A, m);		/* C:1, C:2 */
+	m = ssend(s, B, C, 2, 4);
+	srecv(s, C, B, 2, B, m);		/* C:3, C:4 */
+	spingpong(s, A, B, 10);			/* 80 us */
+	CU_ASSERT(has(sfrontier_err(s, A, 2), "beyond the horizon of the "
+	    "frontiers, the last 20 us of the stream"));
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(s, A, 42), "");
+	/* C's past of C:2 is still known: nothing pruned it. */
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(s, C, 2), "");
+	spingpong(s, A, B, 65536 / 8);
+	CU_ASSERT(has(sfrontier_err(s, C, 2), "beyond the horizon"));
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(s, C, 4), "");
+	sdone(s);
+}
+
+static uint64_t nproblems;
+
+static void
+pcount(const struct state_problem *sp, void *arg)
+{
+	(void)sp;
+	(void)arg;
+	nproblems++;
+}
+
+/* 4100 messages left unreceived: 4096 problems kept, all reported. */
+static void
+test_problems_kept(void)
+{
+	struct state *s;
+	char *j;
+	int i;
+
+	memset(seqs, 0, sizeof(seqs));
+	nproblems = 0;
+	s = state_new(pcount, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	for (i = 0; i < 4100; i++)
+		ssend(s, A, B, 1, 4);
+	sexit(s, B);
+	CU_ASSERT_EQUAL(nproblems, 4100);
+	j = sjson(s, STATE_PROBLEMS, 0);
+	CU_ASSERT(has(j, "}],\"problems_not_kept\":4}"));
+	free(j);
+	state_free(s);
+}
+
 static CU_TestInfo state_tests[] = {
 	{ "deadlock of a pair", test_deadlock_pair },
 	{ "deadlock of a 3-cycle", test_deadlock_cycle3 },
@@ -1223,6 +1460,11 @@ static CU_TestInfo state_tests[] = {
 	{ "unpacks not checked", test_unpack_unchecked },
 	{ "multicast unpacked by each", test_unpack_mcast },
 	{ "hosts of other architectures", test_unpack_arch },
+	{ "horizon of events: inside the same", test_horizon_events },
+	{ "horizon: a late receive merges its send", test_horizon_late_receive },
+	{ "horizon: race checks need no history", test_horizon_race },
+	{ "horizon of time, and the sweep", test_horizon_time },
+	{ "problems kept are bounded", test_problems_kept },
 	CU_TEST_INFO_NULL
 };
 
