@@ -37,7 +37,8 @@ usage(void)
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-i live-ms] "
 	    "[-l address] [-Q tool-queue-bytes] [-r fd] "
-	    "[-s ring-bytes]\n       [-t exact|compact] [-z always|remote|never]\n"
+	    "[-s ring-bytes]\n       [-t exact|compact] [-z always|remote|never] "
+	    "[-k block-timeout]\n"
 	    "       pmon-coordd -R recording [-dv] [-Q bytes] [-r fd]\n");
 	exit(1);
 }
@@ -331,6 +332,7 @@ main(int argc, char *argv[])
 	struct event_config *cfg;
 	struct event_base *base;
 	int algo, ch, verbose = 0;
+	uint64_t block_ns;
 
 	log_init("pmon-coordd", 0);
 	shed_preload(argv);
@@ -338,7 +340,7 @@ main(int argc, char *argv[])
 	coord.spawn_agents = 1;
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
-	while ((ch = getopt(argc, argv, "A:b:C:di:l:NQ:R:r:s:t:vz:")) != -1) {
+	while ((ch = getopt(argc, argv, "A:b:C:di:k:l:NQ:R:r:s:t:vz:")) != -1) {
 		switch (ch) {
 		case 's':
 			agent_arg(coord.agent_ring, sizeof(coord.agent_ring),
@@ -358,6 +360,13 @@ main(int argc, char *argv[])
 				fatalx("-z %s: always, remote or never", optarg);
 			snprintf(coord.agent_compress,
 			    sizeof(coord.agent_compress), "%s", optarg);
+			break;
+		case 'k':
+			if (capture_block_parse(optarg, &block_ns) == -1 ||
+			    strlen(optarg) >= sizeof(coord.agent_block))
+				fatalx("-k %s: forever, or a whole number of "
+				    "ms or s up to an hour", optarg);
+			strcpy(coord.agent_block, optarg);
 			break;
 		case 'b':
 			agent_arg(coord.agent_buffer, sizeof(coord.agent_buffer),
