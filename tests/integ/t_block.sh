@@ -99,8 +99,14 @@ wait "$STORM" || fail "storm failed"
 expect_eq "storm tasks that counted their calls" $STORM_N \
     "$(wc -l <"$RUN/storm.calls")"
 
+# pmon trace --json may be far behind the coordinator, which gives its
+# tools only a few seconds at shutdown: let it write every event first.
+events=$(awk -v b=$((NB * 2 * (N + 2))) '{ n += 2 * $3 } END { print n + b }' \
+    "$RUN/storm.calls")
 $PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
+wait_for 120 eval '[ "$(grep -c "\"seq\":" "$RUN/trace.json")" -ge $events ]' ||
+    fail "pmon trace wrote fewer than the $events events made"
 pmon_shutdown "$TRACE_PID"
 "$STREAMCHECK" "$RUN/trace.json" >"$RUN/check.out" 2>&1 ||
     fail "stream check (lost markers are violations): $(head -20 "$RUN/check.out")"
@@ -142,6 +148,10 @@ dropped=$(awk '$1 == "ring" { print $5 }' "$log")
 expect_eq "records burst made (written + dropped)" $((2 * (TN + 2))) \
     $((written + dropped))
 [ "$dropped" -gt 0 ] || fail "the ring dropped nothing (written $written)"
+$PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
+    fail "pmon flush: $(cat "$RUN/flush.err")"
+wait_for 120 eval '[ "$(grep -c "\"seq\":" "$RUN/trace2.json")" -ge $written ]' ||
+    fail "pmon trace wrote fewer than the $written events kept"
 pmon_shutdown "$TRACE_PID"
 "$STREAMCHECK" -l "$RUN/trace2.json" >"$RUN/check2.out" 2>&1 ||
     fail "stream check: $(head -20 "$RUN/check2.out")"
