@@ -91,7 +91,7 @@ wait_for 20 eval '[ "$(agent_rings)" -ge $((base + STORM_N)) ] ||
     ! pid_alive $STORM' || fail "the storm's tasks never registered"
 kill -STOP "$AGENT_PID"
 sleep 2
-stopped_calls=$(wc -l <"$RUN/storm.calls" 2>/dev/null || echo 0)
+stopped_calls=$(cat "$RUN/storm.calls" 2>/dev/null | wc -l)
 kill -CONT "$AGENT_PID"
 [ "$stopped_calls" = 0 ] ||
     pm_log "the storm finished before its agent was stopped"

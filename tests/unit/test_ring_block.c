@@ -6,7 +6,7 @@
  * hold, past the agent's timeout (and then not again until the agent
  * made room), for an agent that left or is gone, nor for an ACK; and a
  * signal handler that records while the task waits does not corrupt
- * the ring.
+ * the ring.  And the TIMEOUT syntax of pmon start --block.
  *
  * The producer here does what the instrumentation library does
  * (preload.c, ring_put): it numbers a record under its lock, tries the
@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "record.h"
 #include "ring.h"
 #include "unit.h"
@@ -460,7 +461,31 @@ test_block_signal(void)
 	ring_close(&tx);
 }
 
+/* pmon start --block=TIMEOUT, pmon-coordd and pmon-agentd -k. */
+static void
+test_block_syntax(void)
+{
+	static const char *const bad[] = {
+		"", "0ms", "0s", "10", "1.5s", "-1s", "+5s", " 5s", "5 s",
+		"5sec", "5m", "3601s", "3600001ms", "99999999999999999999s",
+		"Forever", "forever ",
+	};
+	uint64_t ns;
+	size_t i;
+
+	CU_ASSERT(capture_block_parse("forever", &ns) == 0 &&
+	    ns == RING_BLOCK_FOREVER);
+	CU_ASSERT(capture_block_parse("500ms", &ns) == 0 && ns == 500 * MS);
+	CU_ASSERT(capture_block_parse("2s", &ns) == 0 && ns == 2000 * MS);
+	CU_ASSERT(capture_block_parse("1ms", &ns) == 0 && ns == MS);
+	CU_ASSERT(capture_block_parse("3600s", &ns) == 0 &&
+	    ns == 3600000 * MS);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(capture_block_parse(bad[i], &ns), -1);
+}
+
 static CU_TestInfo block_tests[] = {
+	{ "TIMEOUT syntax", test_block_syntax },
 	{ "no blocking: drops at once", test_block_never },
 	{ "a record larger than the ring", test_block_too_big },
 	{ "slow reader thread: nothing lost", test_block_thread },
