@@ -1,7 +1,8 @@
 #!/bin/bash
 # Protects blocking mode (doc/capture.md, "Blocking mode"): under `pmon
 # start --block` with 4 KiB rings, tasks whose agent is stopped wait for
-# it instead of dropping, go on when it continues, and the stream holds
+# it instead of dropping, go on when it continues (or when the agent
+# that replaces a killed one adopts their rings), and the stream holds
 # every record of every task (seq 1 to the last, no lost marker, as many
 # as the programs made); with --block=TIMEOUT and the agent stopped for
 # longer, a task waits once, then drops without waiting until the agent
@@ -99,10 +100,30 @@ wait "$STORM" || fail "storm failed"
 expect_eq "storm tasks that counted their calls" $STORM_N \
     "$(wc -l <"$RUN/storm.calls")"
 
+# 3. A burst waits for its stopped agent, which is then killed: the
+# coordinator starts another, which adopts the ring, sets blocking mode
+# in it again and drains it, and the burst goes on.
+log=$RUN/adopt.log
+bg $PM_ON timeout 120 "$PMON" exec "$PROGS/burst" $N "$log"
+BURST=$BG_PID
+wait_for 20 grep -qs '^ready ' "$log" || fail "burst (adopted) never got ready"
+kill -STOP "$AGENT_PID"
+touch "$log.go"
+sleep 1
+grep -q '^did ' "$log" &&
+    { kill -CONT "$AGENT_PID"; fail "burst did not wait for its stopped agent"; }
+kill -KILL "$AGENT_PID"
+wait_for 30 grep -qs '^ring ' "$log" ||
+    fail "burst did not go on once a new agent adopted its ring"
+wait "$BURST" || fail "burst (adopted) failed"
+expect_eq "adopted burst's ring (written, dropped)" "$((2 * (N + 2))) 0" \
+    "$(awk '$1 == "ring" { print $3, $5 }' "$log")"
+AGENT_PID=$(sock_pid "$(agent_sock)")
+
 # pmon trace --json may be far behind the coordinator, which gives its
 # tools only a few seconds at shutdown: let it write every event first.
-events=$(awk -v b=$((NB * 2 * (N + 2))) '{ n += 2 * $3 } END { print n + b }' \
-    "$RUN/storm.calls")
+events=$(awk -v b=$(((NB + 1) * 2 * (N + 2))) '{ n += 2 * $3 }
+    END { print n + b }' "$RUN/storm.calls")
 $PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 wait_for 120 eval '[ "$(grep -c "\"seq\":" "$RUN/trace.json")" -ge $events ]' ||
@@ -124,8 +145,10 @@ done
 while read -r _ tid calls; do
 	expect_complete "$RUN/seqs" "$tid" $((2 * calls))
 done <"$RUN/storm.calls"
+expect_complete "$RUN/seqs" "$(awk '$1 == "ready" { printf "%x", $2 }' \
+    "$RUN/adopt.log")" $((2 * (N + 2)))
 
-# 3. --block=TIMEOUT, the agent stopped for all of the run: one wait,
+# 4. --block=TIMEOUT, the agent stopped for all of the run: one wait,
 # then drops, counted; the program does not wait for the agent.
 pmon_start -Q 268435456 -R 4096 --block=${TIMEOUT_MS}ms
 grep -q " block=${TIMEOUT_MS}ms$" "$PVM_TMP.pmon-start.out" ||
