@@ -302,6 +302,7 @@ struct coord {
 	char			 agent_live[8];	/* -i: agents' -i, or "" */
 	char			 agent_ring[16]; /* -R: agents' -R, or "" */
 	char			 agent_compress[8]; /* -z: agents' -z, or "" */
+	char			 agent_block[16]; /* -k: agents' -k, or "" */
 
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */
