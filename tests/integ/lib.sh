@@ -460,3 +460,25 @@ pvm_lvgroup 2
 pvm_exit 2
 EOF
 }
+
+# expect_calls_complete WHAT STREAM CALLS: STREAM (`pmon trace --json`)
+# holds every event of every task CALLS names ("calls TID K" lines, TID
+# in hex: tests/progs/storm's count of its own calls): 2 K of them
+# (pvm_exit's end may be missing), numbered from 1 without a gap, and
+# streamcheck -a accepts it (no lost marker, every message matched).
+expect_calls_complete() {
+	local what=$1 stream=$2 calls=$3 bad
+	"$STREAMCHECK" -a "$stream" >"$stream.check" 2>&1 ||
+	    fail "$what: $(head -n 5 "$stream.check")"
+	bad=$(awk -F'"' 'FNR == NR { split($0, f, " "); calls[f[2]] = f[3]
+		next }
+	    $2 == "id" { split($4, a, ":"); t = sprintf("%x", a[1]); n[t]++
+		if (a[2] + 0 > last[t]) last[t] = a[2] + 0 }
+	    END { for (t in calls) { want = 2 * calls[t]
+		if (n[t] != last[t] || (n[t] != want && n[t] != want - 1))
+			print "t" t ": " n[t] + 0 " events, last seq " \
+			    last[t] + 0 ", " calls[t] " calls" } }' \
+	    "$calls" "$stream")
+	[ -z "$bad" ] || fail "$what is not complete:
+$bad"
+}
