@@ -461,6 +461,27 @@ pvm_exit 2
 EOF
 }
 
+# wait_calls N CALLS: storm's tasks append their "calls" lines just
+# before pvm_exit, and may still run when task 0 has returned: wait for
+# all N lines and until no storm process of this run is left.
+wait_calls() {
+	wait_for 20 calls_lines "$1" "$2" ||
+	    fail "expected $1 tasks' calls lines in $2, got \
+$(grep -c "^calls " "$2" 2>/dev/null)"
+	wait_for 20 storm_gone || fail "storm tasks still run"
+}
+
+calls_lines() { [ "$(grep -c "^calls " "$2" 2>/dev/null)" = "$1" ]; }
+
+storm_gone() {
+	local p
+	for p in $(pm_run_pids); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = storm ] &&
+		    pid_alive "$p" && return 1
+	done
+	return 0
+}
+
 # expect_calls_complete WHAT STREAM CALLS: STREAM (`pmon trace --json`)
 # holds every event of every task CALLS names ("calls TID K" lines, TID
 # in hex: tests/progs/storm's count of its own calls): 2 K of them
