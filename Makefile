@@ -82,6 +82,8 @@ NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
 BENCH_SIZE	= $(BUILD)/bench/bench_size
 BENCH_AGENT	= $(BUILD)/bench/bench_agent
+# pmon trace's line writers, which the unit tests reach.
+TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
@@ -132,9 +134,13 @@ $(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
 	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
 	    $(OTF2_LIBS) -lm
 
-$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
+$(BUILD)/obj/tests/unit/test_trace_fmt.o: CFLAGS += -Itools
+
+$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON) \
+	    $(TRACE_FMT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
+	    -ljansson -lm
 
 $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
