@@ -267,21 +267,38 @@ struct sink_buf {
 	int		 json;
 };
 
-static void
-format_event(const struct pmon_event *ev, void *arg)
+/* Where the next line of at most need bytes goes. */
+static char *
+sink_room(struct sink_buf *sb, size_t need)
 {
-	struct sink_buf *sb = arg;
-	size_t need = trace_fmt_event_max(ev);
-
+	if (need > SINK_SIZE)
+		fatalx("a line longer than the buffer");
 	if (SINK_SIZE - sb->len < need) {
 		sink += sb->len;
 		sb->len = 0;
 	}
-	if (need > SINK_SIZE)
-		fatalx("an event line longer than the buffer");
-	sb->len = (size_t)((sb->json ?
-	    trace_fmt_event_json(sb->buf + sb->len, ev) :
-	    trace_fmt_event_text(sb->buf + sb->len, ev)) - sb->buf);
+	return sb->buf + sb->len;
+}
+
+static void
+format_event(const struct pmon_event *ev, void *arg)
+{
+	struct sink_buf *sb = arg;
+	char *o = sink_room(sb, trace_fmt_event_max(ev));
+
+	o = sb->json ? trace_fmt_event_json(o, ev) :
+	    trace_fmt_event_text(o, ev);
+	sb->len = (size_t)(o - sb->buf);
+}
+
+static void
+format_task(const struct pmon_task *t, void *arg)
+{
+	struct sink_buf *sb = arg;
+	char *o = sink_room(sb, trace_fmt_task_max(t));
+
+	o = sb->json ? trace_fmt_task_json(o, t) : trace_fmt_task_text(o, t);
+	sb->len = (size_t)(o - sb->buf);
 }
 
 /* The same JSON line through jansson, as pmon trace made it before. */
@@ -294,28 +311,16 @@ format_jansson(const struct pmon_event *ev, void *arg)
 
 	n = json_dumpb(o, sb->buf + sb->len, SINK_SIZE - sb->len - 1,
 	    JSON_COMPACT);
-	json_decref(o);
-	if (n >= SINK_SIZE - sb->len - 1) {
+	if (n >= SINK_SIZE - sb->len - 1) {	/* did not fit: again */
 		sink += sb->len;
 		sb->len = 0;
-		return;
+		n = json_dumpb(o, sb->buf, SINK_SIZE - 1, JSON_COMPACT);
 	}
+	json_decref(o);
+	if (n >= SINK_SIZE - 1)
+		fatalx("a line longer than the buffer");
 	sb->len += n;
 	sb->buf[sb->len++] = '\n';
-}
-
-static void
-format_task(const struct pmon_task *t, void *arg)
-{
-	struct sink_buf *sb = arg;
-	size_t need = trace_fmt_task_max(t);
-
-	if (SINK_SIZE - sb->len < need) {
-		sink += sb->len;
-		sb->len = 0;
-	}
-	sb->len = (size_t)((sb->json ? trace_fmt_task_json(sb->buf + sb->len,
-	    t) : trace_fmt_task_text(sb->buf + sb->len, t)) - sb->buf);
 }
 
 /* --- the timed runs ------------------------------------------------------- */

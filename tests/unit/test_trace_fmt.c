@@ -237,44 +237,49 @@ ref_task_text(const struct pmon_task *t, size_t *len)
 
 /* --- checking one event or task, both forms ------------------------------ */
 
+/*
+ * Holds both writers of one object to their references: jansson's dump
+ * of the JSON object (which it owns), the printf line (which it frees).
+ */
 static int
-check_event(const struct pmon_event *ev)
+check_both(const char *what, const void *obj, size_t max, json_t *json,
+    char *text, size_t tlen, char *(*wjson)(char *, const void *),
+    char *(*wtext)(char *, const void *))
 {
-	size_t max = trace_fmt_event_max(ev), wlen, glen;
+	size_t wlen, glen;
 	char *want, *got;
 	int ok;
 
-	want = jansson_line(trace_event_json(ev), &wlen);
-	glen = write_line(&got, max, w_event_json, ev);
-	ok = expect_line("event JSON", want, wlen, got, glen);
+	want = jansson_line(json, &wlen);
+	glen = write_line(&got, max, wjson, obj);
+	ok = expect_line(what, want, wlen, got, glen);
 	free(want);
 	free(got);
-	want = ref_event_text(ev, &wlen);
-	glen = write_line(&got, max, w_event_text, ev);
-	ok &= expect_line("event text", want, wlen, got, glen);
-	free(want);
+	glen = write_line(&got, max, wtext, obj);
+	ok &= expect_line(what, text, tlen, got, glen);
+	free(text);
 	free(got);
 	return ok;
 }
 
 static int
+check_event(const struct pmon_event *ev)
+{
+	size_t tlen;
+	char *text = ref_event_text(ev, &tlen);
+
+	return check_both("event", ev, trace_fmt_event_max(ev),
+	    trace_event_json(ev), text, tlen, w_event_json, w_event_text);
+}
+
+static int
 check_task(const struct pmon_task *t)
 {
-	size_t max = trace_fmt_task_max(t), wlen, glen;
-	char *want, *got;
-	int ok;
+	size_t tlen;
+	char *text = ref_task_text(t, &tlen);
 
-	want = jansson_line(trace_task_json(t), &wlen);
-	glen = write_line(&got, max, w_task_json, t);
-	ok = expect_line("task JSON", want, wlen, got, glen);
-	free(want);
-	free(got);
-	want = ref_task_text(t, &wlen);
-	glen = write_line(&got, max, w_task_text, t);
-	ok &= expect_line("task text", want, wlen, got, glen);
-	free(want);
-	free(got);
-	return ok;
+	return check_both("task", t, trace_fmt_task_max(t),
+	    trace_task_json(t), text, tlen, w_task_json, w_task_text);
 }
 
 static struct pmon_task task0 = {
