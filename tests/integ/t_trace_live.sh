@@ -3,7 +3,8 @@
 # and writes them whenever its input runs dry: while a program is still
 # running but makes no more calls, every event it made is already in the
 # output of pmon trace --json and of the text trace, not held back until
-# the trace ends; and the text trace says the same as the JSON one.
+# the trace ends; the text trace says the same as the JSON one, and a
+# --quiet --summary trace counts the same events and calls.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -19,6 +20,11 @@ bg $PM_ON "$PMON" trace --tasks </dev/null >"$RUN/trace.txt" \
 TEXT_PID=$BG_PID
 wait_for 10 trace_connected "$TEXT_PID" ||
     fail "pmon trace did not connect: $(cat "$RUN/trace.txt.err")"
+bg $PM_ON "$PMON" trace --quiet --summary </dev/null >"$RUN/summary.txt" \
+    2>"$RUN/summary.err"
+SUM_PID=$BG_PID
+wait_for 10 trace_connected "$SUM_PID" ||
+    fail "pmon trace did not connect: $(cat "$RUN/summary.err")"
 $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
 
@@ -60,4 +66,10 @@ wait "$BURST" 2>/dev/null
 pmon_shutdown "$JSON_PID"
 wait_for 10 pid_dead "$TEXT_PID" || fail "the text trace did not exit"
 wait "$TEXT_PID" || fail "the text trace exited with $?"
+wait_for 10 pid_dead "$SUM_PID" || fail "the summary trace did not exit"
+wait "$SUM_PID" || fail "the summary trace exited with $?"
+# The row of burst: task, host, program, events, calls, ...
+expect_eq "burst's row in the summary" "burst $((2 * (N + 1))) $((N + 1))" \
+    "$(awk -v t="t$(printf %x "$tid")" '$1 == t { print $3, $4, $5 }' \
+    "$RUN/summary.txt")"
 pass
