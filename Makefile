@@ -9,6 +9,7 @@
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
 #   make bench-soak   a message storm under pmon with a recorder attached
+#   make bench-decode how fast libpmon and pmon trace's writers decode
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -82,10 +83,13 @@ NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
 BENCH_SIZE	= $(BUILD)/bench/bench_size
 BENCH_AGENT	= $(BUILD)/bench/bench_agent
+BENCH_DECODE	= $(BUILD)/bench/bench_decode
+# pmon trace's line writers, which the unit tests and bench_decode reach.
+TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -132,9 +136,13 @@ $(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
 	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
 	    $(OTF2_LIBS) -lm
 
-$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
+$(BUILD)/obj/tests/unit/test_trace_fmt.o: CFLAGS += -Itools
+
+$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON) \
+	    $(TRACE_FMT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
+	    -ljansson -lm
 
 $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -151,6 +159,15 @@ $(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
 	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
+
+# libpmon and pmon trace's writers on a stream made by the coordinator's
+# frame encoders.
+$(BUILD)/obj/bench/bench_decode.o: CFLAGS += -Itools
+
+$(BENCH_DECODE): $(call obj,bench/bench_decode.c) $(COORD_LIB_OBJS) $(LIBPMON) \
+	    $(TRACE_FMT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -275,6 +292,13 @@ bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_size.sh $(BENCH_SIZE_FLAGS)
 
+# Events per CPU second libpmon decodes (no callback, a callback that
+# reads every field) and pmon trace writes (--json, text), from a
+# generated message storm or a recording; results go to BENCHMARKS.md.
+# BENCH_DECODE_FLAGS: e.g. -i run.pmr, -n events, -r runs.
+bench-decode: $(BENCH_DECODE)
+	$(BENCH_DECODE) $(BENCH_DECODE_FLAGS)
+
 # Records per second one agent drains, packs and deflates on one core.
 # BENCH_AGENT_FLAGS: e.g. -t seconds -p producers.
 bench-agent: $(BENCH_AGENT)
@@ -312,6 +336,6 @@ clean:
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
-	screenshots
+	bench-decode screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
