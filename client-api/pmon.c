@@ -89,6 +89,10 @@ struct pmon {
 	uint8_t		 req_status;
 	char		*reply;
 	size_t		 replylen;
+	/* The snapshot (REPLY id 0), apart: it may come between the
+	 * frames of a request's reply, or right behind it. */
+	char		*snap;
+	size_t		 snaplen;
 };
 
 static int	pmon_fail(struct pmon *, const char *, ...)
@@ -151,6 +155,7 @@ pmon_free(struct pmon *p)
 	free(p->tasks);
 	free(p->in);
 	free(p->reply);
+	free(p->snap);
 	free(p);
 }
 
@@ -490,21 +495,22 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 	uint32_t id = wire_get32(buf);
 	uint8_t status = buf[4], more = buf[5];
 	size_t n = len - REPLY_HDR_SIZE;
-	char *nr;
+	char **body = id == 0 ? &p->snap : &p->reply, *nr;
+	size_t *blen = id == 0 ? &p->snaplen : &p->replylen;
 
 	if (status > REPLY_ERROR || more > 1)
 		return pmon_bad_payload(p, MSG_REPLY, "bad status");
-	if (id != 0 && id != p->req_wait)
+	if (id != 0 && (id != p->req_wait || p->req_got))
 		return pmon_bad_payload(p, MSG_REPLY, "reply to no request");
-	if (p->replylen + n > PMON_REPLY_MAX)
+	if (*blen + n > PMON_REPLY_MAX)
 		return pmon_fail(p, "reply of more than %d bytes",
 		    PMON_REPLY_MAX);
-	if ((nr = realloc(p->reply, p->replylen + n + 1)) == NULL)
+	if ((nr = realloc(*body, *blen + n + 1)) == NULL)
 		return pmon_fail(p, "out of memory");
-	p->reply = nr;
-	memcpy(p->reply + p->replylen, buf + REPLY_HDR_SIZE, n);
-	p->replylen += n;
-	p->reply[p->replylen] = '\0';
+	*body = nr;
+	memcpy(*body + *blen, buf + REPLY_HDR_SIZE, n);
+	*blen += n;
+	(*body)[*blen] = '\0';
 	if (more)
 		return 0;
 	if (id != 0) {
@@ -513,10 +519,10 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 		return 0;
 	}
 	if (p->cb.snapshot != NULL)
-		p->cb.snapshot(p->reply, p->replylen, p->cbarg);
-	free(p->reply);
-	p->reply = NULL;
-	p->replylen = 0;
+		p->cb.snapshot(p->snap, p->snaplen, p->cbarg);
+	free(p->snap);
+	p->snap = NULL;
+	p->snaplen = 0;
 	return 0;
 }
 
