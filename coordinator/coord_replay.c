@@ -267,7 +267,7 @@ coord_replay_bye(struct coord_tool *t)
 		    rp->error);
 	else
 		snprintf(reason, sizeof(reason), "the recording ended");
-	coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE, reason);
+	coord_frame_text(coord_tool_out(t), MSG_BYE, reason);
 	t->state = COORD_P_CLOSING;
 }
 
