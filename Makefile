@@ -8,6 +8,7 @@
 #                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
+#   make bench-export pmon export's speed and memory on a storm recording
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -81,10 +82,11 @@ NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
 BENCH_SIZE	= $(BUILD)/bench/bench_size
 BENCH_AGENT	= $(BUILD)/bench/bench_agent
+EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(EXPORT_FLOOR)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -150,6 +152,11 @@ $(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
 	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
+
+# pmon export's floor: a recording through recfile and libpmon only.
+$(EXPORT_FLOOR): $(call obj,bench/export_floor.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -283,6 +290,14 @@ bench-agent: $(BENCH_AGENT)
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
 
+# pmon export of a storm recording (4 M events, made first), every
+# format, CPU time and peak RSS; results go to BENCHMARKS.md.
+# BENCH_EXPORT_FLAGS: e.g. -K DIR (keep the recording), -n rounds,
+# -r runs, -B OTHER_BUILD (the same exports of another build, A B A B).
+bench-export: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(EXPORT_FLOOR) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_export.sh $(BENCH_EXPORT_FLAGS)
+
 # pmon web's page with 10,000 and 100,000 events (needs chromium);
 # results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
 bench-web: all
@@ -303,6 +318,7 @@ clean:
 	rm -rf build build-check build-fuzz
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
-	bench-overhead bench-event bench-size bench-agent bench-web screenshots
+	bench-overhead bench-event bench-size bench-agent bench-web \
+	bench-export screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
