@@ -38,7 +38,7 @@
 #define EXPORT_DRAIN_MAX	1000	/* reads after a stop signal */
 #define EXPORT_HOSTS_MAX	65536
 #define EXPORT_OUT_SIZE		(256 * 1024)
-#define EXPORT_WINDOW_DEFAULT	1000000
+#define EXPORT_WINDOW_DEFAULT	262144	/* 68 bytes a line: 17 MiB */
 #define EXPORT_WINDOW_MIN	16
 #define EXPORT_WINDOW_MAX	100000000
 #define EXPORT_TCACHE		64	/* a power of two */
@@ -69,8 +69,8 @@ const struct cmd_entry cmd_export_entry = {
 	"                    live stream\n"
 	"  -o, --output OUT  the file to write (\"-\": stdout, not for otf2)\n"
 	"  -w, --window LINES  paje: the most lines held back to put the\n"
-	"                    events in time order (default 1000000, about\n"
-	"                    48 MB; doc/exports.md)\n"
+	"                    events in time order (default 262144, 17 MiB;\n"
+	"                    doc/exports.md)\n"
 	"\nLive, it exports from the point it attaches until the coordinator\n"
 	"shuts down, or until SIGINT or SIGTERM; the file is finished either\n"
 	"way.  doc/exports.md describes each format.\n",
@@ -653,6 +653,7 @@ export_send_add(struct export *x, const struct export_task *t,
 		free(s->data);
 		s->data = NULL;
 		s->nwait = 0;
+		s->loose = 0;
 	} else if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    xmap_put(&x->sends, ev->tid, ev->seq, s) == -1) {
 		free(s);
@@ -677,7 +678,8 @@ static int
 export_send_wait(struct export *x, struct export_send *s, int32_t tid)
 {
 	const struct export_task *t = export_task_of(x, tid);
-	unsigned i;
+	unsigned i, size;
+	int32_t *w;
 
 	if (tid <= 0 || (tid == s->tid && !s->spawn) ||
 	    (t != NULL && t->gone))
@@ -686,12 +688,11 @@ export_send_wait(struct export *x, struct export_send *s, int32_t tid)
 		if (s->wait[i] == tid)
 			return 0;
 	if (s->nwait == s->waitsize) {
-		s->waitsize = s->waitsize ? 2 * s->waitsize : 1;
-		if ((s->wait = reallocarray(s->wait, s->waitsize,
-		    sizeof(*s->wait))) == NULL) {
-			s->nwait = s->waitsize = 0;
+		size = s->waitsize ? 2 * s->waitsize : 1;
+		if ((w = reallocarray(s->wait, size, sizeof(*w))) == NULL)
 			return export_fail(x, "out of memory");
-		}
+		s->wait = w;
+		s->waitsize = size;
 	}
 	s->wait[s->nwait++] = tid;
 	return 0;
@@ -865,7 +866,8 @@ export_call_ended(struct export *x, const struct export_call *begin,
 	const struct export_task *c;
 	unsigned i;
 
-	if (begin == NULL ||
+	if (begin == NULL || (ev->call != PMON_CALL_spawn &&
+	    (!export_is_send(ev->call) || ev->call == PMON_CALL_bcast)) ||
 	    (s = xmap_get(&x->sends, ev->tid, begin->seq)) == NULL)
 		return 0;
 	if (ev->call == PMON_CALL_spawn && s->spawn) {
@@ -876,7 +878,7 @@ export_call_ended(struct export *x, const struct export_call *begin,
 				return -1;
 		}
 		s->closed = 1;
-	} else if (ev->call != PMON_CALL_bcast && !s->spawn && ev->rc < 0)
+	} else if (!s->spawn && ev->rc < 0)
 		s->nwait = 0;
 	export_send_settle(x, s);
 	return 0;

@@ -54,9 +54,18 @@ struct paje_line {
 	int32_t		 a, b;		/* tag and bytes, count, breakpoint */
 };
 
+/* The heap moves keys; the lines stay in their slots. */
+struct paje_key {
+	int64_t		 t;
+	uint64_t	 order;
+	uint32_t	 slot;
+};
+
 struct paje {
-	struct paje_line *heap;		/* the window */
-	size_t		 n, size;
+	struct paje_key	*heap;		/* the window: a 4-ary heap */
+	struct paje_line *line;		/* by slot */
+	uint32_t	*idle;		/* slots not in use */
+	size_t		 n, size, nidle, used;
 	uint64_t	 serial;	/* stream order of event lines */
 	uint64_t	 links;
 	uint8_t		*created;	/* by task index */
@@ -75,6 +84,9 @@ struct paje {
  * heap, and the scan costs about one slot per event.
  */
 #define PAJE_CHECK_MIN	256
+/* An event makes at most this many lines (a state, two links, the
+ * containers). */
+#define PAJE_EVENT_LINES	8
 /* Room for one line: a name is at most 1023 bytes (PMON_STR_MAX). */
 #define PAJE_LINE	2048
 
@@ -125,34 +137,66 @@ static const char paje_types[] =
 
 
 static int
-paje_before(const struct paje_line *l, const struct paje_line *m)
+paje_before(const struct paje_key *k, const struct paje_key *m)
 {
-	return l->t != m->t ? l->t < m->t : l->order < m->order;
+	return k->t != m->t ? k->t < m->t : k->order < m->order;
 }
 
+/*
+ * Room for one more line: the heap, the slots and the free list.  They
+ * never grow past the window and the lines of one event.
+ */
+static int
+paje_grow(struct export *x, struct paje *p)
+{
+	size_t size = p->size ? 2 * p->size : 1024;
+	void *h, *l, *f;
+
+	if (p->n < p->size)
+		return 0;
+	if (size > (size_t)export_window(x) + PAJE_EVENT_LINES &&
+	    p->size < (size_t)export_window(x) + PAJE_EVENT_LINES)
+		size = (size_t)export_window(x) + PAJE_EVENT_LINES;
+	h = reallocarray(p->heap, size, sizeof(*p->heap));
+	if (h != NULL)
+		p->heap = h;
+	l = reallocarray(p->line, size, sizeof(*p->line));
+	if (l != NULL)
+		p->line = l;
+	f = reallocarray(p->idle, size, sizeof(*p->idle));
+	if (f != NULL)
+		p->idle = f;
+	if (h == NULL || l == NULL || f == NULL)
+		return export_fail(x, "out of memory");
+	p->size = size;
+	return 0;
+}
+
+/*
+ * A 4-ary heap: half the levels of a binary one, and the four children
+ * of a key share a cache line or two.
+ */
 static int
 paje_push(struct export *x, struct paje *p, const struct paje_line *l)
 {
-	struct paje_line *h;
+	struct paje_key k, *h;
 	size_t i, up;
 
-	if (p->n == p->size) {
-		h = reallocarray(p->heap, p->size ? 2 * p->size : 1024,
-		    sizeof(*h));
-		if (h == NULL)
-			return export_fail(x, "out of memory");
-		p->heap = h;
-		p->size = p->size ? 2 * p->size : 1024;
-	}
-	/* The hole moves up to where l belongs. */
+	if (paje_grow(x, p) == -1)
+		return -1;
+	k.t = l->t;
+	k.order = l->order;
+	k.slot = p->nidle > 0 ? p->idle[--p->nidle] : (uint32_t)p->used++;
+	p->line[k.slot] = *l;
+	/* The hole moves up to where k belongs. */
 	h = p->heap;
 	for (i = p->n++; i > 0; i = up) {
-		up = (i - 1) / 2;
-		if (!paje_before(l, &h[up]))
+		up = (i - 1) / 4;
+		if (!paje_before(&k, &h[up]))
 			break;
 		h[i] = h[up];
 	}
-	h[i] = *l;
+	h[i] = k;
 	return 0;
 }
 
@@ -160,24 +204,28 @@ paje_push(struct export *x, struct paje *p, const struct paje_line *l)
 static struct paje_line
 paje_pop(struct paje *p)
 {
-	struct paje_line *h = p->heap, top = h[0], *last;
-	size_t i = 0, c;
+	struct paje_key *h = p->heap, *last;
+	uint32_t slot = h[0].slot;
+	size_t i = 0, c, j, end;
 
 	last = &h[--p->n];
-	/* The hole at the root moves down to where the last line belongs. */
+	/* The hole at the root moves down to where the last key belongs. */
 	for (;;) {
-		c = 2 * i + 1;
+		c = 4 * i + 1;
 		if (c >= p->n)
 			break;
-		if (c + 1 < p->n && paje_before(&h[c + 1], &h[c]))
-			c++;
+		end = c + 4 < p->n ? c + 4 : p->n;
+		for (j = c + 1; j < end; j++)
+			if (paje_before(&h[j], &h[c]))
+				c = j;
 		if (!paje_before(&h[c], last))
 			break;
 		h[i] = h[c];
 		i = c;
 	}
 	h[i] = *last;
-	return top;
+	p->idle[p->nidle++] = slot;
+	return p->line[slot];
 }
 
 /* An event's line (in stream order at equal times). */
@@ -505,12 +553,18 @@ paje_close(struct export *x, struct paje *p)
 			return -1;
 	if (paje_flush(x, p, INT64_MAX) == -1)
 		return -1;
-	if (p->late > 0)
-		export_warn(x, "%" PRIu64 " lines came after later ones had "
-		    "been written (the reordering window of %u lines was "
-		    "full %" PRIu64 " times): they are written up to %" PRId64
-		    " ns after their time", p->late, export_window(x),
-		    p->forced, p->late_max);
+	if (p->late > 0 && p->forced > 0)
+		export_warn(x, "the reordering window (%u lines) was full "
+		    "%" PRIu64 " times: %" PRIu64 " lines came after later "
+		    "ones were written, and have their time moved forward by "
+		    "up to %.3f ms (a larger --window keeps them exact)",
+		    export_window(x), p->forced, p->late,
+		    p->late_max / 1e6);
+	else if (p->late > 0)
+		export_warn(x, "%" PRIu64 " lines (of tasks the stream "
+		    "announced late) came after later ones were written, and "
+		    "have their time moved forward by up to %.3f ms", p->late,
+		    p->late_max / 1e6);
 	return 0;
 }
 
@@ -525,6 +579,8 @@ paje_end(struct export *x)
 
 	rv = paje_close(x, p);
 	free(p->heap);
+	free(p->line);
+	free(p->idle);
 	free(p->created);
 	free(p->host_done);
 	free(p);
