@@ -8,12 +8,13 @@
  * the trace.
  *
  * Flow events bind to the slice that encloses them: the "s" goes 1 ns
- * after the send's begin and the "f" ("bp":"e") 1 ns before the
- * receive's end, inside both slices.  Corrected times put a receive's
- * end at least lmin (1 us) after its send's begin, so an arrow never
- * points backwards.
+ * after the send's begin (1 ns before a pvm_bcast's end, where its
+ * message leaves) and the "f" ("bp":"e") 1 ns before the receive's end,
+ * inside both slices.  Corrected times put a receive's end at least
+ * lmin (1 us) after its send, so an arrow never points backwards.
+ * Every element is written as its event comes; nothing is kept but the
+ * flow counter.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -369,9 +369,9 @@ paje_value(char *p, const struct paje_line *l)
 	}
 }
 
-/* What follows the time: "k3 TASK h0 \"slave1 t40004\"", ... */
+/* What follows the time in a container's line: "k3 TASK h0 \"...\"". */
 static char *
-paje_rest(struct export *x, char *p, const struct paje_line *l)
+paje_rest_container(struct export *x, char *p, const struct paje_line *l)
 {
 	const struct export_task *t;
 
@@ -396,9 +396,17 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 	case L_TASK_DESTROY:
 		p = export_put_lit(p, " TASK k");
 		return export_put_u64(p, l->who);
-	case L_HOST_DESTROY:
+	default:
 		p = export_put_lit(p, " HOST h");
 		return export_put_u64(p, l->who);
+	}
+}
+
+/* What follows the time: "STATE k3 pvm", "MSG 0 k3 \"tag 1, 4 B\" l9"... */
+static char *
+paje_rest(struct export *x, char *p, const struct paje_line *l)
+{
+	switch (l->kind) {
 	case L_STATE:
 		p = export_put_lit(p, " STATE k");
 		p = export_put_u64(p, l->who);
@@ -419,12 +427,14 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 		p = export_put_lit(p, " \"");
 		p = export_put_u64(p, (uint32_t)l->a);
 		return export_put_lit(p, " events\"");
-	default:
+	case L_BREAK:
 		p = export_put_lit(p, " BREAK k");
 		p = export_put_u64(p, l->who);
 		p = export_put_lit(p, " \"breakpoint ");
 		p = export_put_i64(p, l->a);
 		return export_put_lit(p, "\"");
+	default:
+		return paje_rest_container(x, p, l);
 	}
 }
 

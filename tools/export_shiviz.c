@@ -8,11 +8,12 @@
  *
  * Vector clocks are computed from the causal stream: every event ticks
  * its task's own entry; a receive's end that got a matched message first
- * merges the clock of the send's begin, and a task's first event the
- * clock of its parent's pvm_spawn begin.  The stream is causally ordered,
- * so a clock is complete when its event is written.
+ * merges the clock of the event that sent it (a send's begin, a
+ * pvm_bcast's end), and a task's first event the clock of its parent's
+ * pvm_spawn begin.  The stream is causally ordered, so a clock is
+ * complete when its event is written.  A task's clock goes when it
+ * ends, a message's copy when its receivers took it (export.c).
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
