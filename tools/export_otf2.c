@@ -31,14 +31,16 @@
 /*
  * libotf2 keeps a location's events in memory chunks and writes them to
  * its file when it gets no new chunk.  Its own pool lets each location
- * fill 128 MiB, which a long run does: ours gives the event chunks from
- * one pool of OTF2_POOL chunks for all locations, and a location that
- * needs one more when the pool is empty writes its own out (it always
- * gets its first).  Chunks of 4 MiB are written to the file directly:
- * a smaller write would go through a 4 MiB buffer libotf2 keeps per
- * open file (OTF2_FILE_BUFFER_SIZE).  So the archive's memory is
- * OTF2_POOL chunks, or one per live task when there are more, whatever
- * the run's length; a task's chunk is given back when it ends.
+ * fill 128 MiB, which a long run does: ours lets all locations together
+ * hold OTF2_POOL event chunks, and a location that needs one more when
+ * they are taken writes its own out (it always gets its first).  Chunks
+ * of 4 MiB are written to the file directly: a smaller write would go
+ * through a 4 MiB buffer libotf2 keeps per open file
+ * (OTF2_FILE_BUFFER_SIZE).  They are mapped, and unmapped when written
+ * out: libotf2 fills a chunk's unused end before it writes it, and
+ * those pages must not stay.  So the archive holds what each live task
+ * wrote since its chunk was last written out, up to 4 MiB a task,
+ * whatever the run's length; a task's chunk goes when it ends.
  */
 #define OTF2_CHUNK	(4 * 1024 * 1024)
 #define OTF2_DEF_CHUNK	(1024 * 1024)
@@ -59,8 +61,6 @@ struct otf2 {
 	size_t		  nevt;
 	long		 *loc;		/* by task index: its location */
 	size_t		  nloc;
-	void		 *spare[OTF2_POOL];	/* chunks no buffer holds */
-	size_t		  nspare;
 	size_t		  used;		/* event chunks buffers hold */
 	/* Regions are numbered densely, as OTF2 wants, in order of use. */
 	uint32_t	  region[PMON_CALL_MAX];	/* +1, 0: unused */
@@ -90,11 +90,6 @@ static const OTF2_FlushCallbacks otf2_flush = {
 	.otf2_post_flush = NULL
 };
 
-/*
- * Event chunks are mapped, not malloc'ed: libotf2 fills a chunk's unused
- * end when it writes it out, and a chunk given back must give its pages
- * back too, which malloc does not promise for 4 MiB blocks.
- */
 static void *
 otf2_chunk_new(void)
 {
@@ -127,9 +122,7 @@ otf2_alloc(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 		b->chunk = p;
 		b->size = b->size ? 2 * b->size : 4;
 	}
-	if (evt && o->nspare > 0)
-		c = o->spare[--o->nspare];
-	else if ((c = evt ? otf2_chunk_new() : malloc(size)) == NULL)
+	if ((c = evt ? otf2_chunk_new() : malloc(size)) == NULL)
 		return NULL;
 	b->chunk[b->n++] = c;
 	b->evt = evt;
@@ -138,10 +131,7 @@ otf2_alloc(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 	return c;
 }
 
-/*
- * A buffer was written out: its chunks are kept for the next ones (it
- * asks for one at once).  A buffer closed: its chunks go.
- */
+/* A buffer was written out, or closed: its chunks go. */
 static void
 otf2_free_all(void *data, OTF2_FileType type, OTF2_LocationRef loc,
     void **perbuf, bool final)
@@ -155,14 +145,11 @@ otf2_free_all(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 	if (b == NULL)
 		return;
 	for (i = 0; i < b->n; i++) {
-		if (b->evt && !final && o->nspare < OTF2_POOL)
-			o->spare[o->nspare++] = b->chunk[i];
-		else if (b->evt)
+		if (b->evt) {
 			munmap(b->chunk[i], OTF2_CHUNK);
-		else
-			free(b->chunk[i]);
-		if (b->evt)
 			o->used--;
+		} else
+			free(b->chunk[i]);
 	}
 	b->n = 0;
 	if (final) {
@@ -613,8 +600,6 @@ otf2_end(struct export *x)
 		    "closing the archive") == -1)
 			rv = -1;
 	}
-	for (i = 0; i < o->nspare; i++)
-		munmap(o->spare[i], OTF2_CHUNK);
 	free(o->evt);
 	free(o->count);
 	free(o->closed);
