@@ -10,6 +10,7 @@
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
 #   make bench-soak   a message storm under pmon with a recorder attached
 #   make bench-decode how fast libpmon and pmon trace's writers decode
+#   make bench-export pmon export's speed and memory on a storm recording
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -86,10 +87,11 @@ BENCH_AGENT	= $(BUILD)/bench/bench_agent
 BENCH_DECODE	= $(BUILD)/bench/bench_decode
 # pmon trace's line writers, which the unit tests and bench_decode reach.
 TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
+EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -168,6 +170,11 @@ $(BENCH_DECODE): $(call obj,bench/bench_decode.c) $(COORD_LIB_OBJS) $(LIBPMON) \
 	    $(TRACE_FMT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+
+# pmon export's floor: a recording through recfile and libpmon only.
+$(EXPORT_FLOOR): $(call obj,bench/export_floor.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -308,6 +315,14 @@ bench-agent: $(BENCH_AGENT)
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
 
+# pmon export of a storm recording (4 M events, made first), every
+# format, CPU time and peak RSS; results go to BENCHMARKS.md.
+# BENCH_EXPORT_FLAGS: e.g. -K DIR (keep the recording), -n rounds,
+# -r runs, -B OTHER_BUILD (the same exports of another build, A B A B).
+bench-export: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(EXPORT_FLOOR) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_export.sh $(BENCH_EXPORT_FLAGS)
+
 # pmon web's page with 10,000 and 100,000 events (needs chromium);
 # results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
 bench-web: all
@@ -336,6 +351,6 @@ clean:
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
-	bench-decode screenshots
+	bench-decode bench-export screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
