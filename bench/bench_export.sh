@@ -6,7 +6,7 @@
 #	    [-K DIR] [-N]
 #
 # Without -i it first records a message storm: a private virtual
-# machine (lib.sh), `pmon start -Q 268435456`, `pmon record` attached
+# machine (lib.sh's record_storm: `pmon start`, `pmon record` attached)
 # before `pmon exec storm K ROUNDS` (defaults 8 and 50000: 10 K ROUNDS +
 # 16 K + 2 = 4,000,130 events), then `pmon shutdown`.  -K DIR keeps the
 # recording there (as DIR/storm-K-ROUNDS.pmr) and reuses it next time.
@@ -52,64 +52,14 @@ need_built "$PMON"
 [ -z "$other" ] || need_built "$other/bin/pmon"
 [ -x /usr/bin/time ] || fail "/usr/bin/time is needed (Debian's time)"
 
-# cpu_ticks PID: its user + system time so far.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
-
-# wait_idle PID: until PID used no CPU for a second (a tool that has
-# read its whole queue), or is gone.
-wait_idle() {
-	local a b
-	b=$(cpu_ticks "$1")
-	while pid_alive "$1"; do
-		sleep 1
-		a=$b
-		b=$(cpu_ticks "$1")
-		[ "$a" = "$b" ] && return 0
-	done
-}
-
-# record_storm FILE: the storm under pmon record, as the issue describes.
-# The tool queue is 256 MiB and the task rings 64 MiB; pvmd and so the
-# program run at nice 19, pmon's own processes (coordinator, agent,
-# recorder) at -5: they get the CPU first when both want it, so pmon
-# keeps up with the storm on a loaded machine and the recording is
-# whole (until pmon record is as fast as the issue asks, this is what
-# makes a 40 M-event recording possible at all).  After the program,
-# the recorder reads what is queued before the coordinator shuts down.
-record_storm() {
-	local out=$1 tmp=$1.tmp
+# The storm under pmon record (lib.sh's record_storm), into a file
+# that appears only once complete.
+record_storm_bench() {
 	need_pmon
-	need_built "$PROGS/storm"
-	write_hostfile "$RUN/hostfile"
-	rm -f "$PVM_TMP/pvmd.$(id -u)" "$PVM_TMP/pvml.$(id -u)"
-	setsid nice -n 19 pvmd "$RUN/hostfile" </dev/null \
-	    >"$PVM_TMP.pvmd.out" 2>&1 &
-	PVMD_PID=$!
-	PM_PVMD_PIDS="$PM_PVMD_PIDS $PVMD_PID"
-	wait_for 10 test -s "$PVM_TMP/pvmd.$(id -u)" ||
-	    fail "pvmd did not start: $(cat "$PVM_TMP.pvmd.out")"
-	pmon_start -Q 268435456 -R 67108864
-	# pmon's own processes before the program: pvmd spawned the agent.
-	renice -n -5 -p "$COORD_PID" $(pm_run_pids | while read -r p; do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = pmon-agentd ] &&
-		    echo "$p"; done) >/dev/null
-	bg nice -n -5 "$PMON" record -o "$tmp" </dev/null >"$RUN/record.out" \
-	    2>"$RUN/record.err"
-	REC_PID=$BG_PID
-	wait_for 10 trace_connected "$REC_PID" ||
-	    fail "pmon record did not connect: $(cat "$RUN/record.err")"
-	timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
-	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
-	nice -n 19 timeout 3000 "$PMON" exec "$PROGS/storm" "$k" "$rounds" \
-	    </dev/null >"$RUN/storm.out" 2>"$RUN/storm.err" ||
-	    fail "storm failed: $(cat "$RUN/storm.err")"
-	grep -qx 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
-	timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
-	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
-	wait_idle "$REC_PID"
-	pmon_shutdown "$REC_PID"
-	pm_log "$(tail -n 1 "$RUN/record.err")"
-	mv "$tmp" "$out"
+	start_pvmd
+	record_storm "$1.tmp" "$k" "$rounds"
+	pm_log "$(tail -n 1 "$1.tmp.err")"
+	mv "$1.tmp" "$1"
 }
 
 if [ -z "$rec" ]; then
@@ -119,7 +69,7 @@ if [ -z "$rec" ]; then
 	else
 		rec=$RUN/storm.pmr
 	fi
-	[ -s "$rec" ] || record_storm "$rec"
+	[ -s "$rec" ] || record_storm_bench "$rec"
 fi
 [ -s "$rec" ] || fail "no recording $rec"
 need_built "$EXPORT_FLOOR"

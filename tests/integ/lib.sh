@@ -503,3 +503,27 @@ expect_calls_complete() {
 	[ -z "$bad" ] || fail "$what is not complete:
 $bad"
 }
+
+# record_storm FILE TASKS ROUNDS: a coordinator of its own (pmon start
+# with lib.sh's big tool queue), `pmon record -o FILE` attached, one run
+# of tests/progs/storm TASKS ROUNDS, then shutdown.  pmon record is a
+# lossless tool: the recording holds every event the storm made, 10
+# TASKS ROUNDS + 16 TASKS + 2 (the caller checks what it needs).  A
+# pvmd must run.
+record_storm() {
+	local out=$1 tasks=$2 rounds=$3 rec
+	need_built "$PROGS/storm"
+	pmon_start
+	bg "$PMON" record -o "$out" </dev/null >"$out.out" 2>"$out.err"
+	rec=$BG_PID
+	wait_for 10 trace_connected "$rec" ||
+	    fail "pmon record did not connect: $(cat "$out.err")"
+	timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
+	timeout 3000 "$PMON" exec "$PROGS/storm" "$tasks" "$rounds" \
+	    </dev/null >"$RUN/storm.out" 2>"$RUN/storm.err" ||
+	    fail "storm failed: $(cat "$RUN/storm.err")"
+	grep -qx 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
+	wait_for 60 storm_gone || fail "storm tasks still run"
+	pmon_shutdown "$rec"
+}

@@ -25,41 +25,9 @@ K=4 R=5000
 # tables of tasks and messages in flight) were made; nothing per event.
 MARGIN_KB=1024
 
-# The recorder must keep up with the storm on a loaded machine (until
-# pmon's lossless subscriptions make that sure): pvmd and so the
-# program run at nice 19, pmon's coordinator and agent at 0.
-write_hostfile "$RUN/hostfile"
-rm -f "$PVM_TMP/pvmd.$(id -u)" "$PVM_TMP/pvml.$(id -u)"
-setsid nice -n 19 pvmd "$RUN/hostfile" </dev/null >"$PVM_TMP.pvmd.out" 2>&1 &
-PVMD_PID=$!
-PM_PVMD_PIDS="$PM_PVMD_PIDS $PVMD_PID"
-wait_for 10 test -s "$PVM_TMP/pvmd.$(id -u)" ||
-    fail "pvmd did not start: $(cat "$PVM_TMP.pvmd.out")"
-
-# record_storm FILE ROUNDS: a coordinator of its own, pmon record
-# attached, one storm run, then shutdown: the recorder reads all that
-# was queued for it before it gets BYE (a SIGTERM could come first).
-record_storm() {
-	local out=$1 rounds=$2 p
-	pmon_start -Q 268435456 -R 16777216
-	for p in $(pm_run_pids); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = pmon-agentd ] &&
-		    renice -n 0 -p "$p" >/dev/null
-	done
-	bg "$PMON" record -o "$out" </dev/null >"$out.out" 2>"$out.err"
-	p=$BG_PID
-	wait_for 10 trace_connected "$p" ||
-	    fail "pmon record did not connect: $(cat "$out.err")"
-	timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
-	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
-	nice -n 19 timeout 120 "$PMON" exec "$PROGS/storm" "$K" "$rounds" \
-	    </dev/null >"$RUN/storm.out" 2>"$RUN/storm.err" ||
-	    fail "storm failed: $(cat "$RUN/storm.err")"
-	grep -qx 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
-	pmon_shutdown "$p"
-}
-record_storm "$RUN/short.pmr" "$R"
-record_storm "$RUN/long.pmr" $((4 * R))
+start_pvmd
+record_storm "$RUN/short.pmr" "$K" "$R"
+record_storm "$RUN/long.pmr" "$K" $((4 * R))
 
 # otf2_kb NAME: what libotf2 holds of NAME.otf2 at most: one 4 MiB
 # chunk per location, or its events when they are fewer.
