@@ -1,8 +1,10 @@
 /*
  * Recording format 2's EVENT codec (recpack.h, doc/recording.md).  The
  * writer and the reader run the same state machine over the same
- * fields, so the reader needs nothing but the bytes; all arithmetic is
- * unsigned, modulo each field's width.
+ * bytes, so the reader needs nothing but the file; all arithmetic is
+ * unsigned, modulo each field's width.  A slot keeps the payload bytes
+ * it packs against as they are: an event like the one before it is
+ * found equal by three comparisons of bytes, and rebuilt by copies.
  */
 #include <string.h>
 
@@ -10,26 +12,32 @@
 
 /* Where each field of an EVENT payload is (doc/protocol.md, record.h). */
 #define O_TID		0
-#define O_FLAGS		4
-#define O_MATCH_TID	5
-#define O_MATCH_SEQ	9
+#define O_HDR		4	/* flags, match_tid, match_seq: slot hdr */
 #define O_TCORR		17
 #define O_LEN		(EVENT_HDR_SIZE + 0)
 #define O_CALL		(EVENT_HDR_SIZE + 2)
 #define O_PHASE		(EVENT_HDR_SIZE + 3)
 #define O_SEQ		(EVENT_HDR_SIZE + 4)
 #define O_TNS		(EVENT_HDR_SIZE + 12)
-#define O_FIELDS	(EVENT_HDR_SIZE + 20)	/* rc, peer, tag, ctx, bytes,
-						   inst: six i32 in a row */
-#define O_NPEERS	(EVENT_HDR_SIZE + 44)
-#define O_GLEN		(EVENT_HDR_SIZE + 46)
-#define O_RFLAGS	(EVENT_HDR_SIZE + 47)
-#define NFIELDS		6
+#define O_REC		(EVENT_HDR_SIZE + 20)	/* rc...flags: slot rec */
+/* In a slot's hdr and rec. */
+#define H_FLAGS		0
+#define H_MATCH_TID	1
+#define H_MATCH_SEQ	5
+#define R_NPEERS	24	/* then glen */
+#define R_GLEN		26
+#define R_RFLAGS	27
+#define NFIELDS		6	/* i32 rc, peer, tag, ctx, bytes, inst */
 
-/* The reference before a call and phase has had an event. */
+/*
+ * The reference before a call and phase has had an event: no flags or
+ * match, a record of 48 bytes, rc, ctx and bytes 0, peer, tag and inst
+ * -1, no group or peers.
+ */
 static const struct recpack_slot slot_none = {
-	.len = RECORD_HDR_SIZE,
-	.f = { 0, UINT32_MAX, UINT32_MAX, 0, 0, UINT32_MAX }
+	.len = { 0, RECORD_HDR_SIZE },
+	.rec = { 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	    0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff }
 };
 
 void
@@ -45,7 +53,8 @@ recpack_ok(const uint8_t *payload, size_t len, size_t *tail)
 	if (len < RECPACK_FIXED || (int32_t)wire_get32(payload + O_TID) <= 0 ||
 	    payload[O_PHASE] > 1)
 		return 0;
-	*tail = payload[O_GLEN] + 4 * (size_t)wire_get16(payload + O_NPEERS);
+	*tail = payload[O_REC + R_GLEN] + 4 * (size_t)wire_get16(payload +
+	    O_REC + R_NPEERS);
 	return len == RECPACK_FIXED + *tail;
 }
 
@@ -64,61 +73,73 @@ slot_of(struct recpack_task *t, uint8_t call, uint8_t phase)
 	return s;
 }
 
-/*
- * Bytes A and B (A in the high byte): what differs from the slot and the
- * task; fm has a bit for each of the six fields that differs.
- */
+/* Which of the six fields differ from the slot's, a bit each. */
 static unsigned
-changes(const struct recpack_task *t, const struct recpack_slot *s,
-    const uint8_t *pl, unsigned fm)
+fields_changed(const struct recpack_slot *s, const uint8_t *pl)
 {
-	unsigned a = pl[O_PHASE] | (fm & 0x1f) << 2, b = fm >> 5;
+	unsigned fm = 0, i;
 
-	if (wire_get64(pl + O_SEQ) != t->seq + 1)
-		a |= RECPACK_A_SEQ;
-	if (pl[O_RFLAGS] != s->rflags)
+	if (memcmp(pl + O_REC, s->rec, 4 * NFIELDS) == 0)
+		return 0;
+	for (i = 0; i < NFIELDS; i++)
+		if (memcmp(pl + O_REC + 4 * i, s->rec + 4 * i, 4) != 0)
+			fm |= 1u << i;
+	return fm;
+}
+
+/* Byte B's bits besides INST: flags, match, shape, correction. */
+static unsigned
+more_changed(const struct recpack_task *t, const struct recpack_slot *s,
+    const uint8_t *pl)
+{
+	unsigned b = 0;
+
+	if (pl[O_REC + R_RFLAGS] != s->rec[R_RFLAGS])
 		b |= RECPACK_B_RFLAGS;
-	if (pl[O_FLAGS] != s->flags)
-		b |= RECPACK_B_FLAGS;
-	if (wire_get32(pl + O_MATCH_TID) != s->match_tid)
-		b |= RECPACK_B_MATCH_TID;
-	if (wire_get64(pl + O_MATCH_SEQ) != s->match_seq)
-		b |= RECPACK_B_MATCH_SEQ;
-	if (wire_get16(pl + O_LEN) != s->len || pl[O_GLEN] != s->glen ||
-	    wire_get16(pl + O_NPEERS) != s->npeers)
+	if (memcmp(pl + O_HDR, s->hdr, sizeof(s->hdr)) != 0) {
+		if (pl[O_HDR + H_FLAGS] != s->hdr[H_FLAGS])
+			b |= RECPACK_B_FLAGS;
+		if (memcmp(pl + O_HDR + H_MATCH_TID, s->hdr + H_MATCH_TID, 4))
+			b |= RECPACK_B_MATCH_TID;
+		if (memcmp(pl + O_HDR + H_MATCH_SEQ, s->hdr + H_MATCH_SEQ, 8))
+			b |= RECPACK_B_MATCH_SEQ;
+	}
+	if (memcmp(pl + O_LEN, s->len, 2) != 0 ||
+	    memcmp(pl + O_REC + R_NPEERS, s->rec + R_NPEERS, 3) != 0)
 		b |= RECPACK_B_SHAPE;
 	if (wire_get64(pl + O_TCORR) - wire_get64(pl + O_TNS) != t->tcorr)
 		b |= RECPACK_B_TCORR;
-	return b ? (a | RECPACK_A_B) << 8 | b : a << 8;
+	return b;
 }
 
-/* The fields B names, after the six, onto p; the slot takes them. */
+/* A change of a 32-bit field, as the reader adds it back. */
 static uint8_t *
-put_more(struct recpack_slot *s, unsigned b, const uint8_t *pl, uint8_t *p)
+put_change32(uint8_t *p, const uint8_t *now, const uint8_t *was)
 {
-	uint32_t match_tid = wire_get32(pl + O_MATCH_TID);
-	uint64_t match_seq = wire_get64(pl + O_MATCH_SEQ);
+	return pack_put_varint(p, pack_zigzag((int64_t)(int32_t)wire_get32(now)
+	    - (int32_t)wire_get32(was)));
+}
 
+/* The fields B names, after the six. */
+static uint8_t *
+put_more(const struct recpack_slot *s, unsigned b, const uint8_t *pl,
+    uint8_t *p)
+{
 	if (b & RECPACK_B_RFLAGS)
-		*p++ = s->rflags = pl[O_RFLAGS];
+		*p++ = pl[O_REC + R_RFLAGS];
 	if (b & RECPACK_B_FLAGS)
-		*p++ = s->flags = pl[O_FLAGS];
+		*p++ = pl[O_HDR + H_FLAGS];
 	if (b & RECPACK_B_MATCH_TID)
-		p = pack_put_varint(p, pack_zigzag((int64_t)(int32_t)match_tid -
-		    (int32_t)s->match_tid));
+		p = put_change32(p, pl + O_HDR + H_MATCH_TID,
+		    s->hdr + H_MATCH_TID);
 	if (b & RECPACK_B_MATCH_SEQ)
-		p = pack_put_varint(p, pack_zigzag((int64_t)(match_seq -
-		    s->match_seq)));
+		p = pack_put_varint(p, pack_zigzag((int64_t)(wire_get64(pl +
+		    O_HDR + H_MATCH_SEQ) - wire_get64(s->hdr + H_MATCH_SEQ))));
 	if (b & RECPACK_B_SHAPE) {
 		memcpy(p, pl + O_LEN, 2);
-		memcpy(p + 2, pl + O_NPEERS, 3);	/* npeers, glen */
+		memcpy(p + 2, pl + O_REC + R_NPEERS, 3);
 		p += 5;
-		s->len = wire_get16(pl + O_LEN);
-		s->npeers = wire_get16(pl + O_NPEERS);
-		s->glen = pl[O_GLEN];
 	}
-	s->match_tid = match_tid;
-	s->match_seq = match_seq;
 	return p;
 }
 
@@ -130,33 +151,31 @@ recpack_put(struct recpack_task *t, const uint8_t *pl, size_t tail,
 	uint8_t *p = o->rec + o->nrec, *tp = o->time + o->ntime;
 	uint64_t seq = wire_get64(pl + O_SEQ), t_ns = wire_get64(pl + O_TNS);
 	uint64_t tcorr = wire_get64(pl + O_TCORR) - t_ns;
-	uint32_t f[NFIELDS];
-	unsigned ab, fm = 0, m, i;
+	unsigned fm = fields_changed(s, pl), a, b, m, i;
 
-	for (i = 0; i < NFIELDS; i++) {
-		f[i] = wire_get32(pl + O_FIELDS + 4 * i);
-		fm |= (unsigned)(f[i] != s->f[i]) << i;
-	}
-	ab = changes(t, s, pl, fm);
+	a = pl[O_PHASE] | (fm & 0x1f) << 2 | (seq != t->seq + 1 ?
+	    RECPACK_A_SEQ : 0);
+	b = fm >> 5 | more_changed(t, s, pl);
 	*p++ = pl[O_CALL];
-	*p++ = (uint8_t)(ab >> 8);
-	if (ab & (RECPACK_A_B << 8))
-		*p++ = (uint8_t)ab;
-	if (ab & (RECPACK_A_SEQ << 8))
+	*p++ = (uint8_t)(b ? a | RECPACK_A_B : a);
+	if (b)
+		*p++ = (uint8_t)b;
+	if (a & RECPACK_A_SEQ)
 		p = pack_put_varint(p, seq - t->seq - 1);
 	for (m = fm; m != 0; m &= m - 1) {
-		i = (unsigned)__builtin_ctz(m);
-		p = pack_put_varint(p, pack_zigzag((int64_t)(int32_t)f[i] -
-		    (int32_t)s->f[i]));
+		i = 4 * (unsigned)__builtin_ctz(m);
+		p = put_change32(p, pl + O_REC + i, s->rec + i);
 	}
-	memcpy(s->f, f, sizeof(f));
-	p = put_more(s, ab & 0xff, pl, p);
+	p = put_more(s, b, pl, p);
 	if (tail > 0)
 		memcpy(p, pl + RECPACK_FIXED, tail);
 	tp = pack_put_varint(tp, pack_zigzag((int64_t)(t_ns - t->t_ns)));
-	if (ab & RECPACK_B_TCORR)
+	if (b & RECPACK_B_TCORR)
 		tp = pack_put_varint(tp, pack_zigzag((int64_t)(tcorr -
 		    t->tcorr)));
+	memcpy(s->hdr, pl + O_HDR, sizeof(s->hdr));
+	memcpy(s->len, pl + O_LEN, sizeof(s->len));
+	memcpy(s->rec, pl + O_REC, sizeof(s->rec));
 	t->seq = seq;
 	t->t_ns = t_ns;
 	t->tcorr = tcorr;
@@ -171,33 +190,32 @@ get_change(struct wire_reader *r)
 	return (uint64_t)pack_unzigzag(pack_get_varint(r));
 }
 
-/* The fields A and B name, into the slot and the task. */
+/* Adds a change to the 32-bit field at p. */
 static void
-get_fields(struct recpack_task *t, struct recpack_slot *s, unsigned a,
-    unsigned b, struct wire_reader *m, struct wire_reader *tm)
+add_change32(uint8_t *p, struct wire_reader *r)
 {
-	unsigned i, present = (a >> 2 & 0x1f) | (b & RECPACK_B_INST) << 5;
+	wire_put32(p, wire_get32(p) + (uint32_t)get_change(r));
+}
 
-	t->seq += 1 + ((a & RECPACK_A_SEQ) ? pack_get_varint(m) : 0);
-	for (i = 0; i < NFIELDS; i++)
-		if (present & (1u << i))
-			s->f[i] += (uint32_t)get_change(m);
+/* The fields byte B names, after the six, into the slot. */
+static void
+get_more(struct recpack_slot *s, unsigned b, struct wire_reader *m)
+{
+	const uint8_t *shape;
+
 	if (b & RECPACK_B_RFLAGS)
-		s->rflags = wire_read8(m);
+		s->rec[R_RFLAGS] = wire_read8(m);
 	if (b & RECPACK_B_FLAGS)
-		s->flags = wire_read8(m);
+		s->hdr[H_FLAGS] = wire_read8(m);
 	if (b & RECPACK_B_MATCH_TID)
-		s->match_tid += (uint32_t)get_change(m);
+		add_change32(s->hdr + H_MATCH_TID, m);
 	if (b & RECPACK_B_MATCH_SEQ)
-		s->match_seq += get_change(m);
-	if (b & RECPACK_B_SHAPE) {
-		s->len = wire_read16(m);
-		s->npeers = wire_read16(m);
-		s->glen = wire_read8(m);
+		wire_put64(s->hdr + H_MATCH_SEQ, wire_get64(s->hdr +
+		    H_MATCH_SEQ) + get_change(m));
+	if ((b & RECPACK_B_SHAPE) && (shape = wire_take(m, 5)) != NULL) {
+		memcpy(s->len, shape, 2);
+		memcpy(s->rec + R_NPEERS, shape + 2, 3);
 	}
-	t->t_ns += get_change(tm);
-	if (b & RECPACK_B_TCORR)
-		t->tcorr += get_change(tm);
 }
 
 /* The fixed part of the EVENT from the task and the slot. */
@@ -205,23 +223,15 @@ static void
 build(const struct recpack_task *t, const struct recpack_slot *s,
     uint8_t *out)
 {
-	unsigned i;
-
 	wire_put32(out + O_TID, (uint32_t)t->tid);
-	out[O_FLAGS] = s->flags;
-	wire_put32(out + O_MATCH_TID, s->match_tid);
-	wire_put64(out + O_MATCH_SEQ, s->match_seq);
+	memcpy(out + O_HDR, s->hdr, sizeof(s->hdr));
 	wire_put64(out + O_TCORR, t->t_ns + t->tcorr);
-	wire_put16(out + O_LEN, s->len);
+	memcpy(out + O_LEN, s->len, sizeof(s->len));
 	out[O_CALL] = s->call;
 	out[O_PHASE] = s->phase;
 	wire_put64(out + O_SEQ, t->seq);
 	wire_put64(out + O_TNS, t->t_ns);
-	for (i = 0; i < NFIELDS; i++)
-		wire_put32(out + O_FIELDS + 4 * i, s->f[i]);
-	wire_put16(out + O_NPEERS, s->npeers);
-	out[O_GLEN] = s->glen;
-	out[O_RFLAGS] = s->rflags;
+	memcpy(out + O_REC, s->rec, sizeof(s->rec));
 }
 
 int
@@ -230,7 +240,7 @@ recpack_get(struct recpack_task *t, struct wire_reader *m,
 {
 	struct recpack_slot *s;
 	const uint8_t *tail;
-	unsigned call = wire_read8(m), a = wire_read8(m), b = 0;
+	unsigned call = wire_read8(m), a = wire_read8(m), b = 0, i;
 	size_t n;
 
 	if (a & RECPACK_A_B)
@@ -240,8 +250,15 @@ recpack_get(struct recpack_task *t, struct wire_reader *m,
 		return -1;
 	}
 	s = slot_of(t, (uint8_t)call, a & RECPACK_A_PHASE);
-	get_fields(t, s, a, b, m, tm);
-	n = s->glen + 4 * (size_t)s->npeers;
+	t->seq += 1 + ((a & RECPACK_A_SEQ) ? pack_get_varint(m) : 0);
+	for (i = 0; i < NFIELDS; i++)
+		if ((i < 5 ? a & (4u << i) : b & RECPACK_B_INST) != 0)
+			add_change32(s->rec + 4 * i, m);
+	get_more(s, b, m);
+	t->t_ns += get_change(tm);
+	if (b & RECPACK_B_TCORR)
+		t->tcorr += get_change(tm);
+	n = s->rec[R_GLEN] + 4 * (size_t)wire_get16(s->rec + R_NPEERS);
 	if ((tail = wire_take(m, n)) == NULL || m->err || tm->err) {
 		*why = "a packed EVENT cut short";
 		return -1;

@@ -71,19 +71,18 @@
 /* The largest EVENT payload rebuilt: the most glen and npeers can say. */
 #define RECPACK_EVENT_MAX	(RECPACK_FIXED + 255 + 4 * 65535)
 
-/* What one end remembers of the task's previous EVENT of a call and phase. */
+/*
+ * What one end remembers of the task's previous EVENT of a call and
+ * phase: the bytes packed against, as they were in its payload.
+ */
 struct recpack_slot {
 	uint8_t		 used;
 	uint8_t		 call;
 	uint8_t		 phase;
-	uint8_t		 rflags;
-	uint8_t		 flags;
-	uint8_t		 glen;
-	uint16_t	 len;
-	uint16_t	 npeers;
-	uint32_t	 f[6];		/* rc, peer, tag, ctx, bytes, inst */
-	uint32_t	 match_tid;
-	uint64_t	 match_seq;
+	uint8_t		 hdr[13];	/* flags, match_tid, match_seq */
+	uint8_t		 len[2];	/* the record's length */
+	uint8_t		 rec[28];	/* rc, peer, tag, ctx, bytes, inst,
+					   npeers, glen, flags */
 };
 
 /* What both ends remember of one task. */
