@@ -8,6 +8,7 @@
 #                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
+#   make bench-record pmon record's events per CPU second, format 1 and 2
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -82,10 +83,11 @@ NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
 BENCH_SIZE	= $(BUILD)/bench/bench_size
 BENCH_AGENT	= $(BUILD)/bench/bench_agent
+BENCH_RECORD	= $(BUILD)/bench/bench_record
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_RECORD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -151,6 +153,11 @@ $(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
 	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
+
+# The recording writer and reader alone, and behind libpmon.
+$(BENCH_RECORD): $(call obj,bench/bench_record.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -280,6 +287,14 @@ bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 bench-agent: $(BENCH_AGENT)
 	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
 
+# The recording writer and reader alone, then pmon record end to end on
+# a replayed storm recording (made first unless given), formats 1 and 2;
+# results go to BENCHMARKS.md.  BENCH_RECORD_FLAGS: e.g. -i run.pmr,
+# -r runs, -R storm rounds.
+bench-record: $(BENCH_RECORD) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_record.sh $(BENCH_RECORD_FLAGS)
+
 # PNGs of each view of pmon web for the README (needs chromium).
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
@@ -304,6 +319,7 @@ clean:
 	rm -rf build build-check build-fuzz
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
-	bench-overhead bench-event bench-size bench-agent bench-web screenshots
+	bench-overhead bench-event bench-size bench-agent bench-web bench-record \
+	screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
