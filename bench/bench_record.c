@@ -7,10 +7,10 @@
  *
  * The frames come from a recording (-i: every frame it holds, read
  * once into memory) or are made up in the shape of tests/progs/storm
- * (-t tasks, -R rounds: each round every task makes pvm_initsend,
- * pvm_pkint, pvm_send to its successor, pvm_recv(-1) of its
- * predecessor's message, pvm_upkint, begin and end, with times a few
- * microseconds apart).  Each run writes them all with recfile_write_frame
+ * (-t tasks, -R rounds: in each round every task makes pvm_initsend,
+ * pvm_pkint and pvm_send to its successor, then every task pvm_recv(-1)
+ * of its predecessor's message and pvm_upkint, begin and end, with times
+ * a few microseconds apart).  Each run writes them all with recfile_write_frame
  * into a file in -d (default $TMPDIR or /tmp), in format 1 and then 2,
  * and reads each file back with recfile_next; the CPU time of this
  * process (user and system, CLOCK_PROCESS_CPUTIME_ID) gives events per
@@ -132,10 +132,9 @@ gen_event(struct frames *f, struct gtask *t, unsigned call, unsigned phase,
 	frames_add(f, MSG_EVENT, buf, sizeof(buf));
 }
 
-/* A round of one task: the five calls of storm.c, begin and end. */
+/* The first half of a task's round of storm.c: pack and send to next. */
 static void
-gen_round(struct frames *f, struct gtask *t, struct gtask *next,
-    struct gtask *prev)
+gen_send(struct frames *f, struct gtask *t, const struct gtask *next)
 {
 	gen_event(f, t, PMON_CALL_initsend, PMON_BEGIN, -1, -1, 0, 0, NULL);
 	gen_event(f, t, PMON_CALL_initsend, PMON_END, -1, -1, 0, 0, NULL);
@@ -145,6 +144,12 @@ gen_round(struct frames *f, struct gtask *t, struct gtask *next,
 	    NULL);
 	t->send_seq = t->seq;
 	gen_event(f, t, PMON_CALL_send, PMON_END, next->tid, 2, 4, 0, NULL);
+}
+
+/* The second half: receive prev's message and unpack it. */
+static void
+gen_recv(struct frames *f, struct gtask *t, const struct gtask *prev)
+{
 	gen_event(f, t, PMON_CALL_recv, PMON_BEGIN, -1, 2, 0, 0, NULL);
 	gen_event(f, t, PMON_CALL_recv, PMON_END, prev->tid, 2, 4, RECORD_MSG,
 	    prev);
@@ -171,10 +176,12 @@ frames_storm(struct frames *f, unsigned ntasks, unsigned rounds)
 		p = wire_putstr(p, "storm");
 		frames_add(f, MSG_TASK_INFO, info, (size_t)(p - info));
 	}
-	for (k = 0; k < rounds; k++)
+	for (k = 0; k < rounds; k++) {
 		for (i = 0; i < ntasks; i++)
-			gen_round(f, &t[i], &t[(i + 1) % ntasks],
-			    &t[(i + ntasks - 1) % ntasks]);
+			gen_send(f, &t[i], &t[(i + 1) % ntasks]);
+		for (i = 0; i < ntasks; i++)
+			gen_recv(f, &t[i], &t[(i + ntasks - 1) % ntasks]);
+	}
 	free(t);
 }
 
