@@ -282,7 +282,7 @@ cpu_now(void)
 
 /* Writes every frame in the given format; the file's size. */
 static uint64_t
-write_all(const struct frames *f, const char *path, unsigned version,
+bench_write(const struct frames *f, const char *path, unsigned version,
     size_t block)
 {
 	struct recfile_header h = { .version = (uint16_t)version,
@@ -308,7 +308,7 @@ write_all(const struct frames *f, const char *path, unsigned version,
 
 /* Reads the file back; with check, compares every frame with f's. */
 static void
-read_all(const struct frames *f, const char *path, int check)
+bench_read(const struct frames *f, const char *path, int check)
 {
 	struct recfile *r;
 	const uint8_t *p;
@@ -408,19 +408,19 @@ main(int argc, char **argv)
 		snprintf(path[v], sizeof(path[v]), "%s/bench_record.%ld.v%u.pmr",
 		    dir, (long)getpid(), v + 1);
 		lib_all(&f, &wi, path[v], v + 1, block);
-		read_all(&f, path[v], 1);
-		write_all(&f, path[v], v + 1, block);
-		read_all(&f, path[v], 1);
+		bench_read(&f, path[v], 1);
+		bench_write(&f, path[v], v + 1, block);
+		bench_read(&f, path[v], 1);
 	}
 	for (i = 0; i < runs; i++)
 		for (v = 0; v < 2; v++) {
 			if (only != 0 && only != v + 1)
 				continue;
 			t0 = cpu_now();
-			size[v] = write_all(&f, path[v], v + 1, block);
+			size[v] = bench_write(&f, path[v], v + 1, block);
 			wr[v][i] = (double)f.events / (cpu_now() - t0);
 			t0 = cpu_now();
-			read_all(&f, path[v], 0);
+			bench_read(&f, path[v], 0);
 			rd[v][i] = (double)f.events / (cpu_now() - t0);
 			t0 = cpu_now();
 			lib_all(&f, &wi, path[v], v + 1, block);

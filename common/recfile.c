@@ -102,6 +102,8 @@ struct recfile {
 	size_t		 rawlen, rawoff, rawsize;
 	struct wire_reader main, time;	/* format 2: raw's two columns */
 	uint8_t		*ev;		/* format 2: an EVENT rebuilt */
+	z_stream	 z;		/* format 2: raw deflate */
+	int		 zready;
 	uint64_t	 block_off;	/* where the current block starts */
 	int		 ended;		/* read the end block */
 	int		 failed;
@@ -345,9 +347,10 @@ deflate_pieces(struct recfile_writer *w, const uint8_t *const *piece,
 
 /*
  * Compresses what waits into one data block.  Format 1: the frames at
- * level 6.  Format 2: u32 the main column's length and the main column
- * at level 1, then the time column stored: its varints hardly compress,
- * and deflating them would cost twice what the rest of the writer does
+ * level 6, a zlib stream.  Format 2: u32 the main column's length and
+ * the main column at level 1, then the time column stored: its varints
+ * hardly compress, and deflating them would cost twice what the rest of
+ * the writer does; raw deflate, as the block's crc32 covers it already
  * (doc/recording.md).
  */
 static int
@@ -412,7 +415,8 @@ writer_start(struct recfile_writer *w, const struct recfile_header *h,
 	if (reserve(&w->raw, &w->rawsize, w->block_size) == -1 ||
 	    (w->version >= 2 && reserve(&w->tcol, &w->tsize, w->block_size) ==
 	    -1) ||
-	    deflateInit(&w->z, w->version == 1 ? ZLEVEL_V1 : ZLEVEL_V2) !=
+	    deflateInit2(&w->z, w->version == 1 ? ZLEVEL_V1 : ZLEVEL_V2,
+	    Z_DEFLATED, w->version == 1 ? 15 : -15, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK) {
 		errf(err, errsize, "out of memory");
 		return -1;
@@ -782,6 +786,8 @@ recfile_close(struct recfile *r)
 		return;
 	if (r->fp != NULL)
 		fclose(r->fp);
+	if (r->zready)
+		inflateEnd(&r->z);
 	free(r->deltas.v);
 	task_tab_free(&r->tasks);
 	free(r->stored);
@@ -825,6 +831,26 @@ columns(struct recfile *r)
 	return 1;
 }
 
+/* Format 2: inflates the stored block, raw deflate, into exactly rawlen. */
+static int
+inflate_raw(struct recfile *r, size_t slen, size_t rawlen)
+{
+	if (!r->zready) {
+		if (inflateInit2(&r->z, -15) != Z_OK)
+			return -1;
+		r->zready = 1;
+	} else if (inflateReset(&r->z) != Z_OK)
+		return -1;
+	r->z.next_in = r->stored;
+	r->z.avail_in = (uInt)slen;
+	r->z.next_out = r->raw;
+	r->z.avail_out = (uInt)rawlen;
+	if (inflate(&r->z, Z_FINISH) != Z_STREAM_END || r->z.avail_in != 0 ||
+	    r->z.avail_out != 0)
+		return -1;
+	return 0;
+}
+
 /* Reads, checks and uncompresses the next block; 0 at the end block. */
 static int
 block_read(struct recfile *r)
@@ -862,12 +888,20 @@ block_read(struct recfile *r)
 		    (unsigned long long)r->block_off);
 	if (kind == RECFILE_BLOCK_END)
 		return end_decode(r, r->stored) == -1 ? -1 : 0;
-	n = rawlen;
-	if (uncompress(r->raw, &n, r->stored, slen) != Z_OK || n != rawlen)
-		return rfail(r, "corrupt block at offset %llu: bad zlib data",
-		    (unsigned long long)r->block_off);
-	r->rawlen = n;
-	return r->hdr.version == 1 ? 1 : columns(r);
+	if (r->hdr.version == 1) {
+		n = rawlen;
+		if (uncompress(r->raw, &n, r->stored, slen) != Z_OK ||
+		    n != rawlen)
+			return rfail(r, "corrupt block at offset %llu: bad zlib "
+			    "data", (unsigned long long)r->block_off);
+		r->rawlen = n;
+		return 1;
+	}
+	if (inflate_raw(r, slen, rawlen) == -1)
+		return rfail(r, "corrupt block at offset %llu: bad deflate "
+		    "data", (unsigned long long)r->block_off);
+	r->rawlen = rawlen;
+	return columns(r);
 }
 
 /* The frame types a recording holds. */

@@ -12,14 +12,14 @@
  *		u32 stored length, u32 crc32 of those 12 bytes and the
  *		stored bytes, then the stored bytes
  *
- * A data block is one complete zlib stream, so a damaged block loses
- * nothing before it.  Format 1 holds whole frames (the wire's 8-byte
- * header and payload; an EVENT's seq and time stored as deltas from its
- * task's previous event); format 2, the writer's, items in two columns:
- * every frame but EVENT as it is, each EVENT packed against its task's
- * earlier ones (common/recpack.h).  The end block is stored raw: the
- * counts of struct recfile_end.  A file without one did not end
- * cleanly.
+ * A data block is compressed whole (format 1: a zlib stream; format 2:
+ * raw deflate), so a damaged block loses nothing before it.  Format 1
+ * holds whole frames (the wire's 8-byte header and payload; an EVENT's
+ * seq and time stored as deltas from its task's previous event);
+ * format 2, the writer's, items in two columns: every frame but EVENT
+ * as it is, each EVENT packed against its task's earlier ones
+ * (common/recpack.h).  The end block is stored raw: the counts of
+ * struct recfile_end.  A file without one did not end cleanly.
  *
  * The reader checks everything before it uses it and stops at the first
  * damage with a message naming its byte offset; every frame before it

@@ -59,7 +59,7 @@ recpack_ok(const uint8_t *payload, size_t len, size_t *tail)
 }
 
 /* The task's slot for call and phase, reset when another held it. */
-static struct recpack_slot *
+static inline struct recpack_slot *
 slot_of(struct recpack_task *t, uint8_t call, uint8_t phase)
 {
 	struct recpack_slot *s = &t->slot[(call * 2u + phase) % RECPACK_SLOTS];
@@ -113,7 +113,7 @@ more_changed(const struct recpack_task *t, const struct recpack_slot *s,
 }
 
 /* A change of a 32-bit field, as the reader adds it back. */
-static uint8_t *
+static inline uint8_t *
 put_change32(uint8_t *p, const uint8_t *now, const uint8_t *was)
 {
 	return pack_put_varint(p, pack_zigzag((int64_t)(int32_t)wire_get32(now)
@@ -184,14 +184,14 @@ recpack_put(struct recpack_task *t, const uint8_t *pl, size_t tail,
 }
 
 /* A zigzag varint change, as an unsigned addend. */
-static uint64_t
+static inline uint64_t
 get_change(struct wire_reader *r)
 {
 	return (uint64_t)pack_unzigzag(pack_get_varint(r));
 }
 
 /* Adds a change to the 32-bit field at p. */
-static void
+static inline void
 add_change32(uint8_t *p, struct wire_reader *r)
 {
 	wire_put32(p, wire_get32(p) + (uint32_t)get_change(r));
