@@ -58,18 +58,27 @@ recpack_ok(const uint8_t *payload, size_t len, size_t *tail)
 	return len == RECPACK_FIXED + *tail;
 }
 
-/* The task's slot for call and phase, reset when another held it. */
+/*
+ * The task's slot for call and phase; a new one, fresh, from the round
+ * robin (taken from the call and phase that held it).
+ */
 static inline struct recpack_slot *
 slot_of(struct recpack_task *t, uint8_t call, uint8_t phase)
 {
-	struct recpack_slot *s = &t->slot[(call * 2u + phase) % RECPACK_SLOTS];
+	unsigned cp = call * 2u + phase;
+	struct recpack_slot *s;
 
-	if (!s->used || s->call != call || s->phase != phase) {
-		*s = slot_none;
-		s->used = 1;
-		s->call = call;
-		s->phase = phase;
-	}
+	if (t->map[cp] != 0)
+		return &t->slot[t->map[cp] - 1];
+	s = &t->slot[t->next];
+	if (s->used)
+		t->map[s->call * 2u + s->phase] = 0;
+	*s = slot_none;
+	s->used = 1;
+	s->call = call;
+	s->phase = phase;
+	t->map[cp] = (uint8_t)(t->next + 1);
+	t->next = (uint8_t)((t->next + 1) % RECPACK_SLOTS);
 	return s;
 }
 
@@ -87,10 +96,9 @@ fields_changed(const struct recpack_slot *s, const uint8_t *pl)
 	return fm;
 }
 
-/* Byte B's bits besides INST: flags, match, shape, correction. */
+/* Byte B's bits besides INST and TCORR: flags, match, shape. */
 static unsigned
-more_changed(const struct recpack_task *t, const struct recpack_slot *s,
-    const uint8_t *pl)
+more_changed(const struct recpack_slot *s, const uint8_t *pl)
 {
 	unsigned b = 0;
 
@@ -107,8 +115,6 @@ more_changed(const struct recpack_task *t, const struct recpack_slot *s,
 	if (memcmp(pl + O_LEN, s->len, 2) != 0 ||
 	    memcmp(pl + O_REC + R_NPEERS, s->rec + R_NPEERS, 3) != 0)
 		b |= RECPACK_B_SHAPE;
-	if (wire_get64(pl + O_TCORR) - wire_get64(pl + O_TNS) != t->tcorr)
-		b |= RECPACK_B_TCORR;
 	return b;
 }
 
@@ -143,6 +149,33 @@ put_more(const struct recpack_slot *s, unsigned b, const uint8_t *pl,
 	return p;
 }
 
+/* Whether every byte the slot keeps is the payload's. */
+static inline int
+slot_same(const struct recpack_slot *s, const uint8_t *pl)
+{
+	return memcmp(pl + O_REC, s->rec, sizeof(s->rec)) == 0 &&
+	    memcmp(pl + O_HDR, s->hdr, sizeof(s->hdr)) == 0 &&
+	    memcmp(pl + O_LEN, s->len, sizeof(s->len)) == 0;
+}
+
+/* The fields that differ onto p, and the slot takes the payload's. */
+static uint8_t *
+put_changes(struct recpack_slot *s, unsigned fm, unsigned b,
+    const uint8_t *pl, uint8_t *p)
+{
+	unsigned i;
+
+	for (; fm != 0; fm &= fm - 1) {
+		i = 4 * (unsigned)__builtin_ctz(fm);
+		p = put_change32(p, pl + O_REC + i, s->rec + i);
+	}
+	p = put_more(s, b, pl, p);
+	memcpy(s->hdr, pl + O_HDR, sizeof(s->hdr));
+	memcpy(s->len, pl + O_LEN, sizeof(s->len));
+	memcpy(s->rec, pl + O_REC, sizeof(s->rec));
+	return p;
+}
+
 void
 recpack_put(struct recpack_task *t, const uint8_t *pl, size_t tail,
     struct pack_out *o)
@@ -151,31 +184,31 @@ recpack_put(struct recpack_task *t, const uint8_t *pl, size_t tail,
 	uint8_t *p = o->rec + o->nrec, *tp = o->time + o->ntime;
 	uint64_t seq = wire_get64(pl + O_SEQ), t_ns = wire_get64(pl + O_TNS);
 	uint64_t tcorr = wire_get64(pl + O_TCORR) - t_ns;
-	unsigned fm = fields_changed(s, pl), a, b, m, i;
+	unsigned a = pl[O_PHASE], b = 0, fm = 0, same = slot_same(s, pl);
 
-	a = pl[O_PHASE] | (fm & 0x1f) << 2 | (seq != t->seq + 1 ?
-	    RECPACK_A_SEQ : 0);
-	b = fm >> 5 | more_changed(t, s, pl);
+	if (!same) {
+		fm = fields_changed(s, pl);
+		b = fm >> 5 | more_changed(s, pl);
+		a |= (fm & 0x1f) << 2;
+	}
+	if (tcorr != t->tcorr)
+		b |= RECPACK_B_TCORR;
+	if (seq != t->seq + 1)
+		a |= RECPACK_A_SEQ;
 	*p++ = pl[O_CALL];
 	*p++ = (uint8_t)(b ? a | RECPACK_A_B : a);
 	if (b)
 		*p++ = (uint8_t)b;
 	if (a & RECPACK_A_SEQ)
 		p = pack_put_varint(p, seq - t->seq - 1);
-	for (m = fm; m != 0; m &= m - 1) {
-		i = 4 * (unsigned)__builtin_ctz(m);
-		p = put_change32(p, pl + O_REC + i, s->rec + i);
-	}
-	p = put_more(s, b, pl, p);
+	if (!same)
+		p = put_changes(s, fm, b, pl, p);
 	if (tail > 0)
 		memcpy(p, pl + RECPACK_FIXED, tail);
 	tp = pack_put_varint(tp, pack_zigzag((int64_t)(t_ns - t->t_ns)));
 	if (b & RECPACK_B_TCORR)
 		tp = pack_put_varint(tp, pack_zigzag((int64_t)(tcorr -
 		    t->tcorr)));
-	memcpy(s->hdr, pl + O_HDR, sizeof(s->hdr));
-	memcpy(s->len, pl + O_LEN, sizeof(s->len));
-	memcpy(s->rec, pl + O_REC, sizeof(s->rec));
 	t->seq = seq;
 	t->t_ns = t_ns;
 	t->tcorr = tcorr;

@@ -30,7 +30,9 @@
  *
  * A field is present when it differs from the task's previous EVENT of
  * the same call and phase (before one: rc, ctx, bytes, the flags and
- * matches 0, peer, tag and inst -1, the shape 48, 0, 0).
+ * matches 0, peer, tag and inst -1, the shape 48, 0, 0).  A task
+ * remembers 32 calls and phases: a 33rd takes the slot of the one that
+ * got its slot longest ago, which then starts afresh.
  */
 #ifndef PMON_RECPACK_H
 #define PMON_RECPACK_H
@@ -67,7 +69,7 @@
 /* The most one EVENT adds to each column, besides its group and peers. */
 #define RECPACK_MAIN_MAX	(3 + 10 + 6 * 5 + 2 + 5 + 10 + 5)
 #define RECPACK_TIME_MAX	(10 + 10)
-#define RECPACK_SLOTS		32	/* by call and phase */
+#define RECPACK_SLOTS		32	/* calls and phases of a task */
 /* The largest EVENT payload rebuilt: the most glen and npeers can say. */
 #define RECPACK_EVENT_MAX	(RECPACK_FIXED + 255 + 4 * 65535)
 
@@ -85,12 +87,18 @@ struct recpack_slot {
 					   npeers, glen, flags */
 };
 
-/* What both ends remember of one task. */
+/*
+ * What both ends remember of one task.  The first RECPACK_SLOTS calls
+ * and phases it makes get a slot each; one more takes the slot given
+ * out longest ago, round robin.
+ */
 struct recpack_task {
 	int32_t		 tid;
 	uint64_t	 seq;		/* of its previous EVENT */
 	uint64_t	 t_ns;
 	uint64_t	 tcorr;		/* t_corr - t_ns */
+	uint8_t		 map[512];	/* by call * 2 + phase: slot + 1 */
+	uint8_t		 next;		/* the slot given out next */
 	struct recpack_slot slot[RECPACK_SLOTS];
 };
 
