@@ -35,7 +35,7 @@
 #define ITEM_TASK	2	/* + a known task's index: its EVENT, packed */
 /* Deflate level of each format's blocks (doc/recording.md). */
 #define ZLEVEL_V1	6
-#define ZLEVEL_V2	1
+#define ZLEVEL_V2	3
 
 /*
  * Format 1 stores EVENT frames with their sequence number and time as
@@ -348,8 +348,9 @@ deflate_pieces(struct recfile_writer *w, const uint8_t *const *piece,
 /*
  * Compresses what waits into one data block.  Format 1: the frames at
  * level 6, a zlib stream.  Format 2: u32 the main column's length and
- * the main column at level 1, then the time column stored: its varints
- * hardly compress, and deflating them would cost twice what the rest of
+ * the main column at level 3 (its long repeats make level 3 as cheap as
+ * 1, and smaller), then the time column stored: its varints hardly
+ * compress, and deflating them would cost half again what the rest of
  * the writer does; raw deflate, as the block's crc32 covers it already
  * (doc/recording.md).
  */
