@@ -392,6 +392,37 @@ test_packs(void)
 	frames_clear();
 }
 
+/*
+ * A task that makes more calls and phases than it has slots: each new
+ * one takes the slot given out longest ago, and one that comes back
+ * starts afresh; every event still comes back exact.
+ */
+static void
+test_many_calls(void)
+{
+	struct mtask t;
+	struct record r;
+	unsigned k, call;
+
+	frames_clear();
+	memset(&t, 0, sizeof(t));
+	t.tid = 0x40001;
+	t.t = 1000000;
+	add_task_info(&t);
+	for (k = 0; k < 4; k++)
+		for (call = 1; call < 45; call += 1 + k % 2) {
+			rec_init(&r, call, PMON_BEGIN);
+			r.tag = (int32_t)(call + k);
+			add_event(&t, &r, NULL, 0, 0, 0);
+			rec_init(&r, call, PMON_END);
+			r.rc = (int32_t)k;
+			add_event(&t, &r, NULL, 0, 0, 0);
+		}
+	roundtrip(2, RECFILE_BLOCK_MIN);
+	roundtrip(2, 0);
+	frames_clear();
+}
+
 /* Events of more tasks than format 2 packs: the rest as they are. */
 static void
 test_many_tasks(void)
@@ -650,6 +681,7 @@ static CU_TestInfo recfile_tests[] = {
 	{ "round trip, formats 1 and 2", test_roundtrip },
 	{ "format 2 packs a repeated pattern", test_packs },
 	{ "more tasks than format 2 packs", test_many_tasks },
+	{ "more calls than a task has slots", test_many_calls },
 	{ "header and magic", test_header },
 	{ "a newer format is refused", test_newer_version },
 	{ "a format 1 file of the old writer", test_v1_fixture },
