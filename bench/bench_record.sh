@@ -115,6 +115,9 @@ for f in 1 2; do
 	    "$(cat "$RUN/b_ev.$f")"
 	printf 'pmon replay -- pmon flush %.2f s (medians of %s)\n' \
 	    "$(cat "$RUN/replay_s.$f")" "$RUNS"
+	printf 'format %s: pmon record, each run: %s M events/CPU s\n' "$f" \
+	    "$(awk -v f=$f '$1 == f { printf "%s%.2f", n++ ? " " : "", \
+	    $2 / $3 / 1e6 }' "$RUN/e2e")"
 done
 echo "bench_record: $(nproc) CPUs," \
     "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
