@@ -11,6 +11,7 @@
 #   make bench-soak   a message storm under pmon with a recorder attached
 #   make bench-decode how fast libpmon and pmon trace's writers decode
 #   make bench-export pmon export's speed and memory on a storm recording
+#   make bench-record pmon record's events per CPU second, format 1 and 2
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -47,7 +48,8 @@ endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 # Tasks never compress: the instrumentation library goes without zlib.
-PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c, $(COMMON_SRCS))
+PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c \
+		       common/recpack.c, $(COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
@@ -88,10 +90,12 @@ BENCH_DECODE	= $(BUILD)/bench/bench_decode
 # pmon trace's line writers, which the unit tests and bench_decode reach.
 TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 EXPORT_FLOOR	= $(BUILD)/bench/export_floor
+BENCH_RECORD	= $(BUILD)/bench/bench_record
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
+	$(BENCH_RECORD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -173,6 +177,11 @@ $(BENCH_DECODE): $(call obj,bench/bench_decode.c) $(COORD_LIB_OBJS) $(LIBPMON) \
 
 # pmon export's floor: a recording through recfile and libpmon only.
 $(EXPORT_FLOOR): $(call obj,bench/export_floor.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+# The recording writer and reader alone, and behind libpmon.
+$(BENCH_RECORD): $(call obj,bench/bench_record.c) $(LIBPMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
 
@@ -311,6 +320,14 @@ bench-decode: $(BENCH_DECODE)
 bench-agent: $(BENCH_AGENT)
 	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
 
+# The recording writer and reader alone, then pmon record end to end on
+# a replayed storm recording (made first unless given), formats 1 and 2;
+# results go to BENCHMARKS.md.  BENCH_RECORD_FLAGS: e.g. -i run.pmr,
+# -r runs, -R storm rounds.
+bench-record: $(BENCH_RECORD) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_record.sh $(BENCH_RECORD_FLAGS)
+
 # PNGs of each view of pmon web for the README (needs chromium).
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
@@ -351,6 +368,6 @@ clean:
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
-	bench-decode bench-export screenshots
+	bench-decode bench-export bench-record screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

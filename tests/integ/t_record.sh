@@ -5,6 +5,8 @@
 #   pingpong and unreceived across both hosts: pmon replay serves the
 #   recording so that pmon trace prints byte for byte what the live one
 #   printed, and a snapshot of the replay equals the live final one;
+#   the same for a recording in format 1 (pmon record -F 1), which the
+#   default (format 2) is not;
 # - the record summary counts the events the live trace printed;
 # - a truncated and a corrupted copy: pmon replay names the offset of the
 #   damage and serves exactly a prefix of the live stream;
@@ -33,6 +35,13 @@ bg $PM_ON "$PMON" record -o "$REC" -Q 4096 </dev/null >"$RUN/record.out" \
 REC_PID=$BG_PID
 wait_for 10 trace_connected "$REC_PID" ||
     fail "pmon record did not connect: $(cat "$RUN/record.err")"
+# One in format 1, the format of pmon before format 2.
+V1=$RUN/v1.pmr
+bg $PM_ON "$PMON" record -F 1 -o "$V1" </dev/null >"$RUN/v1.out" \
+    2>"$RUN/v1.err"
+V1_PID=$BG_PID
+wait_for 10 trace_connected "$V1_PID" ||
+    fail "pmon record -F 1 did not connect: $(cat "$RUN/v1.err")"
 # A third one ends with SIGTERM before the coordinator does.
 SIG=$RUN/sig.pmr
 bg $PM_ON "$PMON" record -o "$SIG" </dev/null >"$RUN/sig.out" 2>"$RUN/sig.err"
@@ -104,6 +113,8 @@ $(cat "$RUN/sig.err")"
 pmon_shutdown "$TRACE_PID"
 wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
 wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
+wait_for 10 pid_dead "$V1_PID" || fail "pmon record -F 1 did not exit"
+wait "$V1_PID" || fail "pmon record -F 1 exited with $?: $(cat "$RUN/v1.err")"
 wait_for 10 pid_dead "$LATE_PID" || fail "the late pmon record did not exit"
 wait "$LATE_PID" || fail "the late pmon record exited with $?: \
 $(cat "$RUN/late.err")"
@@ -138,6 +149,20 @@ TMPDIR=$RUN timeout 30 "$PMON" replay "$REC" -- sh -c '"$1" trace --json \
 file: $(cat "$RUN/replay.err")"
 cmp "$LIVE" "$RUN/replay.json" >/dev/null || fail "the replayed trace \
 differs from the live one: $(diff "$LIVE" "$RUN/replay.json" | head -n 6)"
+
+# The header's format version (bytes 8 and 9): 2 by default, 1 with -F 1;
+# format 1 replays the same.
+format_of() { od -An -tu1 -j8 -N2 "$1" | awk '{ print $1 * 256 + $2 }'; }
+expect_eq "format of the default recording" 2 "$(format_of "$REC")"
+expect_eq "format of pmon record -F 1" 1 "$(format_of "$V1")"
+grep -qx "pmon record: $V1: $events events, [0-9]* tasks, [0-9]* bytes, \
+[0-9.]* B/event" "$RUN/v1.err" || fail "record -F 1 summary should count \
+$events events: $(cat "$RUN/v1.err")"
+pm_log "$(cat "$RUN/v1.err")"
+replay "$V1" "$RUN/v1.json" || fail "pmon replay of format 1: \
+$(cat "$RUN/v1.json.err")"
+cmp "$LIVE" "$RUN/v1.json" >/dev/null || fail "the replayed format 1 \
+trace differs from the live one: $(diff "$LIVE" "$RUN/v1.json" | head -n 6)"
 jq -S . "$RUN/live.snap" >"$RUN/live.snap.s"
 jq -S . "$RUN/replay.snap" >"$RUN/replay.snap.s"
 cmp "$RUN/live.snap.s" "$RUN/replay.snap.s" >/dev/null || fail "the \
