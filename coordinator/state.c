@@ -2828,7 +2828,8 @@ groups_sorted(const struct state *s, size_t *n)
 		return NULL;
 	*n = 0;
 	for (g = s->groups; g != NULL; g = g->next) {
-		qsort(g->m, g->n, sizeof(*g->m), cmp_member);
+		if (g->n > 1)	/* g->m is NULL while it never had one */
+			qsort(g->m, g->n, sizeof(*g->m), cmp_member);
 		if (g->n > 0 || !LIST_EMPTY(&g->eps))
 			v[(*n)++] = g;
 	}
