@@ -28,7 +28,7 @@
  * The largest raw block: the block size plus one frame that overran it
  * (in format 2 an item: a head, type and length of at most 12 bytes).
  */
-#define RAW_MAX		(RECFILE_BLOCK_MAX + 16 + PROTO_MAX_PAYLOAD)
+#define RAW_MAX		(RECFILE_BLOCK_MAX + 16 + RECFILE_SNAPSHOT_MAX)
 /* Format 2's items: how each begins (a varint). */
 #define ITEM_FRAME	0	/* u8 type, varint length, the payload */
 #define ITEM_NEW_TASK	1	/* i32 tid, then its first EVENT, packed */
@@ -579,7 +579,8 @@ recfile_write_frame(struct recfile_writer *w, uint8_t type,
 
 	if (w->failed)
 		return -1;
-	if (len > PROTO_MAX_PAYLOAD) {
+	if (len > (type == REC_SNAPSHOT ? RECFILE_SNAPSHOT_MAX :
+	    PROTO_MAX_PAYLOAD)) {
 		errno = EMSGSIZE;
 		return wfail(w, "a frame too large");
 	}
@@ -978,7 +979,7 @@ item_frame(struct recfile *r, uint8_t *type, const uint8_t **payload,
 		return rfail(r, "corrupt block at offset %llu: a frame cut by "
 		    "the block's end", (unsigned long long)r->block_off);
 	*payload = wire_take(&r->main, (size_t)n);
-	frame_hdr_encode(hdr, *type, n > PROTO_MAX_PAYLOAD ? UINT32_MAX :
+	frame_hdr_encode(hdr, *type, n > RECFILE_SNAPSHOT_MAX ? UINT32_MAX :
 	    (uint32_t)n);
 	return frame_check(r, hdr, FRAME_HDR_SIZE + (size_t)n, len);
 }

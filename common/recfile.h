@@ -42,6 +42,11 @@
 #define RECFILE_BLOCK_DEFAULT	(64 * 1024)	/* raw bytes per block */
 #define RECFILE_BLOCK_MIN	1024
 #define RECFILE_BLOCK_MAX	(4 * 1024 * 1024)
+/*
+ * A REC_SNAPSHOT may be larger than any wire frame: the state of a big
+ * run (its queues above all) is sent in several REPLY frames.
+ */
+#define RECFILE_SNAPSHOT_MAX	(64 * 1024 * 1024)
 #define RECFILE_STR_MAX		255
 #define RECFILE_END_SIZE	48
 /* Format 2 packs the EVENTs of this many tasks (tids); stores the rest. */

@@ -655,6 +655,44 @@ test_block_damage(void)
 	frames_clear();
 }
 
+/*
+ * The state of a big run is more than one wire frame: a REC_SNAPSHOT of
+ * 3 MiB comes back whole in both formats; one over the limit is refused.
+ */
+static void
+test_big_snapshot(void)
+{
+	struct recfile_header h;
+	struct recfile_writer *w;
+	size_t len = 3 * 1024 * 1024 + 17;
+	uint8_t *json;
+	char err[256];
+	unsigned v;
+	FILE *fp;
+
+	json = malloc(RECFILE_SNAPSHOT_MAX + 1);
+	CU_ASSERT_FATAL(json != NULL);
+	memset(json, 'x', RECFILE_SNAPSHOT_MAX + 1);
+	frames_clear();
+	make_stream(20, 0);
+	add(REC_SNAPSHOT, json, len);
+	wire_put32(json, 0x40001);
+	add(MSG_TASK_GONE, json, 4);	/* what follows it comes back too */
+	for (v = 1; v <= 2; v++)
+		roundtrip(v, 0);
+	header_init(&h, 0);
+	fp = fopen("/dev/null", "w");
+	CU_ASSERT_FATAL(fp != NULL);
+	w = recfile_create_fp(fp, &h, 0, err, sizeof(err));
+	CU_ASSERT_FATAL(w != NULL);
+	CU_ASSERT(recfile_write_frame(w, REC_SNAPSHOT, json,
+	    RECFILE_SNAPSHOT_MAX + 1) == -1);
+	CU_ASSERT(strstr(recfile_writer_error(w), "too large") != NULL);
+	recfile_writer_free(w);
+	free(json);
+	frames_clear();
+}
+
 static void
 test_writer_limits(void)
 {
@@ -689,6 +727,7 @@ static CU_TestInfo recfile_tests[] = {
 	{ "a flipped bit anywhere", test_flipped_bits },
 	{ "damage in a block loses it and what follows", test_block_damage },
 	{ "writer limits", test_writer_limits },
+	{ "a snapshot bigger than a wire frame", test_big_snapshot },
 	CU_TEST_INFO_NULL
 };
 
