@@ -197,7 +197,8 @@ coord_batch_event(struct coord *c, const struct order_event *ev)
 	struct coord_batch *b = &c->batch;
 	size_t n;
 
-	if (b->len + FRAME_HDR_SIZE + EVENT_HDR_SIZE + ev->len > b->size)
+	if (b->len + FRAME_HDR_SIZE + EVENT_HDR_SIZE + ev->len > b->size ||
+	    b->len > c->tool_high / 4)
 		coord_batch_flush(c);
 	if (b->len == 0 && c->ev_batch != NULL)
 		event_active(c->ev_batch, EV_TIMEOUT, 0);
@@ -255,6 +256,12 @@ coord_tools_send_problem(struct coord *c, const char *json)
 static void
 tool_resume(struct coord_tool *t)
 {
+	/* The events still in the batch are lost to t too: count them. */
+	coord_batch_flush(t->coord);
+	if (t->nlost == 0 && t->lost_problems == 0) {
+		t->full = 0;	/* it drained before it missed anything */
+		return;
+	}
 	coord_tool_lost(t);
 	if (t->want_snapshot)
 		coord_snapshot_send(t->coord, t);
