@@ -3514,9 +3514,11 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	t->last_t = rt->computing + rt->pvm;
 	if (rt->call != 0)
 		restore_call(t, rt);
+	/* As listed: a search per child would make a long list quadratic. */
+	if (grow(&t->kids, &t->kidcap, rt->nkids, sizeof(*t->kids)) == -1)
+		return -1;
 	for (i = 0; i < rt->nkids; i++)
-		if (task_add_kid(t, rt->kids[i]) == -1)
-			return -1;
+		t->kids[t->nkids++] = rt->kids[i];
 	return 0;
 }
 
@@ -3557,9 +3559,13 @@ state_restore_member(struct state *s, const char *group, int32_t tid,
 {
 	struct group *g;
 
-	if ((g = group_get(s, group)) == NULL)
+	/* state_load lists each member once: no search. */
+	if ((g = group_get(s, group)) == NULL ||
+	    grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m)) == -1)
 		return -1;
-	return group_join(g, tid, inst);
+	g->m[g->n].tid = tid;
+	g->m[g->n++].inst = inst;
+	return 0;
 }
 
 int
@@ -3569,8 +3575,12 @@ state_restore_traffic(struct state *s, int32_t from, int32_t to,
 	struct task *t = task_find(s, from);
 	struct pair *p;
 
-	if (t == NULL || (p = pair_get(t, to)) == NULL)
+	/* As listed, without a search per pair. */
+	if (t == NULL || grow(&t->pairs, &t->paircap, t->npairs + 1,
+	    sizeof(*t->pairs)) == -1)
 		return -1;
+	p = &t->pairs[t->npairs++];
+	p->to = to;
 	p->msgs = msgs;
 	p->bytes = bytes;
 	return 0;

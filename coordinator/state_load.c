@@ -28,6 +28,8 @@
 
 /* The longest host or program name a snapshot may hold, in bytes. */
 #define LOAD_STR_MAX	1024
+/* PVM numbers hosts in 12 bits of a tid. */
+#define LOAD_HOSTS_MAX	4096
 
 /* What the checks across parts need of a task of the snapshot. */
 struct ltask {
@@ -37,6 +39,7 @@ struct ltask {
 	uint8_t		 call;		/* blocked in, 0: not */
 	char		 group[RECORD_GROUP_MAX + 1];
 	int		 listed;	/* by its barrier's group */
+	size_t		 member;	/* of group number member - 1 */
 };
 
 struct load {
@@ -523,6 +526,8 @@ load_hosts(struct load *ld, const json_t *hosts)
 	int32_t tid;
 	size_t i;
 
+	if (json_array_size(hosts) > LOAD_HOSTS_MAX)
+		return bad(ld, "more than %d hosts", LOAD_HOSTS_MAX);
 	for (i = 0; i < json_array_size(hosts); i++) {
 		at(ld, "hosts", i);
 		h = json_array_get(hosts, i);
@@ -541,12 +546,13 @@ load_hosts(struct load *ld, const json_t *hosts)
 	return 0;
 }
 
+/* The members of groups[gi]: running tasks, each once. */
 static int
-load_members(struct load *ld, const char *name, const json_t *m)
+load_members(struct load *ld, size_t gi, const char *name, const json_t *m)
 {
-	const struct ltask *lt;
+	struct ltask *lt;
 	int32_t tid, inst;
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < json_array_size(m); i++) {
 		const json_t *e = json_array_get(m, i);
@@ -558,11 +564,10 @@ load_members(struct load *ld, const char *name, const json_t *m)
 		    lt->end != RESTORE_LIVE)
 			return bad(ld, "member %" PRId32 " is not a running "
 			    "task", tid);
-		for (j = 0; j < i; j++)
-			if (json_integer_value(json_object_get(
-			    json_array_get(m, j), "tid")) == tid)
-				return bad(ld, "member %" PRId32 " is listed "
-				    "twice", tid);
+		if (lt->member == gi + 1)
+			return bad(ld, "member %" PRId32 " is listed twice",
+			    tid);
+		lt->member = gi + 1;
 		if (state_restore_member(ld->s, name, tid, inst) == -1)
 			return nomem(ld);
 	}
@@ -616,7 +621,7 @@ load_groups(struct load *ld, const json_t *groups)
 			return bad(ld, "group \"%s\" is listed twice", name);
 		if (state_restore_group(ld->s, name) == -1)
 			return nomem(ld);
-		if (load_members(ld, name, m) == -1 ||
+		if (load_members(ld, i, name, m) == -1 ||
 		    load_waiting(ld, name, json_object_get(g, "barrier")) == -1)
 			return -1;
 	}
