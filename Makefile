@@ -114,9 +114,10 @@ $(AGENTD): $(call obj,$(AGENT_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
 
+# The state model reads snapshots (coordinator/state_load.c): jansson.
 $(COORDD): $(call obj,$(COORD_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -152,13 +153,13 @@ $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
 
 $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # The agent's own drain, pack and deflate code, without its daemon.
 $(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
@@ -252,7 +253,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
 	    -Inode-agent -Itools \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
-	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	    -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # pmon export from a recording: the exporters, with the command's own
 # error printers replaced by the target's.

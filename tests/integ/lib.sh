@@ -482,6 +482,32 @@ storm_gone() {
 	return 0
 }
 
+# pmon_barrierexit: runs tests/progs/barrierexit (on $PM_ON), waits
+# until pmon problems reports its deadlock (found by the coordinator's
+# check between events) and kills the two waiters, which never end on
+# their own: the model ends them, killed, when their last event is out.
+pmon_barrierexit() {
+	local f=$RUN/barrierexit.tids pid
+	bg $PM_ON timeout 60 "$PMON" exec "$PROGS/barrierexit" "$f" \
+	    >"$RUN/barrierexit.out" 2>"$RUN/barrierexit.err"
+	pid=$BG_PID
+	wait_for 20 eval '[ -f "$f" ] && [ "$(wc -l <"$f")" -ge 4 ]' ||
+	    fail "barrierexit did not start: $(cat "$f" \
+	    "$RUN/barrierexit.err" 2>&1)"
+	wait_for 20 barrierexit_deadlock ||
+	    fail "no deadlock reported: $(cat "$RUN/problems.json")"
+	kill $(awk '$1 == "parent" || $1 == "waiter" { print $3 }' "$f")
+	wait_for 10 pid_dead "$pid" || fail "barrierexit did not end"
+	wait "$pid" 2>/dev/null
+}
+
+barrierexit_deadlock() {
+	$PM_ON timeout 20 "$PMON" problems --json </dev/null \
+	    >"$RUN/problems.json" 2>&1 &&
+	    jq -e '[.problems[] | select(.kind == "deadlock")] | length >= 1' \
+	    "$RUN/problems.json" >/dev/null
+}
+
 # expect_calls_complete WHAT STREAM CALLS: STREAM (`pmon trace --json`)
 # holds every event of every task CALLS names ("calls TID K" lines, TID
 # in hex: tests/progs/storm's count of its own calls): 2 K of them

@@ -7,6 +7,8 @@
 #   printed, and a snapshot of the replay equals the live final one;
 #   the same for a recording in format 1 (pmon record -F 1), which the
 #   default (format 2) is not;
+# - a recording started late: its replay begins with the state where it
+#   attached, and ends with the live final state (but for times);
 # - the record summary counts the events the live trace printed;
 # - a truncated and a corrupted copy: pmon replay names the offset of the
 #   damage and serves exactly a prefix of the live stream;
@@ -75,24 +77,7 @@ wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived.log"' ||
 # barrierexit: two tasks deadlock in a barrier (a problem found between
 # events, by the coordinator's check) and are killed: the model ends
 # them when their last event is out, which only TASK_GONE records.
-f=$RUN/barrierexit.tids
-bg $PM_ON timeout 60 "$PMON" exec "$PROGS/barrierexit" "$f" \
-    >"$RUN/barrierexit.out" 2>"$RUN/barrierexit.err"
-EXEC_PID=$BG_PID
-wait_for 20 eval '[ -f "$f" ] && [ "$(wc -l <"$f")" -ge 4 ]' ||
-    fail "barrierexit did not start: $(cat "$f" "$RUN/barrierexit.err" 2>&1)"
-have_deadlock() {
-	$PM_ON timeout 20 "$PMON" problems --json </dev/null \
-	    >"$RUN/problems.json" 2>&1 &&
-	    jq -e '[.problems[] | select(.kind == "deadlock")] | length >= 1' \
-	    "$RUN/problems.json" >/dev/null
-}
-wait_for 10 have_deadlock ||
-    fail "no deadlock reported: $(cat "$RUN/problems.json")"
-kill $(awk '$1 == "parent" || $1 == "waiter" { print $3 }' "$f")
-wait_for 10 pid_dead "$EXEC_PID" || fail "barrierexit did not end"
-wait "$EXEC_PID" 2>/dev/null
-EXEC_PID=""
+pmon_barrierexit
 
 # The final state: every program task ended, the killed ones killed.
 live_final() {
@@ -106,6 +91,8 @@ live_final() {
 }
 wait_for 20 live_final || fail "the live run never ended: \
 $(jq -c '[.tasks[] | {tid, program, state}], .problems' "$RUN/live.snap")"
+$PM_ON timeout 20 "$PMON" ps </dev/null >"$RUN/live.ps" 2>"$RUN/live.ps.err" ||
+    fail "pmon ps: $(cat "$RUN/live.ps.err")"
 kill -TERM "$SIG_PID"
 wait_for 10 pid_dead "$SIG_PID" || fail "pmon record ignored SIGTERM"
 wait "$SIG_PID" || fail "pmon record exited with $? on SIGTERM: \
@@ -184,6 +171,21 @@ n=$(($(wc -l <"$RUN/late.json") - 1))
 grep -v '"type":"task"' "$LIVE" | tail -n "$n" |
     cmp - <(tail -n "$n" "$RUN/late.json") >/dev/null ||
     fail "the late recording's stream is not the end of the live one"
+# Its state starts from that snapshot: at the end it is the live one,
+# but for the times (the snapshot does not say when each task's last
+# event before it happened: doc/state.md, "Resynchronising").
+TMPDIR=$RUN timeout 30 "$PMON" replay "$LATE" -- sh -c '"$1" ps >"$2" &&
+    "$1" snapshot --json >"$3"' sh "$PMON" "$RUN/late.ps" \
+    "$RUN/late.snap" </dev/null 2>"$RUN/late.ps.err" ||
+    fail "pmon replay of the late recording: $(cat "$RUN/late.ps.err")"
+cmp "$RUN/live.ps" "$RUN/late.ps" >/dev/null || fail "pmon ps of the late \
+recording differs from the live one: $(diff "$RUN/live.ps" "$RUN/late.ps" |
+    head -n 8)"
+jq -S 'del(.tasks[].time_ns)' "$RUN/live.snap" >"$RUN/live.snap.u"
+jq -S 'del(.tasks[].time_ns)' "$RUN/late.snap" >"$RUN/late.snap.u"
+cmp "$RUN/live.snap.u" "$RUN/late.snap.u" >/dev/null || fail "the late \
+recording's final snapshot differs from the live one: $(diff \
+    "$RUN/live.snap.u" "$RUN/late.snap.u" | head -n 10)"
 
 # The one ended by SIGTERM wrote its end block.
 TMPDIR=$RUN timeout 30 "$PMON" replay -v "$SIG" -- "$PMON" trace --json \
