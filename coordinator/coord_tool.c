@@ -28,6 +28,15 @@
 #include "paths.h"
 #include "wire.h"
 
+static void	tool_output_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
+
+static void
+tool_forget_output(struct coord_tool *t)
+{
+	evbuffer_remove_cb(bufferevent_get_output(t->bev), tool_output_cb, t);
+}
+
 void
 coord_tool_free(struct coord_tool *t)
 {
@@ -42,8 +51,10 @@ coord_tool_free(struct coord_tool *t)
 	/* A replay serves the recorded notices, not its own tools'. */
 	if (t->state == COORD_P_ACTIVE && !c->finishing && c->replay == NULL)
 		coord_notice_tool(c, t, "detached");
-	if (t->bev != NULL)
+	if (t->bev != NULL) {
+		tool_forget_output(t);
 		bufferevent_free(t->bev);
+	}
 	free(t);
 	if (c->finishing)
 		coord_output_check(c);
@@ -60,6 +71,8 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 	va_end(ap);
 	log_warnx("tool %u (%s): %s; dropping it", t->id,
 	    t->name[0] ? t->name : "no hello yet", msg);
+	/* The connection outlives t to send its error. */
+	tool_forget_output(t);
 	coord_conn_close(t->bev, msg);
 	t->bev = NULL;
 	coord_tool_free(t);
