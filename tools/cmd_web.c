@@ -408,10 +408,26 @@ web_task(const struct pmon_task *t, void *arg)
 	web_broadcast(w, line);
 }
 
+/* The event's line of pmon trace --json, without its newline. */
+static char *
+event_line(const struct pmon_event *ev)
+{
+	char *s, *end, *fit;
+
+	if ((s = malloc(trace_fmt_event_max(ev))) == NULL)
+		return NULL;
+	end = trace_fmt_event_json(s, ev);
+	end[-1] = '\0';
+	/* Kept for long: only what it holds. */
+	if ((fit = realloc(s, (size_t)(end - s))) == NULL)
+		return s;
+	return fit;
+}
+
 static void
 web_event(const struct pmon_event *ev, void *arg)
 {
-	web_keep(arg, json_line(trace_event_json(ev)), WEB_EVENT);
+	web_keep(arg, event_line(ev), WEB_EVENT);
 }
 
 /*
