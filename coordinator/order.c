@@ -121,9 +121,15 @@ struct order_tasks {
 	size_t			 n, cap;
 };
 
-/* A released pvm_spawn begin, for the clock of the children. */
+/*
+ * A released pvm_spawn begin, for the clock of the children: kept until
+ * every child its end names has started.
+ */
 struct order_spawn {
 	uint64_t		 seq, raw, corr;
+	uint32_t		 children;	/* its end's tids; UINT32_MAX:
+						   the end is not out yet */
+	uint32_t		 started;	/* children started (or ended) */
 };
 
 /* A pvm_notify(PvmTaskExit) a task made. */
@@ -153,6 +159,18 @@ struct order_task {
 	uint64_t		 next_seq;	/* next seq expected */
 	uint64_t		 released;	/* last seq released */
 	uint64_t		 lost;		/* records reported lost */
+	/*
+	 * The first seq that may be missing (UINT64_MAX: none): its sends
+	 * and receives from there on cannot be counted on their channels
+	 * (doc/ordering.md, "Losses").  uncounted: every record before it
+	 * was released, task_uncounted ran.
+	 */
+	uint64_t		 lost_from;
+	int			 uncounted;
+	int			 absent;	/* unregistered when a round looked
+						   for a message it sent */
+	uint32_t		 end_waiters;	/* receives waiting for the end of
+						   one of its sends */
 	uint64_t		 last_raw;	/* raw time of the last added */
 	struct clock_local	 clock;
 	struct order_node	*head;
@@ -171,6 +189,7 @@ struct order_task {
 	uint64_t		 open_t;	/* its begin's raw time */
 	struct order_group	*coll_group;	/* the collective it is in */
 	uint64_t		 coll_k;
+	int			 coll_kind;
 	int			 coll_root;
 	/*
 	 * Requests to the group server, counted per kind: the k-th join
@@ -191,6 +210,8 @@ struct order_task {
 	 */
 	struct order_chan	*out_chan;
 	struct order_chan	*in_chan;
+	struct order_chan	*outs;		/* every channel from it */
+	struct order_chan	*ins;		/* every channel to it */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
@@ -201,15 +222,34 @@ struct order_task {
 struct order_sent {
 	uint64_t		 seq, raw, corr;
 	uint32_t		 host;
+	uint8_t			 end;		/* SENT_* */
 };
 
-/* Released sends not yet received, per (src, dst, tag, ctx). */
+/* Whether a send's message was delivered: its end record (seq + 1) says. */
+#define SENT_DELIVERED	0	/* yes, or a bcast: the end is the send */
+#define SENT_END	1	/* the end is to come */
+#define SENT_UNKNOWN	2	/* its task is gone and the end was lost */
+
+/*
+ * Released sends not yet received, per (src, dst, tag, ctx): only sends
+ * whose index on the channel is known (before the sender's lost_from),
+ * for the receives whose index is known.  debt counts receives released
+ * before their send came (doc/ordering.md, "Losses"): that many sends
+ * still to come are theirs.
+ */
 struct order_chan {
 	int32_t			 src, dst, tag, ctx;
 	struct order_sent	*sent;		/* a ring */
 	size_t			 first, count, cap;
+	uint64_t		 debt;
+	uint64_t		 paid;		/* seq + 1 of the last send a debt
+						   took; 0: none */
+	struct order_task	*stask;		/* the sender */
 	struct order_task	*waiter;	/* dst, blocked on this */
 	struct order_chan	*hnext;
+	struct order_chan	*snext, **sprevp;	/* stask->outs */
+	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
+	uint8_t			 dead;		/* the receiver counts no more */
 };
 
 /*
@@ -218,6 +258,7 @@ struct order_chan {
  */
 struct order_coll {
 	uint32_t		 arrivals;	/* begins released */
+	uint32_t		 left;		/* of those, ends released */
 	int			 root_in;	/* the root's begin among them */
 	uint64_t		 corr;		/* latest begin's corrected time */
 	uint64_t		 root_corr;
@@ -259,8 +300,20 @@ struct order_group {
 	int32_t			*members;
 	int32_t			*insts;		/* each member's instance */
 	size_t			 nmembers, cap;
+	/*
+	 * Collective instances from cbase on (cn of them, room for ncoll):
+	 * an instance every member entered and left is forgotten.
+	 */
 	struct order_coll	*coll[COLL_KINDS];
-	size_t			 ncoll[COLL_KINDS];
+	size_t			 ncoll[COLL_KINDS], cn[COLL_KINDS];
+	uint64_t		 cbase[COLL_KINDS];
+	/*
+	 * A member's records were lost: its barrier entries and collective
+	 * calls cannot be counted any more.  Episodes before lossy_episode
+	 * closed before.
+	 */
+	int			 lossy;
+	uint64_t		 lossy_episode;
 	size_t			 held_changes;	/* held joins and leaves */
 	size_t			 held_joins;
 	struct order_node	*pending;	/* held bcast and gsize ends */
@@ -311,6 +364,7 @@ struct order {
 	uint64_t		 nadded;
 	uint64_t		 nreleased;
 	uint64_t		 ninconsistent;
+	uint64_t		 nmatched, nunmatched;
 	uint64_t		 synced;	/* events added before it are safe */
 	uint64_t		 rounds;	/* flush rounds completed */
 	uint64_t		 prev_synced;
@@ -319,6 +373,7 @@ struct order {
 	uint64_t		 changes;	/* adds and ends */
 	uint64_t		 changes_at_sync;
 	size_t			 nconflicts;	/* tasks in WAIT_CONFLICT */
+	size_t			 nchanw;	/* tasks in WAIT_CHAN */
 	int			 progress;	/* released since conflicts were
 						   last looked at */
 	int			 draining;	/* order_release_all runs */
@@ -358,6 +413,10 @@ set_wait(struct order *o, struct order_task *t, uint8_t what)
 		o->nserverw--;
 	if (what == WAIT_SERVER)
 		o->nserverw++;
+	if (t->wait == WAIT_CHAN)
+		o->nchanw--;
+	if (what == WAIT_CHAN)
+		o->nchanw++;
 	t->wait = what;
 }
 
@@ -454,6 +513,7 @@ task_get(struct order *o, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->next_seq = 1;
+	t->lost_from = UINT64_MAX;
 	t->tailp = &t->head;
 	task_grow(o);
 	b = task_bucket(o->ntaskb, tid);
@@ -484,13 +544,43 @@ chan_find(const struct order *o, int32_t src, int32_t dst, int32_t tag,
 	return NULL;
 }
 
+static void	chan_del(struct order *, struct order_chan *);
+
+/*
+ * Forgets the channels that hold nothing: made again, such a channel is
+ * what it was.  A debt, a waiting receiver, or a send a debt took whose
+ * end may still say it failed (retract_from) keep it.
+ */
+static void
+chan_sweep(struct order *o)
+{
+	struct order_chan *c, *next;
+	size_t i;
+
+	for (i = 0; i < o->nchanb; i++)
+		for (c = o->chans[i]; c != NULL; c = next) {
+			next = c->hnext;
+			if (c->count == 0 && c->debt == 0 && c->waiter == NULL &&
+			    (c->paid == 0 || c->stask->released >= c->paid))
+				chan_del(o, c);
+		}
+}
+
+/*
+ * Doubles the table when it is full, unless at least half of it was
+ * channels that hold nothing: then they go instead.
+ */
 static void
 chan_grow(struct order *o)
 {
 	struct order_chan **nc, *c, *next;
 	size_t i, b, nb = o->nchanb * 2;
 
-	if (o->nchans < o->nchanb || (nc = calloc(nb, sizeof(*nc))) == NULL)
+	if (o->nchans < o->nchanb)
+		return;
+	chan_sweep(o);
+	if (o->nchans < o->nchanb / 2 ||
+	    (nc = calloc(nb, sizeof(*nc))) == NULL)
 		return;
 	for (i = 0; i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = next) {
@@ -504,21 +594,43 @@ chan_grow(struct order *o)
 	o->nchanb = nb;
 }
 
+static struct order_task *task_get(struct order *, int32_t);
+
+/* Links c into the lists of its sender's and its receiver's channels. */
+static void
+chan_link(struct order_chan *c, struct order_task *s, struct order_task *d)
+{
+	if ((c->snext = s->outs) != NULL)
+		c->snext->sprevp = &c->snext;
+	s->outs = c;
+	c->sprevp = &s->outs;
+	if ((c->dnext = d->ins) != NULL)
+		c->dnext->dprevp = &c->dnext;
+	d->ins = c;
+	c->dprevp = &d->ins;
+	/* A receiver that counts no more keeps no sends for itself. */
+	c->dead = d->uncounted;
+}
+
 static struct order_chan *
 chan_get(struct order *o, int32_t src, int32_t dst, int32_t tag,
     int32_t ctx)
 {
 	struct order_chan *c;
+	struct order_task *s, *d;
 	size_t b;
 
 	if ((c = chan_find(o, src, dst, tag, ctx)) != NULL)
 		return c;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((s = task_get(o, src)) == NULL || (d = task_get(o, dst)) == NULL ||
+	    (c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->src = src;
 	c->dst = dst;
 	c->tag = tag;
 	c->ctx = ctx;
+	c->stask = s;
+	chan_link(c, s, d);
 	chan_grow(o);
 	b = chan_bucket(o->nchanb, src, dst, tag, ctx);
 	c->hnext = o->chans[b];
@@ -534,10 +646,14 @@ chan_del(struct order *o, struct order_chan *c)
 	struct order_chan **pp;
 	struct order_task *t;
 
-	if ((t = task_find(o, c->src)) != NULL && t->out_chan == c)
-		t->out_chan = NULL;
+	if (c->stask->out_chan == c)
+		c->stask->out_chan = NULL;
 	if ((t = task_find(o, c->dst)) != NULL && t->in_chan == c)
 		t->in_chan = NULL;
+	if ((*c->sprevp = c->snext) != NULL)
+		c->snext->sprevp = c->sprevp;
+	if ((*c->dprevp = c->dnext) != NULL)
+		c->dnext->dprevp = c->dprevp;
 	pp = &o->chans[chan_bucket(o->nchanb, c->src, c->dst, c->tag, c->ctx)];
 	while (*pp != c)
 		pp = &(*pp)->hnext;
@@ -1385,16 +1501,43 @@ send_dests(const struct order_task *t, const struct record *r,
 	return (int)n;
 }
 
-/* Puts a released send into the FIFO of each of its channels. */
+/*
+ * A counted send for channel c: a receive released before it came takes
+ * it (the debt), else it waits in the FIFO for its receive.
+ */
+static int
+chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
+{
+	if (c->dead)
+		return 0;
+	if (c->debt > 0) {
+		c->debt--;
+		c->paid = s->seq + 1;
+		return 0;
+	}
+	if (chan_push(c, s) == -1)
+		return -1;
+	o->retained++;
+	wake_receiver(o, c);
+	return 0;
+}
+
+/*
+ * Puts a released send into the FIFO of each of its channels, if its
+ * index there is known: none of its task's records before it is missing.
+ */
 static int
 push_sends(struct order *o, struct order_task *t, const struct record *r,
     uint64_t corr)
 {
-	struct order_sent s = { r->seq, r->t_ns, corr, t->host };
+	struct order_sent s = { r->seq, r->t_ns, corr, t->host,
+	    r->call == PMON_CALL_bcast ? SENT_DELIVERED : SENT_END };
 	struct order_chan *c;
 	int32_t buf[64], *dst;
 	int i, n, rv = 0;
 
+	if (r->seq >= t->lost_from)
+		return 0;
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
 			return 0;
@@ -1403,11 +1546,7 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 		    (c = t->out_chan = chan_get(o, t->tid, r->peer, r->tag,
 		    r->ctx)) == NULL)
 			return -1;
-		if (chan_push(c, &s) == -1)
-			return -1;
-		o->retained++;
-		wake_receiver(o, c);
-		return 0;
+		return chan_feed(o, c, &s);
 	}
 	if ((n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]),
 	    &dst)) == -1)
@@ -1416,26 +1555,33 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 		if (task_gone(o, dst[i]))
 			continue;
 		if ((c = chan_get(o, t->tid, dst[i], r->tag, r->ctx)) == NULL ||
-		    chan_push(c, &s) == -1) {
+		    chan_feed(o, c, &s) == -1) {
 			rv = -1;
 			break;
 		}
-		o->retained++;
-		wake_receiver(o, c);
 	}
 	if (dst != buf)
 		free(dst);
 	return rv;
 }
 
-/* Takes a send back out of channel c if it is still last there. */
+/*
+ * Takes a send back out of channel c if it is still last there, or gives
+ * back the debt it paid.  (A receive never took it: a receive waits for
+ * the end of the send it would take, sent_ready.)
+ */
 static void
 retract_from(struct order *o, struct order_chan *c, uint64_t seq)
 {
-	if (c != NULL && c->count > 0 &&
+	if (c == NULL)
+		return;
+	if (c->count > 0 &&
 	    c->sent[(c->first + c->count - 1) % c->cap].seq == seq) {
 		c->count--;
 		o->retained--;
+	} else if (c->paid == seq + 1) {
+		c->debt++;
+		c->paid = 0;
 	}
 }
 
@@ -1449,7 +1595,6 @@ static void
 retract_sends(struct order *o, struct order_task *t, const struct record *r)
 {
 	struct order_chan *c;
-	size_t i;
 
 	if (r->phase != PMON_END || r->rc >= 0)
 		return;
@@ -1460,10 +1605,8 @@ retract_sends(struct order *o, struct order_task *t, const struct record *r)
 	}
 	if (r->call != PMON_CALL_mcast)
 		return;
-	for (i = 0; i < o->nchanb; i++)
-		for (c = o->chans[i]; c != NULL; c = c->hnext)
-			if (c->src == t->tid)
-				retract_from(o, c, r->seq - 1);
+	for (c = t->outs; c != NULL; c = c->snext)
+		retract_from(o, c, r->seq - 1);
 }
 
 /* Remembers a released spawn begin for the clock of its children. */
@@ -1483,7 +1626,62 @@ spawn_note(struct order_task *t, const struct record *r, uint64_t corr)
 	t->spawns[t->nspawns].seq = r->seq;
 	t->spawns[t->nspawns].raw = r->t_ns;
 	t->spawns[t->nspawns].corr = corr;
+	t->spawns[t->nspawns].children = UINT32_MAX;
+	t->spawns[t->nspawns].started = 0;
 	t->nspawns++;
+}
+
+/* The spawn begin of t at seq, or NULL. */
+static struct order_spawn *
+spawn_find(struct order_task *t, uint64_t seq)
+{
+	size_t i;
+
+	for (i = t->nspawns; i-- > 0;)
+		if (t->spawns[i].seq == seq)
+			return &t->spawns[i];
+	return NULL;
+}
+
+/* Forgets a spawn once every child it made has started. */
+static void
+spawn_trim(struct order_task *t, struct order_spawn *sp)
+{
+	if (sp->children == UINT32_MAX || sp->started < sp->children)
+		return;
+	memmove(sp, sp + 1, (size_t)(&t->spawns[t->nspawns] - (sp + 1)) *
+	    sizeof(*sp));
+	t->nspawns--;
+}
+
+/* The end of a spawn: the children it made. */
+static void
+spawn_ended(struct order_task *t, const struct record *r)
+{
+	struct order_spawn *sp;
+	unsigned i;
+
+	if ((sp = spawn_find(t, r->seq - 1)) == NULL)
+		return;
+	sp->children = 0;
+	for (i = 0; i < r->npeers; i++)
+		sp->children += record_peer(r, i) > 0;
+	spawn_trim(t, sp);
+}
+
+/* A child started (or ended before it could): its spawn serves less. */
+static void
+child_started(struct order *o, struct order_task *t)
+{
+	struct order_task *p;
+	struct order_spawn *sp;
+
+	if (t->parent_tid == 0 || t->spawn_seq == 0 ||
+	    (p = task_find(o, t->parent_tid)) == NULL ||
+	    (sp = spawn_find(p, t->spawn_seq)) == NULL)
+		return;
+	sp->started++;
+	spawn_trim(p, sp);
 }
 
 /* Remembers a pvm_notify(PvmTaskExit) for the notifies it will bring. */
@@ -1611,6 +1809,60 @@ coll_next(struct order_task *t, struct order_group *g, int kind)
 	return &nt[t->ntcoll++].next[kind];
 }
 
+/* The instance k of a collective kind on g, kept from cbase on. */
+static struct order_coll *
+coll_at(struct order_group *g, int kind, uint64_t k)
+{
+	return &g->coll[kind][k - g->cbase[kind]];
+}
+
+/*
+ * Forgets the oldest instances that every member entered and left: no
+ * end waits for them, and a member's next call is a later instance.
+ */
+static void
+coll_trim(struct order_group *g, int kind)
+{
+	struct order_coll *c = g->coll[kind];
+	size_t n = 0;
+
+	while (n < g->cn[kind] && c[n].arrivals >= g->nmembers &&
+	    c[n].left >= c[n].arrivals)
+		n++;
+	if (n == 0)
+		return;
+	memmove(c, c + n, (g->cn[kind] - n) * sizeof(*c));
+	memset(c + g->cn[kind] - n, 0, n * sizeof(*c));
+	g->cn[kind] -= n;
+	g->cbase[kind] += n;
+}
+
+/* Room for instance k; NULL when out of memory. */
+static struct order_coll *
+coll_room(struct order_group *g, int kind, uint64_t k)
+{
+	struct order_coll *c;
+	size_t need = (size_t)(k - g->cbase[kind]) + 1, ncap;
+
+	if (need > g->ncoll[kind]) {
+		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
+		while (ncap < need)
+			ncap *= 2;
+		if ((c = reallocarray(g->coll[kind], ncap, sizeof(*c))) ==
+		    NULL)
+			return NULL;
+		memset(c + g->ncoll[kind], 0,
+		    (ncap - g->ncoll[kind]) * sizeof(*c));
+		g->coll[kind] = c;
+		g->ncoll[kind] = ncap;
+	}
+	if (need > g->cn[kind])
+		g->cn[kind] = need;
+	return coll_at(g, kind, k);
+}
+
+static void	coll_leave(struct order_task *);
+
 /* The begin of a reduce, gather or scatter joins its instance. */
 static void
 coll_enter(struct order *o, struct order_task *t, struct order_node *n,
@@ -1620,25 +1872,15 @@ coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	struct order_coll *c;
 	int kind = coll_kind(&n->rec);
 	uint64_t *next, k;
-	size_t ncap;
 
-	t->coll_group = NULL;
+	coll_leave(t);
 	if ((next = coll_next(t, g, kind)) == NULL)
 		return;		/* out of memory: its end will not wait */
 	k = (*next)++;
-	if (k >= g->ncoll[kind]) {
-		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
-		while (ncap <= k)
-			ncap *= 2;
-		c = reallocarray(g->coll[kind], ncap, sizeof(*c));
-		if (c == NULL)
-			return;
-		memset(c + g->ncoll[kind], 0,
-		    (ncap - g->ncoll[kind]) * sizeof(*c));
-		g->coll[kind] = c;
-		g->ncoll[kind] = ncap;
-	}
-	c = &g->coll[kind][k];
+	/* An instance forgotten (a late member) or not counted: no wait. */
+	if (g->lossy || k < g->cbase[kind] ||
+	    (c = coll_room(g, kind, k)) == NULL)
+		return;
 	c->arrivals++;
 	if (corr > c->corr)
 		c->corr = corr;
@@ -1649,7 +1891,23 @@ coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	}
 	t->coll_group = g;
 	t->coll_k = k;
+	t->coll_kind = kind;
 	wake_list(o, &g->waiters);
+}
+
+/* t leaves the instance it entered (its end, or its end): it may go. */
+static void
+coll_leave(struct order_task *t)
+{
+	struct order_group *g = t->coll_group;
+
+	if (g == NULL)
+		return;
+	t->coll_group = NULL;
+	if (g->lossy)
+		return;
+	coll_at(g, t->coll_kind, t->coll_k)->left++;
+	coll_trim(g, t->coll_kind);
 }
 
 /* A broadcast that did not reach a departed task: pvmgs knows by now. */
@@ -1691,11 +1949,37 @@ groups_depart(struct order *o, struct order_task *t)
 	}
 }
 
+/*
+ * A member of g lost records: its barrier entries and collective calls
+ * cannot be counted any more, so the exits and ends that wait for them
+ * go at once, flagged (step_barrier_out, step_coll_out), from now on.
+ */
+static void
+group_lossy(struct order *o, struct order_group *g)
+{
+	int kind;
+
+	if (g->lossy)
+		return;
+	g->lossy = 1;
+	g->lossy_episode = g->episode;
+	for (kind = 0; kind < COLL_KINDS; kind++) {
+		free(g->coll[kind]);
+		g->coll[kind] = NULL;
+		g->ncoll[kind] = g->cn[kind] = 0;
+	}
+	wake_list(o, &g->waiters);
+}
+
 /* What a released event changes in the model. */
 static void
 model_apply(struct order *o, struct order_task *t, struct order_node *n,
     uint64_t corr)
 {
+	/* An entry that may not be the one its count says. */
+	if ((n->kind == NODE_BARRIER_IN || n->kind == NODE_COLL_IN) &&
+	    n->rec.seq >= t->lost_from)
+		group_lossy(o, n->group);
 	switch (n->kind) {
 	case NODE_JOIN:
 		n->group->held_changes--;
@@ -1722,9 +2006,15 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 	case NODE_COLL_IN:
 		coll_enter(o, t, n, corr);
 		break;
+	case NODE_COLL_OUT:
+		if (t->coll_group == n->group)
+			coll_leave(t);
+		break;
 	default:
 		break;
 	}
+	if (n->rec.call == PMON_CALL_spawn && n->rec.phase == PMON_END)
+		spawn_ended(t, &n->rec);
 	if (n->rec.phase != PMON_BEGIN)
 		return;
 	if (n->rec.call == PMON_CALL_spawn)
@@ -1733,6 +2023,67 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 		notify_note(t, &n->rec);
 	else if (n->rec.call == PMON_CALL_exit)
 		t->exiting = 1;
+}
+
+/*
+ * t released every record before the first that may be missing: from
+ * now on its sends and receives cannot be counted on their channels.
+ * The receives that wait for its messages are judged again (a send
+ * still to come from it cannot be counted), the sends kept for its own
+ * receives go, and the groups it is in lose their barrier counts.
+ */
+static void
+task_uncounted(struct order *o, struct order_task *t)
+{
+	struct order_chan *c;
+	struct order_group *g;
+
+	t->uncounted = 1;
+	t->end_waiters = 0;
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
+	for (c = t->ins; c != NULL; c = c->dnext) {
+		o->retained -= c->count;
+		free(c->sent);
+		c->sent = NULL;
+		c->first = c->count = c->cap = 0;
+		c->debt = 0;
+		c->dead = 1;
+	}
+	for (g = o->groups; g != NULL; g = g->next)
+		if (group_has(g, t->tid))
+			group_lossy(o, g);
+}
+
+static void
+uncounted_check(struct order *o, struct order_task *t)
+{
+	if (!t->uncounted && t->released + 1 >= t->lost_from)
+		task_uncounted(o, t);
+}
+
+/* The first record of t that may be missing is seq (or an earlier one). */
+static void
+lost_at(struct order *o, struct order_task *t, uint64_t seq)
+{
+	if (seq < t->lost_from)
+		t->lost_from = seq;
+	uncounted_check(o, t);
+}
+
+/* Receives that wait for the end of one of t's sends may go on. */
+static void
+wake_end_waiters(struct order *o, struct order_task *t,
+    const struct record *r)
+{
+	struct order_chan *c;
+
+	if (r->phase != PMON_END || (r->call != PMON_CALL_send &&
+	    r->call != PMON_CALL_psend && r->call != PMON_CALL_mcast))
+		return;
+	t->end_waiters = 0;
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
 }
 
 /* Keeps a released small node for the next event. */
@@ -1770,6 +2121,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	o->held--;
 	o->nreleased++;
 	o->progress = 1;
+	if (!t->started)
+		child_started(o, t);
 	t->started = 1;
 	t->released = n->last;
 	set_wait(o, t, WAIT_NONE);
@@ -1782,8 +2135,11 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	ev.rec = &n->rec;
 	ev.bytes = n->bytes;
 	ev.len = n->len;
-	if (ev.flags & EVENT_INCONSISTENT)
-		o->ninconsistent++;
+	if (ev.flags & (EVENT_INCONSISTENT | EVENT_MATCHED | EVENT_UNMATCHED)) {
+		o->ninconsistent += (ev.flags & EVENT_INCONSISTENT) != 0;
+		o->nmatched += (ev.flags & EVENT_MATCHED) != 0;
+		o->nunmatched += (ev.flags & EVENT_UNMATCHED) != 0;
+	}
 	o->cb(&ev, o->arg);
 	if (!(n->flags & EVENT_LOST)) {
 		if (record_is_send(&n->rec))
@@ -1794,7 +2150,11 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			t->gs_released[n->gs_chain] = n->gs_k;
 			gs_advance(o);
 		}
+		if (t->end_waiters > 0)
+			wake_end_waiters(o, t, &n->rec);
 	}
+	if (!t->uncounted && t->released + 1 >= t->lost_from)
+		task_uncounted(o, t);
 	node_free(o, n);
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
@@ -1876,6 +2236,10 @@ step_barrier_out(struct order *o, struct order_task *t, int force)
 
 	if (n->rec.rc < 0)
 		return release_plain(o, t, 0);
+	/* Its episode may not be the one the count says, or never close. */
+	if (g->lossy && !(t->bar_group == g && t->bar_count <= 0 &&
+	    t->bar_episode < g->lossy_episode))
+		return release_plain(o, t, EVENT_INCONSISTENT);
 	if (t->bar_group == g && t->bar_count > 0) {
 		struct order_counted *k = counted_get(g, t->bar_count);
 		uint64_t c = (uint64_t)t->bar_count;
@@ -1925,9 +2289,13 @@ step_coll_out(struct order *o, struct order_task *t, int force)
 	struct clock_pred pred;
 	int ready;
 
+	if (g->lossy && n->rec.rc >= 0) {
+		ready = (kind == 2) != (group_inst(g, t->tid) == n->rec.inst);
+		return release_plain(o, t, ready ? EVENT_INCONSISTENT : 0);
+	}
 	if (force || n->rec.rc < 0 || t->coll_group != g)
 		return release_plain(o, t, 0);
-	c = &g->coll[kind][t->coll_k];
+	c = coll_at(g, kind, t->coll_k);
 	memset(&pred, 0, sizeof(pred));
 	pred.host = t->host;
 	if (kind == 2) {
@@ -1983,7 +2351,13 @@ step_notify(struct order *o, struct order_task *t, int force)
 	}
 	if (ndone <= nt->received && !force)
 		return wait_on(o, t, &o->notifyw, WAIT_NOTIFY, NULL);
-	nt->received++;
+	/* Every notify it asked for came: forget it. */
+	if (++nt->received == nt->ntids) {
+		free(nt->tids);
+		memmove(nt, nt + 1, (size_t)(&t->notifies[t->nnotifies] -
+		    (nt + 1)) * sizeof(*nt));
+		t->nnotifies--;
+	}
 	return release_head(o, t, 0, 0, 0, pred.corr ? &pred : NULL) == -1 ?
 	    -1 : 1;
 }
@@ -2085,6 +2459,124 @@ step_constrained(struct order *o, struct order_task *t, int force)
 }
 
 /*
+ * Can the receive take the send s at the front of c?  1: yes.  0: not
+ * yet: the send's end, which says whether it delivered anything, is not
+ * out.  -1: never: its end was lost, so whether the receive got this
+ * message or the next is not known.
+ */
+static int
+sent_ready(const struct order_chan *c, const struct order_sent *s)
+{
+	const struct order_task *t = c->stask;
+
+	if (s->end == SENT_DELIVERED)
+		return 1;
+	if (s->end == SENT_UNKNOWN || t->lost_from == s->seq + 1)
+		return -1;
+	/*
+	 * A task that ended inside the send made no later one: the
+	 * receive got this message.
+	 */
+	return t->released > s->seq || (t->ended && t->next_seq == s->seq + 1);
+}
+
+/* The receive at t's head gets the send at the front of c. */
+static int
+take_sent(struct order *o, struct order_task *t, struct order_chan *c,
+    int peek)
+{
+	struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
+	struct clock_pred pred;
+
+	if (!peek)
+		o->retained--;
+	pred.raw = s.raw;
+	pred.corr = s.corr;
+	pred.host = s.host;
+	pred.message = 1;
+	return release_head(o, t, EVENT_MATCHED, c->src, s.seq, &pred) ==
+	    -1 ? -1 : 1;
+}
+
+/*
+ * Releases the receive at t's head without its send, which has not come
+ * and may still: the first counted send of its channel to come is the
+ * one it got (chan_feed), so the receives after it are still counted.
+ * A probe takes nothing.
+ */
+static int
+release_owed(struct order *o, struct order_task *t, int peek)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c;
+
+	if (!peek) {
+		if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
+			return -1;
+		c->debt++;
+	}
+	return release_plain(o, t, EVENT_UNMATCHED);
+}
+
+static int
+wait_chan(struct order *o, struct order_task *t, struct order_chan *c)
+{
+	c->waiter = t;
+	set_wait(o, t, WAIT_CHAN);
+	t->wait_tid = c->src;
+	return 0;
+}
+
+/*
+ * The end of a receive that got a message, or of a probe that saw one.
+ * Only a receive whose index on its channel is known (none of its task's
+ * records before it is missing) can be matched, and only to a send whose
+ * index is known (push_sends): the k-th receive from S with a tag and
+ * context got S's k-th send to it with them (doc/ordering.md).
+ */
+static int
+step_recv(struct order *o, struct order_task *t, int force, int peek)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c;
+	struct order_task *s;
+	int ready;
+
+	if (r->seq >= t->lost_from)
+		return release_plain(o, t, EVENT_UNMATCHED);
+	c = t->in_chan;
+	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
+	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
+		t->in_chan = c;
+	if (c != NULL && c->count > 0) {
+		if ((ready = sent_ready(c, &c->sent[c->first])) > 0)
+			return take_sent(o, t, c, peek);
+		if (ready == 0 && !force) {
+			c->stask->end_waiters++;
+			return wait_chan(o, t, c);
+		}
+		if (!peek) {
+			chan_pop(c);
+			o->retained--;
+		}
+		return release_plain(o, t, EVENT_UNMATCHED);
+	}
+	/* No counted send can come any more. */
+	s = task_find(o, r->peer);
+	if (force || r->peer == 0 || task_exhausted(o, r->peer) ||
+	    (s != NULL && s->uncounted))
+		return release_plain(o, t, EVENT_UNMATCHED);
+	/* A round found its sender unmonitored: it would not come. */
+	if (s != NULL && s->absent && !s->registered)
+		return release_owed(o, t, peek);
+	if (c == NULL &&
+	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
+	    NULL)
+		return -1;
+	return wait_chan(o, t, c);
+}
+
+/*
  * Tries to release the head of t; force releases it whatever it waits
  * for.  Returns 1 if it released one, 0 if the head waits or there is
  * none, -1 when out of memory.
@@ -2093,7 +2585,6 @@ static int
 task_step(struct order *o, struct order_task *t, int force)
 {
 	const struct record *r;
-	struct order_chan *c;
 	struct clock_pred pred;
 	int peek, has_pred = 0;
 
@@ -2131,32 +2622,7 @@ task_step(struct order *o, struct order_task *t, int force)
 		return release_plain(o, t, 0);
 	if (r->peer & ORDER_TID_DAEMON)
 		return step_notify(o, t, force);
-	c = t->in_chan;
-	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
-	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
-		t->in_chan = c;
-	if (c != NULL && c->count > 0) {
-		struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
-
-		if (!peek)
-			o->retained--;
-		pred.raw = s.raw;
-		pred.corr = s.corr;
-		pred.host = s.host;
-		pred.message = 1;
-		return release_head(o, t, EVENT_MATCHED, r->peer, s.seq,
-		    &pred) == -1 ? -1 : 1;
-	}
-	if (force || r->peer == 0 || task_exhausted(o, r->peer))
-		return release_plain(o, t, EVENT_UNMATCHED);
-	if (c == NULL &&
-	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
-	    NULL)
-		return -1;
-	c->waiter = t;
-	set_wait(o, t, WAIT_CHAN);
-	t->wait_tid = r->peer;
-	return 0;
+	return step_recv(o, t, force, peek);
 }
 
 /*
@@ -2202,6 +2668,24 @@ order_run(struct order *o)
 }
 
 /*
+ * t is done: the ends of the sends it kept in c were released, or lost.
+ * (A reused tid must not make them wait for its new records.)
+ */
+static void
+sends_settle(const struct order_task *t, struct order_chan *c)
+{
+	struct order_sent *s;
+	size_t i;
+
+	for (i = 0; i < c->count; i++) {
+		s = &c->sent[(c->first + i) % c->cap];
+		if (s->end == SENT_END)
+			s->end = t->lost_from == s->seq + 1 ? SENT_UNKNOWN :
+			    SENT_DELIVERED;
+	}
+}
+
+/*
  * A task that ended and holds nothing: the children and receivers that
  * waited for it may go, channels into it can never be read again, and it
  * is no longer a member of any group.
@@ -2210,20 +2694,21 @@ static void
 order_task_done(struct order *o, struct order_task *t)
 {
 	struct order_chan *c, *next;
-	size_t i;
 
 	t->done = 1;
+	if (!t->started)
+		child_started(o, t);
+	coll_leave(t);
 	wake_children(o, t, 1);
-	for (i = 0; i < o->nchanb; i++)
-		for (c = o->chans[i]; c != NULL; c = next) {
-			next = c->hnext;
-			if (c->src == t->tid)
-				wake_receiver(o, c);
-			if (c->dst == t->tid ||
-			    (c->src == t->tid && c->count == 0 &&
-			    c->waiter == NULL))
-				chan_del(o, c);
-		}
+	for (c = t->outs; c != NULL; c = next) {
+		next = c->snext;
+		sends_settle(t, c);
+		wake_receiver(o, c);
+		if (c->dst == t->tid || (c->count == 0 && c->waiter == NULL))
+			chan_del(o, c);
+	}
+	while (t->ins != NULL)
+		chan_del(o, t->ins);
 	/*
 	 * The server drops a task from its groups when pvmd tells it of the
 	 * exit (GS_DEAD); until then, or without a server, it goes now.
@@ -2401,6 +2886,9 @@ task_reset(struct order *o, struct order_task *t)
 	t->next_seq = 1;
 	t->released = 0;
 	t->lost = 0;
+	t->lost_from = UINT64_MAX;
+	t->uncounted = 0;
+	t->end_waiters = 0;
 	t->nspawns = 0;
 	t->bar_group = NULL;
 	t->coll_group = NULL;
@@ -2429,6 +2917,7 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 		task_reset(o, t);
 	else {
 		t->registered = 1;
+		t->absent = 0;
 		o->registered++;
 	}
 	t->host = host;
@@ -2456,6 +2945,8 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 	t->next_seq = next_seq;
 	t->released = next_seq - 1;
 	t->started = 1;
+	/* What it sent and received before is not known: nothing counts. */
+	lost_at(o, t, 1);
 	wake_children(o, t, 0);
 	order_run(o);
 	return 0;
@@ -2697,9 +3188,12 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		order_run(o);
 		return 0;
 	}
-	if (r->seq > t->next_seq &&
-	    add_lost(o, t, t->next_seq, r->seq - t->next_seq, r->t_ns) == -1)
-		goto nomem;
+	if (r->seq > t->next_seq) {
+		if (add_lost(o, t, t->next_seq, r->seq - t->next_seq,
+		    r->t_ns) == -1)
+			goto nomem;
+		lost_at(o, t, t->next_seq);
+	}
 	t->next_seq = r->seq + 1;
 	if ((n = node_new(o, r, 0, r->seq)) == NULL)
 		goto nomem;
@@ -2735,10 +3229,13 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 		wake_list(o, &t->open_group->waiters);
 		t->open_group = NULL;
 	}
-	if (!t->server && dropped > t->lost &&
-	    add_lost(o, t, t->next_seq, dropped - t->lost, t->last_raw) == -1) {
-		*why = "out of memory";
-		return -1;
+	if (!t->server && dropped > t->lost) {
+		if (add_lost(o, t, t->next_seq, dropped - t->lost,
+		    t->last_raw) == -1) {
+			*why = "out of memory";
+			return -1;
+		}
+		lost_at(o, t, t->next_seq);
 	}
 	if (t->head == NULL)
 		order_task_done(o, t);
@@ -2979,6 +3476,104 @@ release_hopeless(struct order *o, uint64_t mark, uint64_t stuck)
 	}
 }
 
+/* Does t hold, unreleased and counted, a send to dst with tag and ctx? */
+static int
+holds_send(const struct order_task *t, int32_t dst, int32_t tag, int32_t ctx)
+{
+	const struct order_node *n;
+	unsigned i;
+
+	for (n = t->head; n != NULL && n->rec.seq < t->lost_from;
+	    n = n->next) {
+		if (!record_is_send(&n->rec) || n->rec.tag != tag ||
+		    n->rec.ctx != ctx)
+			continue;
+		if (n->rec.call == PMON_CALL_send ||
+		    n->rec.call == PMON_CALL_psend) {
+			if (n->rec.peer == dst)
+				return 1;
+			continue;
+		}
+		for (i = 0; i < n->rec.npeers; i++)
+			if (record_peer(&n->rec, i) == dst && dst != t->tid)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A receive that came before mark was recorded before the round began,
+ * and so was the send it got: that send has come by now, unless it was
+ * lost.  If neither its channel nor its sender holds it, the receive
+ * goes unmatched, owing its send to the channel (release_owed); the
+ * sender lost records after the last that came (or is not monitored:
+ * absent), and counts no more from there.  1 when released.
+ */
+static int
+recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
+{
+	const struct record *r;
+	struct order_chan *c;
+	struct order_task *s;
+
+	if (t->wait != WAIT_CHAN || t->head == NULL ||
+	    t->head->added >= mark)
+		return 0;
+	r = &t->head->rec;
+	/* A send waiting for its end: the end comes after the send. */
+	if ((c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&
+	    c->count > 0)
+		return 0;
+	if ((s = task_find(o, r->peer)) == NULL || !s->registered) {
+		if ((s = task_get(o, r->peer)) == NULL)
+			return 0;
+		s->absent = 1;
+	} else if (holds_send(s, t->tid, r->tag, r->ctx))
+		return 0;
+	else
+		lost_at(o, s, s->next_seq);
+	if (t->wait != WAIT_CHAN)
+		return 0;	/* lost_at woke it: it went, or will */
+	return release_owed(o, t, is_probe_hit(r)) == 1;
+}
+
+/*
+ * Judges, after a round, the receives that wait for a send, and again
+ * after what that released: a chain of receives whose sends wait
+ * behind receives resolves in one round.
+ */
+static void
+recv_judge(struct order *o, uint64_t mark)
+{
+	struct order_task *t, **v = NULL, **nv;
+	size_t i, n, cap = 0;
+	int again = 1;
+
+	while (again && o->nchanw > 0) {
+		again = 0;
+		n = 0;
+		for (i = 0; i < o->ntaskb; i++)
+			for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+				if (t->wait != WAIT_CHAN || t->head == NULL ||
+				    t->head->added >= mark)
+					continue;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 16;
+					if ((nv = reallocarray(v, cap,
+					    sizeof(*v))) == NULL)
+						goto out;
+					v = nv;
+				}
+				v[n++] = t;
+			}
+		for (i = 0; i < n; i++)
+			again |= recv_unsent(o, v[i], mark);
+		order_run(o);
+	}
+out:
+	free(v);
+}
+
 void
 order_synced(struct order *o, uint64_t mark)
 {
@@ -2991,6 +3586,7 @@ order_synced(struct order *o, uint64_t mark)
 	o->rounds++;
 	wake_list(o, &o->syncw);
 	order_run(o);
+	recv_judge(o, mark);
 	/*
 	 * Stuck: since the round before, nothing arrived, nothing ended and
 	 * nothing was released.  Only inconsistent data does that.
@@ -3016,7 +3612,8 @@ order_wants_sync(const struct order *o)
 
 	if (o->syncw.n > 0 || o->nserverw > 0)
 		return ORDER_SYNC_SOON;
-	if (o->notifyw.n > 0)
+	/* A send that may be lost holds a big window: a round judges it. */
+	if (o->notifyw.n > 0 || (o->nchanw > 0 && o->held >= ORDER_SYNC_HELD))
 		return ORDER_SYNC_LATER;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->waiters.n; i++)
@@ -3133,6 +3730,8 @@ order_stats(const struct order *o, struct order_stats *st)
 	st->retained = o->retained;
 	st->released = o->nreleased;
 	st->inconsistent = o->ninconsistent;
+	st->matched = o->nmatched;
+	st->unmatched = o->nunmatched;
 	for (i = 0; i < o->ntaskb; i++)
 		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
 			if (t->head == NULL)

@@ -88,6 +88,8 @@ struct order_stats {
 				   on a flush round */
 	uint64_t released;	/* events released so far */
 	uint64_t inconsistent;	/* released with EVENT_INCONSISTENT */
+	uint64_t matched;	/* receives and probes with their send */
+	uint64_t unmatched;	/* and without (EVENT_UNMATCHED) */
 };
 
 struct clock;
@@ -170,6 +172,12 @@ void	order_release_all(struct order *);
  */
 #define ORDER_SYNC_LATER	1
 #define ORDER_SYNC_SOON		2
+/*
+ * A window of this many held events, with a receive among them that waits
+ * for its send, asks for rounds (ORDER_SYNC_LATER): after one, a receive
+ * whose send has not come is released (doc/ordering.md, "Losses").
+ */
+#define ORDER_SYNC_HELD		16384
 /*
  * The rounds a call served by pvmgs waits for pvmgs's records before it
  * is ordered without them (pvmgs not instrumented, or its records lost).

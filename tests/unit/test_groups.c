@@ -293,6 +293,8 @@ test_join_needed_by_held(void)
 {
 	struct rspec snd = { PMON_CALL_send, PMON_BEGIN, 0, B, 7, -1, NULL, 0,
 	    NULL, 0 };
+	struct rspec snd_end = { PMON_CALL_send, PMON_END, 0, B, 7, -1, NULL,
+	    0, NULL, 0 };
 	struct rspec rcv = { PMON_CALL_recv, PMON_END, 4, A, 7, -1, NULL, 0,
 	    NULL, 0 };
 	struct order *o = grig();
@@ -301,6 +303,7 @@ test_join_needed_by_held(void)
 	round_with(o, NULL);
 	gcall(o, A, 1, PMON_CALL_joingroup, 1);
 	gadd(o, A, 3, &snd);
+	gadd(o, A, 4, &snd_end);
 	gadd(o, B, 1, &rcv);
 	gcall(o, B, 2, PMON_CALL_gsize, 1);
 	gcall(o, C, 3, PMON_CALL_lvgroup, 0);
@@ -544,6 +547,8 @@ test_corrected_receive(void)
 {
 	struct rspec snd = { PMON_CALL_send, PMON_BEGIN, 0, C, 7, -1, NULL, 0,
 	    NULL, 5000000 };
+	struct rspec snd_end = { PMON_CALL_send, PMON_END, 0, C, 7, -1, NULL,
+	    0, NULL, 5001000 };
 	struct rspec rcv = { PMON_CALL_recv, PMON_END, 4, A, 7, -1, NULL, 0,
 	    NULL, 1000000 };
 	struct clock_params cp;
@@ -563,7 +568,8 @@ test_corrected_receive(void)
 	/* C's clock is 4 ms behind A's: its receive looks early. */
 	gadd(o, C, 1, &rcv);
 	gadd(o, A, 1, &snd);
-	CU_ASSERT_EQUAL(ngout, 2);
+	gadd(o, A, 2, &snd_end);
+	CU_ASSERT_EQUAL(ngout, 3);
 	CU_ASSERT(gouts[gpos(C, 1)].t_corr >=
 	    gouts[gpos(A, 1)].t_corr + cp.lmin_ns);
 	CU_ASSERT_EQUAL(gouts[gpos(A, 1)].t_corr, 5000000);
