@@ -166,6 +166,7 @@ struct order_task {
 	 * was released, task_uncounted ran.
 	 */
 	uint64_t		 lost_from;
+	uint64_t		 uncount_at;	/* lost_from - 1 until uncounted */
 	int			 uncounted;
 	int			 absent;	/* unregistered when a round looked
 						   for a message it sent */
@@ -513,7 +514,7 @@ task_get(struct order *o, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->next_seq = 1;
-	t->lost_from = UINT64_MAX;
+	t->lost_from = t->uncount_at = UINT64_MAX;
 	t->tailp = &t->head;
 	task_grow(o);
 	b = task_bucket(o->ntaskb, tid);
@@ -1030,10 +1031,6 @@ depends_on(struct order *o, struct order_task *s, const struct order_node *x)
 static int	patient(const struct order *, const struct order_node *, uint64_t);
 
 /*
- * Did a end before b began, on the reference timeline, whatever the
- * error of the hosts' clock estimates?
- */
-/*
  * Puts a group call on the reference timeline, once the clock can bound
  * its host's error (the estimates of that moment are kept).
  */
@@ -1054,13 +1051,28 @@ ref_times(const struct order *o, struct order_node *n)
 	return 0;
 }
 
+/*
+ * Is n on the reference timeline?  The group calls held in a window are
+ * compared pairwise, over and over: the check that it already is must
+ * cost no call.
+ */
+static inline int
+ref_known(const struct order *o, struct order_node *n)
+{
+	return n->ref_err != INT64_MAX || ref_times(o, n) == 0;
+}
+
+/*
+ * Did a end before b began, on the reference timeline, whatever the
+ * error of the hosts' clock estimates?
+ */
 static int
 ended_before(const struct order *o, struct order_node *a,
     struct order_node *b)
 {
 	if (a->task->host == b->task->host)
 		return a->rec.t_ns < b->prev_t;
-	if (ref_times(o, a) == -1 || ref_times(o, b) == -1)
+	if (!ref_known(o, a) || !ref_known(o, b))
 		return 0;
 	return a->ref_end + a->ref_err + b->ref_err < b->ref_begin;
 }
@@ -1072,7 +1084,7 @@ began_after(const struct order *o, uint32_t h, uint64_t t,
 {
 	int64_t eh;
 
-	if (ref_times(o, x) == -1 ||
+	if (!ref_known(o, x) ||
 	    (eh = clock_error(o->clock, h)) == INT64_MAX)
 		return 0;
 	return x->ref_end + x->ref_err + eh <
@@ -2039,6 +2051,7 @@ task_uncounted(struct order *o, struct order_task *t)
 	struct order_group *g;
 
 	t->uncounted = 1;
+	t->uncount_at = UINT64_MAX;
 	t->end_waiters = 0;
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
@@ -2055,20 +2068,19 @@ task_uncounted(struct order *o, struct order_task *t)
 			group_lossy(o, g);
 }
 
-static void
-uncounted_check(struct order *o, struct order_task *t)
-{
-	if (!t->uncounted && t->released + 1 >= t->lost_from)
-		task_uncounted(o, t);
-}
-
-/* The first record of t that may be missing is seq (or an earlier one). */
+/*
+ * The first record of t that may be missing is seq (or an earlier one):
+ * once every record before it is out, t counts no more.
+ */
 static void
 lost_at(struct order *o, struct order_task *t, uint64_t seq)
 {
-	if (seq < t->lost_from)
-		t->lost_from = seq;
-	uncounted_check(o, t);
+	if (seq >= t->lost_from || t->uncounted)
+		return;
+	t->lost_from = seq;
+	t->uncount_at = seq - 1;
+	if (t->released >= t->uncount_at)
+		task_uncounted(o, t);
 }
 
 /* Receives that wait for the end of one of t's sends may go on. */
@@ -2125,7 +2137,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 		child_started(o, t);
 	t->started = 1;
 	t->released = n->last;
-	set_wait(o, t, WAIT_NONE);
+	if (t->wait != WAIT_NONE)
+		set_wait(o, t, WAIT_NONE);
 	ev.tid = t->tid;
 	ev.flags = n->flags | flags;
 	ev.match_tid = match_tid;
@@ -2135,11 +2148,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	ev.rec = &n->rec;
 	ev.bytes = n->bytes;
 	ev.len = n->len;
-	if (ev.flags & (EVENT_INCONSISTENT | EVENT_MATCHED | EVENT_UNMATCHED)) {
-		o->ninconsistent += (ev.flags & EVENT_INCONSISTENT) != 0;
-		o->nmatched += (ev.flags & EVENT_MATCHED) != 0;
-		o->nunmatched += (ev.flags & EVENT_UNMATCHED) != 0;
-	}
+	if (ev.flags & EVENT_INCONSISTENT)
+		o->ninconsistent++;
 	o->cb(&ev, o->arg);
 	if (!(n->flags & EVENT_LOST)) {
 		if (record_is_send(&n->rec))
@@ -2153,7 +2163,7 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 		if (t->end_waiters > 0)
 			wake_end_waiters(o, t, &n->rec);
 	}
-	if (!t->uncounted && t->released + 1 >= t->lost_from)
+	if (t->released >= t->uncount_at)
 		task_uncounted(o, t);
 	node_free(o, n);
 	wake_children(o, t, 0);
@@ -2490,12 +2500,34 @@ take_sent(struct order *o, struct order_task *t, struct order_chan *c,
 
 	if (!peek)
 		o->retained--;
+	o->nmatched++;
 	pred.raw = s.raw;
 	pred.corr = s.corr;
 	pred.host = s.host;
 	pred.message = 1;
 	return release_head(o, t, EVENT_MATCHED, c->src, s.seq, &pred) ==
 	    -1 ? -1 : 1;
+}
+
+/*
+ * Will no counted send come from s any more?  It ended and released all
+ * it had, or released all it can count; an unknown sender may still
+ * register, except at shutdown (task_exhausted).
+ */
+static int
+sender_done(const struct order *o, const struct order_task *s)
+{
+	if (s == NULL || !s->registered)
+		return o->draining;
+	return s->uncounted || (s->head == NULL && (s->ended || o->draining));
+}
+
+/* The receive at t's head goes without its send. */
+static int
+release_unmatched(struct order *o, struct order_task *t)
+{
+	o->nunmatched++;
+	return release_plain(o, t, EVENT_UNMATCHED);
 }
 
 /*
@@ -2515,7 +2547,7 @@ release_owed(struct order *o, struct order_task *t, int peek)
 			return -1;
 		c->debt++;
 	}
-	return release_plain(o, t, EVENT_UNMATCHED);
+	return release_unmatched(o, t);
 }
 
 static int
@@ -2543,7 +2575,7 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 	int ready;
 
 	if (r->seq >= t->lost_from)
-		return release_plain(o, t, EVENT_UNMATCHED);
+		return release_unmatched(o, t);
 	c = t->in_chan;
 	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
 	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
@@ -2559,13 +2591,12 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 			chan_pop(c);
 			o->retained--;
 		}
-		return release_plain(o, t, EVENT_UNMATCHED);
+		return release_unmatched(o, t);
 	}
 	/* No counted send can come any more. */
-	s = task_find(o, r->peer);
-	if (force || r->peer == 0 || task_exhausted(o, r->peer) ||
-	    (s != NULL && s->uncounted))
-		return release_plain(o, t, EVENT_UNMATCHED);
+	s = c != NULL ? c->stask : task_find(o, r->peer);
+	if (force || r->peer == 0 || sender_done(o, s))
+		return release_unmatched(o, t);
 	/* A round found its sender unmonitored: it would not come. */
 	if (s != NULL && s->absent && !s->registered)
 		return release_owed(o, t, peek);
@@ -2886,7 +2917,7 @@ task_reset(struct order *o, struct order_task *t)
 	t->next_seq = 1;
 	t->released = 0;
 	t->lost = 0;
-	t->lost_from = UINT64_MAX;
+	t->lost_from = t->uncount_at = UINT64_MAX;
 	t->uncounted = 0;
 	t->end_waiters = 0;
 	t->nspawns = 0;
