@@ -3752,8 +3752,10 @@ order_release_all(struct order *o)
 void
 order_stats(const struct order *o, struct order_stats *st)
 {
+	const struct order_group *g;
 	struct order_task *t;
 	size_t i;
+	int k;
 
 	memset(st, 0, sizeof(*st));
 	st->tasks = o->registered;
@@ -3763,8 +3765,13 @@ order_stats(const struct order *o, struct order_stats *st)
 	st->inconsistent = o->ninconsistent;
 	st->matched = o->nmatched;
 	st->unmatched = o->nunmatched;
+	st->channels = o->nchans;
+	for (g = o->groups; g != NULL; g = g->next)
+		for (k = 0; k < COLL_KINDS; k++)
+			st->kept += g->cn[k];
 	for (i = 0; i < o->ntaskb; i++)
 		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			st->kept += t->nspawns + t->nnotifies;
 			if (t->head == NULL)
 				continue;
 			st->blocked++;

@@ -90,6 +90,9 @@ struct order_stats {
 	uint64_t inconsistent;	/* released with EVENT_INCONSISTENT */
 	uint64_t matched;	/* receives and probes with their send */
 	uint64_t unmatched;	/* and without (EVENT_UNMATCHED) */
+	size_t	channels;	/* (src, dst, tag, ctx) channels kept */
+	size_t	kept;		/* spawn begins, collective instances and
+				   notifies kept for events still to come */
 };
 
 struct clock;

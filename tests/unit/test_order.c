@@ -19,7 +19,7 @@
 #define C	0x40003
 #define D	0x40004
 
-#define OUT_MAX	16384
+#define OUT_MAX	40000
 
 struct out {
 	int32_t		tid;
@@ -503,6 +503,229 @@ test_rejects(void)
 	CU_ASSERT_EQUAL(nout, 2);
 	order_free(o);
 	order_free(NULL);
+}
+
+/* --- lost records (doc/ordering.md, "Losses") -------------------------- */
+
+/* A send and its end, to dst with tag, at seq and seq + 1. */
+static void
+send2(struct order *o, int32_t tid, uint64_t seq, int32_t dst, int32_t tag)
+{
+	add(o, tid, seq, PMON_CALL_send, PMON_BEGIN, dst, tag);
+	add(o, tid, seq + 1, PMON_CALL_send, PMON_END, dst, tag);
+}
+
+static void
+round_now(struct order *o)
+{
+	order_synced(o, order_mark(o));
+}
+
+/*
+ * A's second send to D is in a gap: D's second receive got it, not A's
+ * third send, and goes unmatched at once (A's third send is after the
+ * gap, so its index is not known either).
+ */
+static void
+test_lost_send(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	send2(o, A, 1, D, 1);
+	send2(o, A, 5, D, 1);		/* 3 and 4 lost: a send */
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 3, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].match_seq, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/* The last send to D was lost: D does not wait for A to end. */
+static void
+test_lost_send_no_stall(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	send2(o, A, 1, D, 1);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 3, PMON_CALL_exit, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(pos(D, 2), -1);
+	/* 3 and 4 (the send) lost, then A goes on computing. */
+	add(o, A, 5, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	CU_ASSERT(pos(D, 2) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.matched, 1);
+	CU_ASSERT_EQUAL(st.unmatched, 1);
+	order_free(o);
+}
+
+/* D lost records before its receive: it may have taken other messages. */
+static void
+test_lost_recv(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	add(o, D, 3, PMON_CALL_recv, PMON_END, A, 1);	/* 1, 2 lost */
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
+	send2(o, A, 1, D, 1);
+	send2(o, A, 3, D, 1);
+	add(o, D, 4, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/*
+ * A's second send was lost and nothing of A came since: after a round
+ * that began after D's receive came, that receive goes, and A counts no
+ * more from there.
+ */
+static void
+test_round_unsent(void)
+{
+	struct order *o = rig();
+	int i;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	send2(o, A, 1, D, 1);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(pos(D, 2), -1);
+	/* A window this big asks for rounds. */
+	for (i = 0; i < ORDER_SYNC_HELD; i++)
+		add(o, D, 3 + (uint64_t)i, PMON_CALL_pkint, i % 2, -1, -1);
+	CU_ASSERT_EQUAL(order_wants_sync(o), ORDER_SYNC_LATER);
+	round_now(o);
+	CU_ASSERT(pos(D, 2) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	CU_ASSERT(!order_wants_sync(o));
+	/* A's later records (after its gap) are not counted. */
+	send2(o, A, 5, D, 1);
+	add(o, D, 3 + ORDER_SYNC_HELD, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 3 + ORDER_SYNC_HELD)].flags,
+	    EVENT_UNMATCHED);
+	order_free(o);
+}
+
+/*
+ * B is not monitored when a round looks for its message: D's receive
+ * goes and owes the channel B's first counted send; a later receive from
+ * B goes at once and owes the second.  When B shows up after all, its
+ * third send is D's third receive's, and a failed send gives back what
+ * it took.
+ */
+static void
+test_round_absent(void)
+{
+	struct order *o = rig();
+
+	task(o, D, 0, 0);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, B, 1);
+	round_now(o);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].flags, EVENT_UNMATCHED);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, B, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_UNMATCHED);
+	task(o, B, 0, 0);
+	add(o, B, 1, PMON_CALL_send, PMON_BEGIN, D, 1);
+	CU_ASSERT_EQUAL(add_full(o, B, 2, PMON_CALL_send, PMON_END, D, 1, 0,
+	    -2, 0, NULL), 0);		/* failed: delivered nothing */
+	send2(o, B, 3, D, 1);
+	send2(o, B, 5, D, 1);
+	send2(o, B, 7, D, 1);
+	add(o, D, 3, PMON_CALL_recv, PMON_END, B, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].match_seq, 7);
+	order_free(o);
+}
+
+/*
+ * The end of A's send was lost: whether it delivered anything is not
+ * known, so D's receive is not matched to it.  A task that ended inside
+ * its send made no other: the receive got that one.
+ */
+static void
+test_lost_send_end(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	task(o, D, 0, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 1);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(pos(D, 1), -1);
+	add(o, A, 3, PMON_CALL_pkint, PMON_BEGIN, -1, -1);	/* 2 lost */
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].flags, EVENT_UNMATCHED);
+	add(o, B, 1, PMON_CALL_send, PMON_BEGIN, D, 2);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, B, 2);
+	CU_ASSERT_EQUAL(pos(D, 2), -1);
+	CU_ASSERT_EQUAL(order_task_end(o, B, 0, &why), 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].match_seq, 1);
+	order_free(o);
+}
+
+/* --- what the order keeps ---------------------------------------------- */
+
+/* Channels used once are forgotten: the table follows the live ones. */
+static void
+test_channels_forgotten(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+	int32_t tag;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	for (tag = 1; tag <= 2000; tag++) {
+		send2(o, A, 2 * (uint64_t)tag - 1, D, tag);
+		add(o, D, (uint64_t)tag, PMON_CALL_recv, PMON_END, A, tag);
+	}
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.matched, 2000);
+	CU_ASSERT(st.channels <= 128);
+	order_free(o);
+}
+
+/* A spawn is forgotten once its children started. */
+static void
+test_spawns_forgotten(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+	int32_t child[1];
+	uint64_t k;
+
+	task(o, A, 0, 0);
+	for (k = 0; k < 500; k++) {
+		child[0] = (int32_t)(0x80001 + k);
+		add(o, A, 2 * k + 1, PMON_CALL_spawn, PMON_BEGIN, -1, -1);
+		CU_ASSERT_EQUAL(add_full(o, A, 2 * k + 2, PMON_CALL_spawn,
+		    PMON_END, -1, -1, 0, 1, 1, child), 0);
+		task(o, child[0], A, 2 * k + 1);
+		add(o, child[0], 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
+	}
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.kept, 0);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
 }
 
 /* --- randomized executions -------------------------------------------- */
@@ -1046,6 +1269,14 @@ static CU_TestInfo order_tests[] = {
 	{ "release all at shutdown", test_release_all },
 	{ "release all keeps sends first", test_release_all_keeps_sends_first },
 	{ "rejects bad input", test_rejects },
+	{ "a lost send", test_lost_send },
+	{ "a lost send does not stall", test_lost_send_no_stall },
+	{ "a lost receive", test_lost_recv },
+	{ "a round releases a receive of a lost send", test_round_unsent },
+	{ "a round finds a sender absent", test_round_absent },
+	{ "the end of a send lost", test_lost_send_end },
+	{ "channels are forgotten", test_channels_forgotten },
+	{ "spawns are forgotten", test_spawns_forgotten },
 	{ "randomized executions", test_random_executions },
 	CU_TEST_INFO_NULL
 };
