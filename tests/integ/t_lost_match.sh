@@ -56,8 +56,8 @@ bg $PM_ON timeout 300 "$PMON" exec "$PROGS/msgtruth" \
     2>"$RUN/msgtruth.err"
 PROG=$BG_PID
 # After a second, the agent stops reading the rings for 0.3 s every
-# 0.5 s: the 64 KiB rings (about 1300 records, a task makes about 4000
-# a second) fill and drop what comes.
+# 0.5 s: the 64 KiB rings (about 1300 records, a few hundred ms of a
+# task's records) fill and drop what comes.
 stops=0
 sleep 1
 while pid_alive "$PROG"; do
