@@ -1907,7 +1907,10 @@ coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	wake_list(o, &g->waiters);
 }
 
-/* t leaves the instance it entered (its end, or its end): it may go. */
+/*
+ * t leaves the instance it entered (its end was released, or it ended):
+ * once all have, the instance may go.
+ */
 static void
 coll_leave(struct order_task *t)
 {
@@ -2297,11 +2300,12 @@ step_coll_out(struct order *o, struct order_task *t, int force)
 	int kind = coll_kind(&n->rec);
 	const struct order_coll *c;
 	struct clock_pred pred;
-	int ready;
+	int ready, waits;
 
+	/* The root of a reduce or gather, a member of a scatter, would wait. */
 	if (g->lossy && n->rec.rc >= 0) {
-		ready = (kind == 2) != (group_inst(g, t->tid) == n->rec.inst);
-		return release_plain(o, t, ready ? EVENT_INCONSISTENT : 0);
+		waits = (kind == 2) != (group_inst(g, t->tid) == n->rec.inst);
+		return release_plain(o, t, waits ? EVENT_INCONSISTENT : 0);
 	}
 	if (force || n->rec.rc < 0 || t->coll_group != g)
 		return release_plain(o, t, 0);
@@ -3563,8 +3567,6 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 		return 0;
 	else
 		lost_at(o, s, s->next_seq);
-	if (t->wait != WAIT_CHAN)
-		return 0;	/* lost_at woke it: it went, or will */
 	return release_owed(o, t, is_probe_hit(r)) == 1;
 }
 
