@@ -170,8 +170,9 @@ struct order_task {
 	int			 uncounted;
 	int			 absent;	/* unregistered when a round looked
 						   for a message it sent */
-	uint32_t		 end_waiters;	/* receives waiting for the end of
-						   one of its sends */
+	uint32_t		 waiters_on;	/* receives waiting for its
+						   progress: the end of a send,
+						   its records up to a time */
 	uint64_t		 last_raw;	/* raw time of the last added */
 	struct clock_local	 clock;
 	struct order_node	*head;
@@ -2055,7 +2056,7 @@ task_uncounted(struct order *o, struct order_task *t)
 
 	t->uncounted = 1;
 	t->uncount_at = UINT64_MAX;
-	t->end_waiters = 0;
+	t->waiters_on = 0;
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
 	for (c = t->ins; c != NULL; c = c->dnext) {
@@ -2086,17 +2087,13 @@ lost_at(struct order *o, struct order_task *t, uint64_t seq)
 		task_uncounted(o, t);
 }
 
-/* Receives that wait for the end of one of t's sends may go on. */
+/* t went on: the receives that wait for its progress look again. */
 static void
-wake_end_waiters(struct order *o, struct order_task *t,
-    const struct record *r)
+wake_waiters_on(struct order *o, struct order_task *t)
 {
 	struct order_chan *c;
 
-	if (r->phase != PMON_END || (r->call != PMON_CALL_send &&
-	    r->call != PMON_CALL_psend && r->call != PMON_CALL_mcast))
-		return;
-	t->end_waiters = 0;
+	t->waiters_on = 0;
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
 }
@@ -2163,9 +2160,9 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			t->gs_released[n->gs_chain] = n->gs_k;
 			gs_advance(o);
 		}
-		if (t->end_waiters > 0)
-			wake_end_waiters(o, t, &n->rec);
 	}
+	if (t->waiters_on > 0)
+		wake_waiters_on(o, t);
 	if (t->released >= t->uncount_at)
 		task_uncounted(o, t);
 	node_free(o, n);
@@ -2564,6 +2561,67 @@ wait_chan(struct order *o, struct order_task *t, struct order_chan *c)
 }
 
 /*
+ * The raw time of s's host before which s's records surely came before
+ * raw on t's host: the same time on one host; across hosts, when the
+ * clock bounds both estimates, less both errors.  0 when not known.
+ */
+static uint64_t
+surely_before(const struct order *o, const struct order_task *t,
+    const struct order_task *s, uint64_t raw)
+{
+	int64_t et, es, b;
+
+	if (t->host == s->host)
+		return raw;
+	if (o->clock == NULL ||
+	    (et = clock_error(o->clock, t->host)) == INT64_MAX ||
+	    (es = clock_error(o->clock, s->host)) == INT64_MAX)
+		return 0;
+	b = (int64_t)raw + clock_offset(o->clock, t->host, raw) -
+	    clock_offset(o->clock, s->host, raw) - et - es;
+	return b > 0 ? (uint64_t)b : 0;
+}
+
+/*
+ * Has s released every record it made before raw time before?  Its
+ * next record, or its last one, is at or after it, or a round that
+ * began after the waiting receive came brought all that s made before.
+ */
+static int
+sender_past(const struct order *o, const struct order_task *s,
+    uint64_t before, const struct order_node *n)
+{
+	if (s->head != NULL)
+		return s->head->rec.t_ns >= before;
+	return s->last_raw >= before || n->added < o->synced;
+}
+
+/*
+ * A receive that cannot be matched (its task lost records before it)
+ * still goes after its send where the clocks can tell: after every
+ * record its sender made surely before the receive ended.  None of
+ * those can wait for the receive, and a round ends the wait.
+ */
+static int
+recv_uncounted(struct order *o, struct order_task *t, int force)
+{
+	const struct record *r = &t->head->rec;
+	struct order_task *s;
+	struct order_chan *c;
+	uint64_t before;
+
+	if (force || (s = task_find(o, r->peer)) == NULL || !s->registered ||
+	    (s->ended && s->head == NULL) ||
+	    (before = surely_before(o, t, s, r->t_ns)) == 0 ||
+	    sender_past(o, s, before, t->head))
+		return release_unmatched(o, t);
+	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
+		return -1;
+	s->waiters_on++;
+	return wait_chan(o, t, c);
+}
+
+/*
  * The end of a receive that got a message, or of a probe that saw one.
  * Only a receive whose index on its channel is known (none of its task's
  * records before it is missing) can be matched, and only to a send whose
@@ -2579,7 +2637,7 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 	int ready;
 
 	if (r->seq >= t->lost_from)
-		return release_unmatched(o, t);
+		return recv_uncounted(o, t, force);
 	c = t->in_chan;
 	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
 	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
@@ -2588,7 +2646,7 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 		if ((ready = sent_ready(c, &c->sent[c->first])) > 0)
 			return take_sent(o, t, c, peek);
 		if (ready == 0 && !force) {
-			c->stask->end_waiters++;
+			c->stask->waiters_on++;
 			return wait_chan(o, t, c);
 		}
 		if (!peek) {
@@ -2923,7 +2981,7 @@ task_reset(struct order *o, struct order_task *t)
 	t->lost = 0;
 	t->lost_from = t->uncount_at = UINT64_MAX;
 	t->uncounted = 0;
-	t->end_waiters = 0;
+	t->waiters_on = 0;
 	t->nspawns = 0;
 	t->bar_group = NULL;
 	t->coll_group = NULL;
@@ -3238,6 +3296,8 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	o->changes++;
 	if (node_classify(o, t, n) == -1)
 		n->kind = NODE_PLAIN;	/* out of memory: not modelled */
+	if (t->waiters_on > 0)
+		wake_waiters_on(o, t);
 	work_push(o, t);
 	/* Events ahead of a waiting join may change what it waits for. */
 	o->progress = 1;
@@ -3555,6 +3615,9 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	    t->head->added >= mark)
 		return 0;
 	r = &t->head->rec;
+	/* Its sender made everything before it by now. */
+	if (r->seq >= t->lost_from)
+		return release_unmatched(o, t) == 1;
 	/* A send waiting for its end: the end comes after the send. */
 	if ((c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&
 	    c->count > 0)
@@ -3600,7 +3663,11 @@ recv_judge(struct order *o, uint64_t mark)
 				v[n++] = t;
 			}
 		for (i = 0; i < n; i++)
-			again |= recv_unsent(o, v[i], mark);
+			if (recv_unsent(o, v[i], mark)) {
+				/* What came after it may go too. */
+				work_push(o, v[i]);
+				again = 1;
+			}
 		order_run(o);
 	}
 out:

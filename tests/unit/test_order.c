@@ -571,21 +571,35 @@ test_lost_send_no_stall(void)
 	order_free(o);
 }
 
-/* D lost records before its receive: it may have taken other messages. */
+/*
+ * D lost records before its receive: it may have taken other messages.
+ * It is not matched, but still goes after what its sender did before it
+ * where the clocks tell.
+ */
 static void
 test_lost_recv(void)
 {
 	struct order *o = rig();
+	const char *why = NULL;
 
 	task(o, A, 0, 0);
 	task(o, D, 0, 0);
 	add(o, D, 3, PMON_CALL_recv, PMON_END, A, 1);	/* 1, 2 lost */
-	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
+	/* It still waits for what A did before it (one host, times 1 us
+	 * apart here). */
+	CU_ASSERT_EQUAL(pos(D, 3), -1);
 	send2(o, A, 1, D, 1);
+	CU_ASSERT_EQUAL(pos(D, 3), -1);
 	send2(o, A, 3, D, 1);
+	CU_ASSERT(pos(D, 3) > pos(A, 2));
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
 	add(o, D, 4, PMON_CALL_recv, PMON_END, A, 1);
 	CU_ASSERT_EQUAL(outs[pos(D, 4)].flags, EVENT_UNMATCHED);
 	CU_ASSERT_EQUAL(held(o), 0);
+	/* From another host, without a clock that bounds the error: at once. */
+	CU_ASSERT_EQUAL(order_task_new(o, C, 1, 0, 0, &why), 0);
+	add(o, D, 5, PMON_CALL_recv, PMON_END, C, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 5)].flags, EVENT_UNMATCHED);
 	order_free(o);
 }
 
@@ -1142,8 +1156,9 @@ deliver_step(struct order *o)
 		t = &rt[rnd(nrt)];
 	while (t->ended);
 	if (!t->registered) {
-		CU_ASSERT_EQUAL(order_task_new(o, t->tid, 0, t->parent,
-		    t->spawn_seq, &why), 0);
+		/* A host each: without a clock, no times compare. */
+		CU_ASSERT_EQUAL(order_task_new(o, t->tid,
+		    (uint32_t)(t - rt) + 1, t->parent, t->spawn_seq, &why), 0);
 		t->registered = 1;
 	} else if (t->cursor < t->n) {
 		for (k = 1 + rnd(4); k > 0; k--)
