@@ -167,6 +167,12 @@ struct order_task {
 	 */
 	uint64_t		 lost_from;
 	uint64_t		 uncount_at;	/* lost_from - 1 until uncounted */
+	uint64_t		 watch_at;	/* the least of uncount_at, and 0
+						   while waiters_on or
+						   spawn_pending: a release at
+						   or past it looks (task_watch) */
+	int			 spawn_pending;	/* its parent's spawn begin is
+						   kept for its first event */
 	int			 uncounted;
 	int			 absent;	/* unregistered when a round looked
 						   for a message it sent */
@@ -375,7 +381,6 @@ struct order {
 	uint64_t		 changes;	/* adds and ends */
 	uint64_t		 changes_at_sync;
 	size_t			 nconflicts;	/* tasks in WAIT_CONFLICT */
-	size_t			 nchanw;	/* tasks in WAIT_CHAN */
 	int			 progress;	/* released since conflicts were
 						   last looked at */
 	int			 draining;	/* order_release_all runs */
@@ -415,10 +420,6 @@ set_wait(struct order *o, struct order_task *t, uint8_t what)
 		o->nserverw--;
 	if (what == WAIT_SERVER)
 		o->nserverw++;
-	if (t->wait == WAIT_CHAN)
-		o->nchanw--;
-	if (what == WAIT_CHAN)
-		o->nchanw++;
 	t->wait = what;
 }
 
@@ -515,7 +516,7 @@ task_get(struct order *o, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->next_seq = 1;
-	t->lost_from = t->uncount_at = UINT64_MAX;
+	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
 	t->tailp = &t->head;
 	task_grow(o);
 	b = task_bucket(o->ntaskb, tid);
@@ -1518,7 +1519,7 @@ send_dests(const struct order_task *t, const struct record *r,
  * A counted send for channel c: a receive released before it came takes
  * it (the debt), else it waits in the FIFO for its receive.
  */
-static int
+static inline int
 chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
 {
 	if (c->dead)
@@ -2042,6 +2043,17 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 }
 
 /*
+ * Where t's next look is due (task_watch): its first release while its
+ * parent keeps the spawn for it, else once it released all it can count.
+ */
+static void
+watch_rearm(struct order_task *t)
+{
+	t->watch_at = t->spawn_pending || t->waiters_on > 0 ? 0 :
+	    t->uncount_at;
+}
+
+/*
  * t released every record before the first that may be missing: from
  * now on its sends and receives cannot be counted on their channels.
  * The receives that wait for its messages are judged again (a send
@@ -2057,6 +2069,7 @@ task_uncounted(struct order *o, struct order_task *t)
 	t->uncounted = 1;
 	t->uncount_at = UINT64_MAX;
 	t->waiters_on = 0;
+	watch_rearm(t);
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
 	for (c = t->ins; c != NULL; c = c->dnext) {
@@ -2083,6 +2096,8 @@ lost_at(struct order *o, struct order_task *t, uint64_t seq)
 		return;
 	t->lost_from = seq;
 	t->uncount_at = seq - 1;
+	if (t->uncount_at < t->watch_at)
+		t->watch_at = t->uncount_at;
 	if (t->released >= t->uncount_at)
 		task_uncounted(o, t);
 }
@@ -2094,8 +2109,35 @@ wake_waiters_on(struct order *o, struct order_task *t)
 	struct order_chan *c;
 
 	t->waiters_on = 0;
+	watch_rearm(t);
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
+}
+
+/* A receive waits for t's progress: t's next release wakes it. */
+static void
+watch_task(struct order_task *t)
+{
+	t->waiters_on++;
+	t->watch_at = 0;
+}
+
+/*
+ * t released past its watch point: wake the receives that wait for its
+ * progress, and stop counting it once it released all it can count.
+ */
+static void
+task_watch(struct order *o, struct order_task *t)
+{
+	if (t->spawn_pending) {
+		t->spawn_pending = 0;
+		child_started(o, t);
+	}
+	if (t->waiters_on > 0)
+		wake_waiters_on(o, t);
+	if (t->released >= t->uncount_at)
+		task_uncounted(o, t);
+	watch_rearm(t);
 }
 
 /* Keeps a released small node for the next event. */
@@ -2133,8 +2175,6 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	o->held--;
 	o->nreleased++;
 	o->progress = 1;
-	if (!t->started)
-		child_started(o, t);
 	t->started = 1;
 	t->released = n->last;
 	if (t->wait != WAIT_NONE)
@@ -2161,10 +2201,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			gs_advance(o);
 		}
 	}
-	if (t->waiters_on > 0)
-		wake_waiters_on(o, t);
-	if (t->released >= t->uncount_at)
-		task_uncounted(o, t);
+	if (t->released >= t->watch_at)
+		task_watch(o, t);
 	node_free(o, n);
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
@@ -2617,7 +2655,7 @@ recv_uncounted(struct order *o, struct order_task *t, int force)
 		return release_unmatched(o, t);
 	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
 		return -1;
-	s->waiters_on++;
+	watch_task(s);
 	return wait_chan(o, t, c);
 }
 
@@ -2646,7 +2684,7 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 		if ((ready = sent_ready(c, &c->sent[c->first])) > 0)
 			return take_sent(o, t, c, peek);
 		if (ready == 0 && !force) {
-			c->stask->waiters_on++;
+			watch_task(c->stask);
 			return wait_chan(o, t, c);
 		}
 		if (!peek) {
@@ -2789,8 +2827,10 @@ order_task_done(struct order *o, struct order_task *t)
 	struct order_chan *c, *next;
 
 	t->done = 1;
-	if (!t->started)
+	if (t->spawn_pending) {
+		t->spawn_pending = 0;
 		child_started(o, t);
+	}
 	coll_leave(t);
 	wake_children(o, t, 1);
 	for (c = t->outs; c != NULL; c = next) {
@@ -2979,9 +3019,10 @@ task_reset(struct order *o, struct order_task *t)
 	t->next_seq = 1;
 	t->released = 0;
 	t->lost = 0;
-	t->lost_from = t->uncount_at = UINT64_MAX;
+	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
 	t->uncounted = 0;
 	t->waiters_on = 0;
+	t->spawn_pending = 0;
 	t->nspawns = 0;
 	t->bar_group = NULL;
 	t->coll_group = NULL;
@@ -3016,6 +3057,11 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 	t->host = host;
 	t->parent_tid = parent_tid;
 	t->spawn_seq = spawn_seq;
+	/* Its first release lets the parent forget the spawn (task_watch). */
+	if (parent_tid != 0 && spawn_seq != 0) {
+		t->spawn_pending = 1;
+		t->watch_at = 0;
+	}
 	return 0;
 }
 
@@ -3296,6 +3342,7 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	o->changes++;
 	if (node_classify(o, t, n) == -1)
 		n->kind = NODE_PLAIN;	/* out of memory: not modelled */
+	/* A receive waiting for t's progress may see its new head. */
 	if (t->waiters_on > 0)
 		wake_waiters_on(o, t);
 	work_push(o, t);
@@ -3645,7 +3692,7 @@ recv_judge(struct order *o, uint64_t mark)
 	size_t i, n, cap = 0;
 	int again = 1;
 
-	while (again && o->nchanw > 0) {
+	while (again) {
 		again = 0;
 		n = 0;
 		for (i = 0; i < o->ntaskb; i++)
@@ -3712,8 +3759,11 @@ order_wants_sync(const struct order *o)
 
 	if (o->syncw.n > 0 || o->nserverw > 0)
 		return ORDER_SYNC_SOON;
-	/* A send that may be lost holds a big window: a round judges it. */
-	if (o->notifyw.n > 0 || (o->nchanw > 0 && o->held >= ORDER_SYNC_HELD))
+	/*
+	 * A big window: a round judges the receives in it that wait for a
+	 * send that may have been lost.
+	 */
+	if (o->notifyw.n > 0 || o->held >= ORDER_SYNC_HELD)
 		return ORDER_SYNC_LATER;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->waiters.n; i++)

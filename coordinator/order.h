@@ -177,15 +177,15 @@ void	order_release_all(struct order *);
  * ORDER_SYNC_SOON when joins or leaves wait for one, ORDER_SYNC_LATER
  * when only a broadcast or gsize waits for the two rounds after which it
  * may be judged impossible (the caller may space those out: a join the
- * broadcast saw can be recorded after it), or a notify, or when a window
- * of ORDER_SYNC_HELD events or more holds a receive waiting for its send.
+ * broadcast saw can be recorded after it), or a notify, or when the
+ * window holds ORDER_SYNC_HELD events or more.
  */
 #define ORDER_SYNC_LATER	1
 #define ORDER_SYNC_SOON		2
 /*
- * A window of this many held events, with a receive among them that waits
- * for its send, asks for rounds (ORDER_SYNC_LATER): after one, a receive
- * whose send has not come is released (doc/ordering.md, "Losses").
+ * A window of this many held events asks for rounds (ORDER_SYNC_LATER):
+ * after one, a receive whose send has not come is released
+ * (doc/ordering.md, "Losses").
  */
 #define ORDER_SYNC_HELD		16384
 /*
