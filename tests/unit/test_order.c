@@ -696,6 +696,33 @@ test_lost_send_end(void)
 	order_free(o);
 }
 
+/*
+ * D lost records before its receive from A; A released all it had, made
+ * before the receive.  A's next record comes, made as late, and waits
+ * (for B's send): D's receive need not wait for it, nor for a round.
+ */
+static void
+test_lost_recv_sender_held(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	task(o, D, 0, 0);
+	add(o, A, 1, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	add(o, A, 2, PMON_CALL_pkint, PMON_END, -1, -1);
+	add(o, D, 3, PMON_CALL_recv, PMON_END, A, 1);	/* 1, 2 lost */
+	CU_ASSERT_EQUAL(pos(D, 3), -1);
+	add(o, A, 3, PMON_CALL_recv, PMON_END, B, 7);
+	CU_ASSERT_EQUAL(pos(A, 3), -1);
+	CU_ASSERT_FATAL(pos(D, 3) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
+	send2(o, B, 1, A, 7);
+	CU_ASSERT_EQUAL(outs[pos(A, 3)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
 /* --- what the order keeps ---------------------------------------------- */
 
 /* Channels used once are forgotten: the table follows the live ones. */
@@ -739,6 +766,31 @@ test_spawns_forgotten(void)
 	order_stats(o, &st);
 	CU_ASSERT_EQUAL(st.kept, 0);
 	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/*
+ * A child whose first records were lost counts no more from its start:
+ * its first event still lets its parent forget the spawn.
+ */
+static void
+test_spawn_forgotten_lossy_child(void)
+{
+	struct order *o = rig();
+	struct order_stats st;
+	int32_t child[1] = { A };
+
+	task(o, C, 0, 0);
+	add(o, C, 1, PMON_CALL_spawn, PMON_BEGIN, -1, -1);
+	CU_ASSERT_EQUAL(add_full(o, C, 2, PMON_CALL_spawn, PMON_END, -1, -1,
+	    0, 1, 1, child), 0);
+	task(o, A, C, 1);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.kept, 1);
+	add(o, A, 3, PMON_CALL_pkint, PMON_BEGIN, -1, -1);	/* 1, 2 lost */
+	CU_ASSERT(pos(A, 3) >= 0);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.kept, 0);
 	order_free(o);
 }
 
@@ -1290,8 +1342,12 @@ static CU_TestInfo order_tests[] = {
 	{ "a round releases a receive of a lost send", test_round_unsent },
 	{ "a round finds a sender absent", test_round_absent },
 	{ "the end of a send lost", test_lost_send_end },
+	{ "a lost receive, its sender's next held",
+	    test_lost_recv_sender_held },
 	{ "channels are forgotten", test_channels_forgotten },
 	{ "spawns are forgotten", test_spawns_forgotten },
+	{ "a lossy child's spawn is forgotten",
+	    test_spawn_forgotten_lossy_child },
 	{ "randomized executions", test_random_executions },
 	CU_TEST_INFO_NULL
 };
