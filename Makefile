@@ -9,6 +9,9 @@
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
 #   make bench-web    pmon web's page with 10,000 and 100,000 events
 #   make bench-soak   a message storm under pmon with a recorder attached
+#   make bench-decode how fast libpmon and pmon trace's writers decode
+#   make bench-export pmon export's speed and memory on a storm recording
+#   make bench-record pmon record's events per CPU second, format 1 and 2
 #   make check      the same suite built with ASan + UBSan
 #   make fuzz       libFuzzer targets (clang), a short run of each
 #   make demo       monitor master1 on a private virtual machine
@@ -45,7 +48,8 @@ endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 # Tasks never compress: the instrumentation library goes without zlib.
-PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c, $(COMMON_SRCS))
+PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c \
+		       common/recpack.c, $(COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
@@ -82,10 +86,16 @@ NPTASKS		= $(BUILD)/bench/nptasks.so
 SMALLPP		= $(BUILD)/bench/smallpp
 BENCH_SIZE	= $(BUILD)/bench/bench_size
 BENCH_AGENT	= $(BUILD)/bench/bench_agent
+BENCH_DECODE	= $(BUILD)/bench/bench_decode
+# pmon trace's line writers, which the unit tests and bench_decode reach.
+TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
+EXPORT_FLOOR	= $(BUILD)/bench/export_floor
+BENCH_RECORD	= $(BUILD)/bench/bench_record
 
 all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE)
+	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
+	$(BENCH_RECORD)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -104,9 +114,10 @@ $(AGENTD): $(call obj,$(AGENT_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
 
+# The state model reads snapshots (coordinator/state_load.c): jansson.
 $(COORDD): $(call obj,$(COORD_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(LIBPMON): $(call obj,$(LIBPMON_SRCS)) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -132,25 +143,48 @@ $(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
 	$(CC) $(SANFLAGS) -o $@ $^ -ljansson -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
 	    $(OTF2_LIBS) -lm
 
-$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON)
+$(BUILD)/obj/tests/unit/test_trace_fmt.o: CFLAGS += -Itools
+
+$(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON) \
+	    $(TRACE_FMT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
+	    -ljansson -lm
 
 $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 
 $(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # The agent's own drain, pack and deflate code, without its daemon.
 $(BENCH_SIZE) $(BENCH_AGENT): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
 	    $(AGENT_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent $(LDLIBS_PVM) $(LDLIBS_Z)
+
+# libpmon and pmon trace's writers on a stream made by the coordinator's
+# frame encoders.
+$(BUILD)/obj/bench/bench_decode.o: CFLAGS += -Itools
+
+$(BENCH_DECODE): $(call obj,bench/bench_decode.c) $(COORD_LIB_OBJS) $(LIBPMON) \
+	    $(TRACE_FMT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+
+# pmon export's floor: a recording through recfile and libpmon only.
+$(EXPORT_FLOOR): $(call obj,bench/export_floor.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+# The recording writer and reader alone, and behind libpmon.
+$(BENCH_RECORD): $(call obj,bench/bench_record.c) $(LIBPMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 # A libpmon tool with a /proc poller thread.
 $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
@@ -219,7 +253,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
 	    -Inode-agent -Itools \
 	    -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
-	    -levent $(LDLIBS_PVM) $(LDLIBS_Z) -lm
+	    -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 # pmon export from a recording: the exporters, with the command's own
 # error printers replaced by the target's.
@@ -275,14 +309,37 @@ bench-size: $(BENCH_SIZE) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	    $(BUILD)/tests/progs/pingpong
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_size.sh $(BENCH_SIZE_FLAGS)
 
+# Events per CPU second libpmon decodes (no callback, a callback that
+# reads every field) and pmon trace writes (--json, text), from a
+# generated message storm or a recording; results go to BENCHMARKS.md.
+# BENCH_DECODE_FLAGS: e.g. -i run.pmr, -n events, -r runs.
+bench-decode: $(BENCH_DECODE)
+	$(BENCH_DECODE) $(BENCH_DECODE_FLAGS)
+
 # Records per second one agent drains, packs and deflates on one core.
 # BENCH_AGENT_FLAGS: e.g. -t seconds -p producers.
 bench-agent: $(BENCH_AGENT)
 	$(BENCH_AGENT) $(BENCH_AGENT_FLAGS)
 
+# The recording writer and reader alone, then pmon record end to end on
+# a replayed storm recording (made first unless given), formats 1 and 2;
+# results go to BENCHMARKS.md.  BENCH_RECORD_FLAGS: e.g. -i run.pmr,
+# -r runs, -R storm rounds.
+bench-record: $(BENCH_RECORD) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_record.sh $(BENCH_RECORD_FLAGS)
+
 # PNGs of each view of pmon web for the README (needs chromium).
 screenshots: all
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
+
+# pmon export of a storm recording (4 M events, made first), every
+# format, CPU time and peak RSS; results go to BENCHMARKS.md.
+# BENCH_EXPORT_FLAGS: e.g. -K DIR (keep the recording), -n rounds,
+# -r runs, -B OTHER_BUILD (the same exports of another build, A B A B).
+bench-export: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(EXPORT_FLOOR) \
+	    $(BUILD)/tests/progs/storm
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_export.sh $(BENCH_EXPORT_FLAGS)
 
 # pmon web's page with 10,000 and 100,000 events (needs chromium);
 # results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
@@ -312,6 +369,6 @@ clean:
 
 .PHONY: all test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
-	screenshots
+	bench-decode bench-export bench-record screenshots
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -22,7 +22,8 @@
 # and the events it lost (what the program made, from the formula, less
 # what the recording holds that is not a lost marker); the
 # coordinator's CPU time (utime + stime, /proc/PID/stat, before the
-# shutdown) per event and its peak RSS (VmHWM); pmon record's CPU.
+# shutdown) per event and its peak RSS (VmHWM); pmon record's CPU; the
+# agent's peak RSS and CPU (on stderr).
 # After the last run, the recording is replayed twice to time the tools
 # on their own CPU (GNU time's user + system): `pmon record -o copy.pmr`
 # and `pmon trace --json >/dev/null`, as events per second.
@@ -80,7 +81,8 @@ recording_counts() {
 }
 
 run_pmon() {
-	local i=$1 t0 t1 c0 c1 rec_pid rc ev markers lc
+	local i=$1 t0 t1 c0 c1 rec_pid ev markers lc agent_pid
+	local hwm rec_ticks agent_hwm agent_ticks
 	pmon_start -v "${START_ARGS[@]}"
 	bg "$PMON" record -o "$RUN/run.pmr" </dev/null 2>"$RUN/record.err"
 	rec_pid=$BG_PID
@@ -95,14 +97,16 @@ run_pmon() {
 	t1=$(now)
 	timeout 600 "$PMON" flush </dev/null >/dev/null 2>&1 || fail "flush"
 	c1=$(cpu_ticks "$COORD_PID")
-	echo "$(hwm_kb "$COORD_PID") $(cpu_ticks "$rec_pid")" >"$RUN/hwm"
+	agent_pid=$(sock_pid "$(agent_sock)")
+	echo "$(hwm_kb "$COORD_PID") $(cpu_ticks "$rec_pid")" \
+	    "$(hwm_kb "$agent_pid") $(cpu_ticks "$agent_pid")" >"$RUN/hwm"
 	timeout 600 "$PMON" shutdown </dev/null >/dev/null 2>&1 ||
 	    fail "shutdown"
 	wait_for 600 pid_dead "$rec_pid" || fail "pmon record did not end"
 	wait "$rec_pid" || fail "pmon record: $(cat "$RUN/record.err")"
 	wait_for 10 pid_dead "$COORD_PID"
 	read -r ev markers lc <<<"$(recording_counts "$RUN/run.pmr")"
-	read -r hwm rec_ticks <"$RUN/hwm"
+	read -r hwm rec_ticks agent_hwm agent_ticks <"$RUN/hwm"
 	echo "$t1 - $t0" | bc >>"$RUN/pmon.wall"
 	echo "$((events - ev))" >>"$RUN/lost"
 	awk -v c=$((c1 - c0)) -v hz="$hz" -v e="$events" \
@@ -112,7 +116,8 @@ run_pmon() {
 	    "$ev of $events events ($markers lost markers for $lc)," \
 	    "coordinator $(tail -n 1 "$RUN/coordns") ns/event," \
 	    "peak $((hwm / 1024)) MB, pmon record" \
-	    "$((rec_ticks * 1000 / hz)) ms CPU"
+	    "$((rec_ticks * 1000 / hz)) ms CPU, agent peak" \
+	    "$((agent_hwm / 1024)) MB and $((agent_ticks * 1000 / hz)) ms CPU"
 }
 
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -28,8 +28,11 @@
 #include "secret.h"
 #include "wire.h"
 
-/* Bytes read from the socket at a time. */
-#define PMON_READ_CHUNK	(64 * 1024)
+/* Bytes read from the socket at a time, at least. */
+#define PMON_READ_CHUNK	(256 * 1024)
+
+/* Entries of the cache in front of the task table (a power of 2). */
+#define PMON_TCACHE	64
 
 /* The longest string a payload can hold. */
 #define PMON_STR_MAX	1024
@@ -50,13 +53,27 @@ struct pmon {
 	struct pmon_callbacks cb;
 	void		*cbarg;
 
-	uint8_t		*in;		/* bytes read, not yet decoded */
+	/*
+	 * Bytes read: those from inoff to inlen are not decoded yet.  They
+	 * move to the front only when the room behind them runs out, so a
+	 * large frame arriving in many reads is not moved for every read.
+	 */
+	uint8_t		*in;
+	size_t		 inoff;
 	size_t		 inlen;
 	size_t		 insize;
+	size_t		 inmissing;	/* bytes of a frame begun, not read */
 
 	struct ptask	**tasks;	/* sorted by tid */
 	size_t		 ntasks;
 	size_t		 tasksize;
+	/*
+	 * The last task found for each slot of a tid's hash: an event
+	 * mostly finds its task here, without a search.  A ptask never
+	 * moves nor goes away before pmon_free, so an entry never goes
+	 * stale.
+	 */
+	struct ptask	*tcache[PMON_TCACHE];
 
 	int32_t		 peers[RECORD_PEERS_MAX];	/* of the current event */
 	char		 group[RECORD_GROUP_MAX + 1];
@@ -72,6 +89,10 @@ struct pmon {
 	uint8_t		 req_status;
 	char		*reply;
 	size_t		 replylen;
+	/* The snapshot (REPLY id 0), apart: it may come between the
+	 * frames of a request's reply, or right behind it. */
+	char		*snap;
+	size_t		 snaplen;
 };
 
 static int	pmon_fail(struct pmon *, const char *, ...)
@@ -134,6 +155,7 @@ pmon_free(struct pmon *p)
 	free(p->tasks);
 	free(p->in);
 	free(p->reply);
+	free(p->snap);
 	free(p);
 }
 
@@ -184,13 +206,26 @@ task_index(const struct pmon *p, int32_t tid)
 	return lo;
 }
 
-static struct ptask *
-task_find(const struct pmon *p, int32_t tid)
+/* PVM tids hold the host in bits 18 and up, the task below. */
+static unsigned
+task_slot(int32_t tid)
 {
-	size_t i = task_index(p, tid);
+	uint32_t v = (uint32_t)tid;
 
+	return (v ^ v >> 18) & (PMON_TCACHE - 1);
+}
+
+static struct ptask *
+task_find(struct pmon *p, int32_t tid)
+{
+	struct ptask **slot = &p->tcache[task_slot(tid)];
+	size_t i;
+
+	if (*slot != NULL && (*slot)->pub.tid == tid)
+		return *slot;
+	i = task_index(p, tid);
 	if (i < p->ntasks && p->tasks[i]->pub.tid == tid)
-		return p->tasks[i];
+		return *slot = p->tasks[i];
 	return NULL;
 }
 
@@ -291,7 +326,11 @@ decode_task_info(struct pmon *p, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-/* Fills ev from a decoded record; the strings and peers live in p. */
+/*
+ * Fills the record's part of ev; the group name and the peers are
+ * copied into p (to be NUL-terminated and in host order) only when there
+ * are any.
+ */
 static void
 event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
 {
@@ -308,9 +347,12 @@ event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
 	ev->ctx = rec->ctx;
 	ev->bytes = rec->bytes;
 	ev->inst = rec->inst;
-	memcpy(p->group, rec->group, rec->glen);
-	p->group[rec->glen] = '\0';
-	ev->group = p->group;
+	ev->group = "";
+	if (rec->glen > 0) {
+		memcpy(p->group, rec->group, rec->glen);
+		p->group[rec->glen] = '\0';
+		ev->group = p->group;
+	}
 	for (i = 0; i < rec->npeers; i++)
 		p->peers[i] = record_peer(rec, i);
 	ev->npeers = rec->npeers;
@@ -348,41 +390,44 @@ event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 	return f;
 }
 
+/*
+ * The fixed header (EVENT_HDR_SIZE: tid, flags, match_tid, match_seq,
+ * t_corr), then one record.  Every EVENT is checked whole; the event is
+ * built only for an event callback.
+ */
 static int
 decode_event(struct pmon *p, const uint8_t *buf, size_t len)
 {
-	struct wire_reader r;
 	struct pmon_event ev;
 	struct record rec;
 	struct ptask *t;
 	const char *why;
-	uint8_t flags;
 	int f;
 
-	memset(&ev, 0, sizeof(ev));
-	wire_reader_init(&r, buf, len);
-	ev.tid = (int32_t)wire_read32(&r);
-	flags = wire_read8(&r);
-	ev.match_tid = (int32_t)wire_read32(&r);
-	ev.match_seq = wire_read64(&r);
-	ev.t_corr = wire_read64(&r);
-	if (r.err)
+	if (len < EVENT_HDR_SIZE)
 		return pmon_bad_payload(p, MSG_EVENT, "header truncated");
-	if ((f = event_flags(p, flags, ev.match_seq)) == -1)
+	ev.tid = (int32_t)wire_get32(buf);
+	ev.match_tid = (int32_t)wire_get32(buf + 5);
+	ev.match_seq = wire_get64(buf + 9);
+	ev.t_corr = wire_get64(buf + 17);
+	if ((f = event_flags(p, buf[4], ev.match_seq)) == -1)
 		return -1;
 	ev.flags = f;
-	if (record_decode(buf + r.off, len - r.off, &rec, &why) == -1)
+	buf += EVENT_HDR_SIZE;
+	len -= EVENT_HDR_SIZE;
+	if (record_decode(buf, len, &rec, &why) == -1)
 		return pmon_bad_payload(p, MSG_EVENT, why);
-	if (rec.len != len - r.off)
+	if (rec.len != len)
 		return pmon_bad_payload(p, MSG_EVENT,
 		    "bytes after the record");
 	if ((t = task_find(p, ev.tid)) == NULL)
 		return pmon_fail(p, "coordinator sent an EVENT for task %d "
 		    "before its TASK_INFO", ev.tid);
+	if (p->cb.event == NULL)
+		return 0;
 	event_fill(p, &ev, &rec);
 	ev.task = &t->pub;
-	if (p->cb.event != NULL)
-		p->cb.event(&ev, p->cbarg);
+	p->cb.event(&ev, p->cbarg);
 	return 0;
 }
 
@@ -450,21 +495,22 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 	uint32_t id = wire_get32(buf);
 	uint8_t status = buf[4], more = buf[5];
 	size_t n = len - REPLY_HDR_SIZE;
-	char *nr;
+	char **body = id == 0 ? &p->snap : &p->reply, *nr;
+	size_t *blen = id == 0 ? &p->snaplen : &p->replylen;
 
 	if (status > REPLY_ERROR || more > 1)
 		return pmon_bad_payload(p, MSG_REPLY, "bad status");
-	if (id != 0 && id != p->req_wait)
+	if (id != 0 && (id != p->req_wait || p->req_got))
 		return pmon_bad_payload(p, MSG_REPLY, "reply to no request");
-	if (p->replylen + n > PMON_REPLY_MAX)
+	if (*blen + n > PMON_REPLY_MAX)
 		return pmon_fail(p, "reply of more than %d bytes",
 		    PMON_REPLY_MAX);
-	if ((nr = realloc(p->reply, p->replylen + n + 1)) == NULL)
+	if ((nr = realloc(*body, *blen + n + 1)) == NULL)
 		return pmon_fail(p, "out of memory");
-	p->reply = nr;
-	memcpy(p->reply + p->replylen, buf + REPLY_HDR_SIZE, n);
-	p->replylen += n;
-	p->reply[p->replylen] = '\0';
+	*body = nr;
+	memcpy(*body + *blen, buf + REPLY_HDR_SIZE, n);
+	*blen += n;
+	(*body)[*blen] = '\0';
 	if (more)
 		return 0;
 	if (id != 0) {
@@ -473,10 +519,10 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 		return 0;
 	}
 	if (p->cb.snapshot != NULL)
-		p->cb.snapshot(p->reply, p->replylen, p->cbarg);
-	free(p->reply);
-	p->reply = NULL;
-	p->replylen = 0;
+		p->cb.snapshot(p->snap, p->snaplen, p->cbarg);
+	free(p->snap);
+	p->snap = NULL;
+	p->snaplen = 0;
 	return 0;
 }
 
@@ -549,42 +595,72 @@ decode_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
 }
 
 /*
- * Decodes every complete frame in the input buffer and keeps the rest.
- * A header is checked as soon as its 8 bytes are in, so a bad length is
- * caught before the buffer grows for its payload.
+ * Checks the frame header at in.  An EVENT header, nearly every frame of
+ * the stream, is accepted by a look at its bytes (ev: the EVENT limits);
+ * any other, and every bad one for its message, goes through
+ * frame_hdr_decode().
+ */
+static int
+frame_hdr_check(const uint8_t *in, const struct msg_info *ev,
+    struct frame_hdr *h, const char **why)
+{
+	uint32_t len = wire_get32(in + 4);
+
+	if (in[0] == PROTO_MAGIC && in[1] == PROTO_VERSION &&
+	    in[2] == MSG_EVENT && in[3] == 0 && len >= ev->min_len &&
+	    len <= ev->max_len) {
+		h->type = MSG_EVENT;
+		h->len = len;
+		return 0;
+	}
+	return frame_hdr_decode(in, h, why);
+}
+
+/*
+ * Decodes every complete frame in the input buffer and keeps the rest,
+ * noting how much of a frame is still missing.  A header is checked as
+ * soon as its 8 bytes are in, so a bad length is caught before the
+ * buffer grows for its payload.
  */
 static int
 pmon_parse(struct pmon *p)
 {
+	const struct msg_info *ev = proto_msg(MSG_EVENT);
 	struct frame_hdr h;
 	const char *why;
-	size_t off = 0;
+	size_t off = p->inoff;
 	int rv = 0;
 
+	p->inmissing = 0;
 	while (p->inlen - off >= FRAME_HDR_SIZE) {
-		if (frame_hdr_decode(p->in + off, &h, &why) == -1) {
+		if (frame_hdr_check(p->in + off, ev, &h, &why) == -1) {
 			rv = pmon_fail(p, "bad frame from the coordinator: %s",
 			    why);
 			break;
 		}
-		if (p->inlen - off - FRAME_HDR_SIZE < h.len)
+		if (p->inlen - off - FRAME_HDR_SIZE < h.len) {
+			p->inmissing = FRAME_HDR_SIZE + h.len -
+			    (p->inlen - off);
 			break;
+		}
 		rv = dispatch_frame(p, h.type, p->in + off + FRAME_HDR_SIZE,
 		    h.len);
 		off += FRAME_HDR_SIZE + h.len;
 		if (rv == -1)
 			break;
 	}
-	if (rv == -1)
-		p->inlen = 0;	/* nothing after an error or BYE is read */
-	else {
-		memmove(p->in, p->in + off, p->inlen - off);
-		p->inlen -= off;
-	}
+	/* Nothing after an error or BYE is read. */
+	if (rv == -1 || off == p->inlen)
+		p->inoff = p->inlen = 0;
+	else
+		p->inoff = off;
 	return rv;
 }
 
-/* Makes room for want more bytes of input. */
+/*
+ * Makes room for want more bytes of input: first by moving what is not
+ * decoded yet to the front, then by growing the buffer.
+ */
 static int
 pmon_input_reserve(struct pmon *p, size_t want)
 {
@@ -593,6 +669,13 @@ pmon_input_reserve(struct pmon *p, size_t want)
 
 	if (p->insize - p->inlen >= want)
 		return 0;
+	if (p->inoff > 0) {
+		memmove(p->in, p->in + p->inoff, p->inlen - p->inoff);
+		p->inlen -= p->inoff;
+		p->inoff = 0;
+		if (p->insize - p->inlen >= want)
+			return 0;
+	}
 	size = p->inlen + want;
 	if ((n = realloc(p->in, size)) == NULL)
 		return pmon_fail(p, "out of memory for input");
@@ -630,7 +713,9 @@ pmon_dispatch(struct pmon *p)
 		return -1;
 	if (p->fd == -1)
 		return pmon_fail(p, "not connected");
-	if (pmon_input_reserve(p, PMON_READ_CHUNK) == -1)
+	/* Room for the rest of a frame begun, so that one read can end it. */
+	if (pmon_input_reserve(p, p->inmissing > PMON_READ_CHUNK ?
+	    p->inmissing : PMON_READ_CHUNK) == -1)
 		return -1;
 	n = read(p->fd, p->in + p->inlen, p->insize - p->inlen);
 	if (n == -1) {
@@ -640,7 +725,7 @@ pmon_dispatch(struct pmon *p)
 		    strerror(errno));
 	}
 	if (n == 0) {
-		if (p->inlen > 0)
+		if (p->inlen > p->inoff)
 			return pmon_fail(p, "the coordinator closed the "
 			    "connection in the middle of a frame");
 		return pmon_close_orderly(p,

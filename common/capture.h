@@ -5,6 +5,8 @@
 #ifndef PMON_CAPTURE_H
 #define PMON_CAPTURE_H
 
+#include <stdint.h>
+
 /* Bytes queued for the coordinator above which an agent stops draining
  * the rings (pmon-agentd -b). */
 #define CAPTURE_BUFFER_DEFAULT	(16U * 1024 * 1024)
@@ -38,5 +40,16 @@ int	capture_compress_lookup(const char *);
  */
 #define CAPTURE_RING_MIN	4096U
 #define CAPTURE_RING_MAX	(64U * 1024 * 1024)
+
+/*
+ * Blocking mode (pmon start --block[=TIMEOUT], pmon-coordd and
+ * pmon-agentd -k): how long a task waits for room in its full ring
+ * instead of dropping the record.  "forever", or a whole number of ms or
+ * s from 1 ms to an hour ("500ms", "2s").
+ */
+#define CAPTURE_BLOCK_FOREVER	UINT64_MAX	/* as RING_BLOCK_FOREVER */
+#define CAPTURE_BLOCK_MAX_MS	3600000ULL
+
+int	capture_block_parse(const char *, uint64_t *ns);
 
 #endif

@@ -45,29 +45,6 @@ pack_code_advance(unsigned code)
 	return code == 0 ? 0 : (uint64_t)1 << (code - 1);
 }
 
-static uint8_t *
-put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static uint64_t
-zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t
-unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 static struct pack_ref *
 ref_slot(struct pack_state *s, unsigned call, unsigned phase)
 {
@@ -138,7 +115,7 @@ pack_time(struct pack_state *s, int mode, uint8_t *p, uint64_t t)
 
 	if (mode == PACK_TIME_EXACT) {
 		s->t = t;
-		return put_varint(p, zigzag(d));
+		return pack_put_varint(p, pack_zigzag(d));
 	}
 	code = pack_time_code(d >> PACK_TICK_SHIFT);
 	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
@@ -170,7 +147,7 @@ pack_record(struct pack_state *s, int mode, struct pack_out *o,
 		x |= PACK_X_GROUP;
 	if (r->npeers > 0)
 		x |= PACK_X_PEERS;
-	p = put_varint(p, (uint64_t)r->call * 2 + r->phase);
+	p = pack_put_varint(p, (uint64_t)r->call * 2 + r->phase);
 	maskp = p++;
 	if (x != 0) {
 		mask |= PACK_F_EXTRA;
@@ -178,26 +155,26 @@ pack_record(struct pack_state *s, int mode, struct pack_out *o,
 	}
 	*maskp = mask;
 	if (x & PACK_X_SKIP)
-		p = put_varint(p, r->seq - s->seq - 1);
+		p = pack_put_varint(p, r->seq - s->seq - 1);
 	if (x & PACK_X_ABSTIME) {
-		p = put_varint(p, r->seq);
-		tp = put_varint(tp, r->t_ns);
+		p = pack_put_varint(p, r->seq);
+		tp = pack_put_varint(tp, r->t_ns);
 		s->t = r->t_ns;
 	} else
 		tp = pack_time(s, mode, tp, r->t_ns);
 	for (i = 0; i < 7; i++)
 		if (mask & (1U << i))
-			p = put_varint(p, zigzag(v[i] - rv[i]));
+			p = pack_put_varint(p, pack_zigzag(v[i] - rv[i]));
 	if (x & PACK_X_GROUP) {
 		*p++ = r->glen;
 		memcpy(p, r->group, r->glen);
 		p += r->glen;
 	}
 	if (x & PACK_X_PEERS) {
-		p = put_varint(p, r->npeers);
+		p = pack_put_varint(p, r->npeers);
 		for (i = 0, prev = 0; i < r->npeers; i++) {
-			p = put_varint(p, zigzag((int64_t)record_peer(r, i) -
-			    prev));
+			p = pack_put_varint(p,
+			    pack_zigzag((int64_t)record_peer(r, i) - prev));
 			prev = record_peer(r, i);
 		}
 	}
@@ -208,35 +185,13 @@ pack_record(struct pack_state *s, int mode, struct pack_out *o,
 	o->ntime = (size_t)(tp - o->time);
 }
 
-/* A varint of at most 10 bytes; sets *err on a short or overlong one. */
-static uint64_t
-get_varint(struct wire_reader *rd)
-{
-	uint64_t v = 0;
-	unsigned shift;
-	uint8_t b;
-
-	for (shift = 0; shift < 70; shift += 7) {
-		b = wire_read8(rd);
-		if (rd->err)
-			return 0;
-		if (shift == 63 && b > 1)
-			break;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if ((b & 0x80) == 0)
-			return v;
-	}
-	rd->err = 1;
-	return 0;
-}
-
 /* A field: the reference plus the difference, which must fit 32 bits. */
 static int
 get_field(struct wire_reader *rd, int64_t ref, int64_t lo, int64_t hi,
     int64_t *v)
 {
-	uint64_t z = get_varint(rd);
-	int64_t d = unzigzag(z);
+	uint64_t z = pack_get_varint(rd);
+	int64_t d = pack_unzigzag(z);
 
 	if (rd->err || z > 0x1ffffffffULL)
 		return -1;
@@ -251,11 +206,11 @@ unpack_time(struct pack_state *s, int mode, struct wire_reader *rd,
 	unsigned code;
 
 	if (x & PACK_X_ABSTIME) {
-		s->t = get_varint(rd);
+		s->t = pack_get_varint(rd);
 		return 0;
 	}
 	if (mode == PACK_TIME_EXACT) {
-		s->t += (uint64_t)unzigzag(get_varint(rd));
+		s->t += (uint64_t)pack_unzigzag(pack_get_varint(rd));
 		return 0;
 	}
 	code = wire_read8(rd);
@@ -271,7 +226,7 @@ static int
 unpack_peers(struct wire_reader *rd, struct record *r, int32_t *peers,
     const char **why)
 {
-	uint64_t n = get_varint(rd);
+	uint64_t n = pack_get_varint(rd);
 	int64_t v, prev = 0;
 	unsigned i;
 
@@ -320,7 +275,7 @@ unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
     struct wire_reader *td, struct record *r, uint8_t *mask, uint8_t *x,
     const char **why)
 {
-	uint64_t cp = get_varint(rd), skip = 0;
+	uint64_t cp = pack_get_varint(rd), skip = 0;
 
 	*mask = wire_read8(rd);
 	*x = (*mask & PACK_F_EXTRA) ? wire_read8(rd) : 0;
@@ -338,14 +293,14 @@ unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
 		return -1;
 	}
 	if (*x & PACK_X_SKIP)
-		skip = get_varint(rd);
+		skip = pack_get_varint(rd);
 	if (s->started && (skip >= UINT64_MAX - 1 - s->seq)) {
 		*why = "packed record skips past the last sequence number";
 		return -1;
 	}
 	r->call = (uint8_t)(cp / 2);
 	r->phase = (uint8_t)(cp % 2);
-	r->seq = s->started ? s->seq + 1 + skip : get_varint(rd);
+	r->seq = s->started ? s->seq + 1 + skip : pack_get_varint(rd);
 	if (r->seq == 0 || r->seq == UINT64_MAX) {
 		*why = "packed record has a bad sequence number";
 		return -1;

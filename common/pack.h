@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "wire.h"
 
 #define PACK_TIME_EXACT		0
 #define PACK_TIME_COMPACT	1
@@ -127,13 +128,62 @@ void	pack_record(struct pack_state *, int mode, struct pack_out *,
 	    const struct record *r);
 
 /*
+ * The varints of the packed forms (LEB128: 7 bits a byte, low bits
+ * first) and the zigzag map that gives small signed numbers short ones;
+ * recordings use them too (common/recfile.c).
+ */
+static inline uint8_t *
+pack_put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint64_t
+pack_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t
+pack_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A varint of at most 10 bytes; sets rd->err on a short or overlong one. */
+static inline uint64_t
+pack_get_varint(struct wire_reader *rd)
+{
+	uint64_t v = 0;
+	unsigned shift;
+	uint8_t b;
+
+	for (shift = 0; shift < 70; shift += 7) {
+		b = wire_read8(rd);
+		if (rd->err)
+			return 0;
+		if (shift == 63 && b > 1)
+			break;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+			return v;
+	}
+	rd->err = 1;
+	return 0;
+}
+
+/*
  * Unpacks the next record from the two columns (readers over the bytes
  * of each) into *r, checked as record_decode checks.  r->group points
  * into rec's bytes; a record with peers is encoded into out
  * (RECORD_MAX_SIZE bytes), where r->peers points.  Returns 0, or -1
  * with *why; the state is then unusable.
  */
-struct wire_reader;
 int	unpack_record(struct pack_state *, int mode, struct wire_reader *rec,
 	    struct wire_reader *time, uint8_t *out, struct record *r,
 	    const char **why);

@@ -56,7 +56,8 @@
 	X(ZDATA,	25,	1,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)	\
 	X(ACK,		27,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_RESUME,	28,	12,		12)
+	X(TASK_RESUME,	28,	12,		12)			\
+	X(TASK_FULL,	29,	0,		0)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,

@@ -12,11 +12,14 @@
  *		u32 stored length, u32 crc32 of those 12 bytes and the
  *		stored bytes, then the stored bytes
  *
- * A data block is one complete zlib stream holding whole frames (the
- * wire's 8-byte header and payload; an EVENT's seq and time stored as
- * deltas from its task's previous event), so a damaged block loses
- * nothing before it.  The end block is stored raw: the counts of struct
- * recfile_end.  A file without one did not end cleanly.
+ * A data block is compressed whole (format 1: a zlib stream; format 2:
+ * raw deflate), so a damaged block loses nothing before it.  Format 1
+ * holds whole frames (the wire's 8-byte header and payload; an EVENT's
+ * seq and time stored as deltas from its task's previous event);
+ * format 2, the writer's, items in two columns: every frame but EVENT
+ * as it is, each EVENT packed against its task's earlier ones
+ * (common/recpack.h).  The end block is stored raw: the counts of
+ * struct recfile_end.  A file without one did not end cleanly.
  *
  * The reader checks everything before it uses it and stops at the first
  * damage with a message naming its byte offset; every frame before it
@@ -30,15 +33,24 @@
 #include <stdio.h>
 
 #define RECFILE_MAGIC		"PMONREC\n"
-#define RECFILE_VERSION		1
+#define RECFILE_VERSION		2	/* the newest, which the writer
+					   writes unless told otherwise */
+#define RECFILE_VERSION_MIN	1
 #define RECFILE_BLOCK_DATA	1
 #define RECFILE_BLOCK_END	2
 #define RECFILE_BLOCK_HDR	16
 #define RECFILE_BLOCK_DEFAULT	(64 * 1024)	/* raw bytes per block */
 #define RECFILE_BLOCK_MIN	1024
 #define RECFILE_BLOCK_MAX	(4 * 1024 * 1024)
+/*
+ * A REC_SNAPSHOT may be larger than any wire frame: the state of a big
+ * run (its queues above all) is sent in several REPLY frames.
+ */
+#define RECFILE_SNAPSHOT_MAX	(64 * 1024 * 1024)
 #define RECFILE_STR_MAX		255
 #define RECFILE_END_SIZE	48
+/* Format 2 packs the EVENTs of this many tasks (tids); stores the rest. */
+#define RECFILE_TASKS_MAX	16384
 
 /*
  * Frames only recordings hold, never the wire: numbers above every
@@ -50,6 +62,11 @@
 				   starts, when it started late */
 
 struct recfile_header {
+	/*
+	 * The format: what recfile_open read; for recfile_create, 0 (the
+	 * newest, RECFILE_VERSION) or an older one to write.
+	 */
+	uint16_t	version;
 	uint8_t		proto;		/* PROTO_VERSION of the frames */
 	uint64_t	created_ns;	/* CLOCK_REALTIME at the start */
 	char		writer[RECFILE_STR_MAX + 1];	/* "pmon record" */
@@ -101,7 +118,8 @@ void	recfile_writer_counts(const struct recfile_writer *,
 
 /*
  * Opens a recording and reads its header.  NULL with the reason in err
- * (the header's damage and its offset included).
+ * (the header's damage and its offset included; a format newer than
+ * RECFILE_VERSION: "format version N; this pmon reads versions 1 to M").
  */
 struct recfile *recfile_open(const char *path, char *err, size_t errsize);
 /* The same on a stream (fmemopen for a buffer), which it then owns. */

@@ -3,11 +3,17 @@
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <linux/futex.h>
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -48,6 +54,9 @@ ring_map(struct ring *rg, int fd, uint32_t size)
 	rg->clock = RING_CLOCK_NS;
 	memset(&rg->anchor, 0, sizeof(rg->anchor));
 	rg->last_tick = rg->last_ns = 0;
+	atomic_store_explicit(&rg->stall, 0, memory_order_relaxed);
+	rg->slice_ns = RING_WAIT_SLICE_NS;
+	rg->orphan_ns = RING_ORPHAN_NS;
 	return 0;
 }
 
@@ -186,27 +195,47 @@ ring_copy_out(const struct ring *rg, uint64_t pos, void *dst, size_t len)
 }
 
 /*
- * Producer: appends one encoded record.  Never blocks: when the agent has
- * not made room, the record is dropped and counted, and -1 is returned.
+ * Producer: appends one encoded record if the ring has room for it.
+ * Returns 0, or -1 when it has not; then nothing is counted: the caller
+ * waits (ring_wait) or drops (ring_drop).  The task's hot path.
  */
 int
-ring_write(struct ring *rg, const void *rec, size_t len)
+ring_try_write(struct ring *rg, const void *rec, size_t len)
 {
 	struct ring_hdr *h = rg->hdr;
 	uint64_t head, tail;
 
 	head = atomic_load_explicit(&h->head, memory_order_relaxed);
 	tail = atomic_load_explicit(&h->tail, memory_order_acquire);
-	if (head - tail > rg->size || rg->size - (head - tail) < len) {
-		atomic_fetch_add_explicit(&h->dropped, 1,
-		    memory_order_relaxed);
+	if (head - tail > rg->size || rg->size - (head - tail) < len)
 		return -1;
-	}
 	ring_copy_in(rg, head, rec, len);
 	atomic_store_explicit(&h->head, head + len, memory_order_release);
 	atomic_fetch_add_explicit(&h->written, 1, memory_order_relaxed);
 	return 0;
 }
+
+/* Producer: counts one record lost to a full ring. */
+void
+ring_drop(struct ring *rg)
+{
+	atomic_fetch_add_explicit(&rg->hdr->dropped, 1, memory_order_relaxed);
+}
+
+/*
+ * Producer: appends one encoded record.  Never blocks: when the agent has
+ * not made room, the record is dropped and counted, and -1 is returned.
+ */
+int
+ring_write(struct ring *rg, const void *rec, size_t len)
+{
+	if (ring_try_write(rg, rec, len) == 0)
+		return 0;
+	ring_drop(rg);
+	return -1;
+}
+
+static void	tail_move(struct ring *, uint64_t pos);
 
 /*
  * Consumer: copies whole records, oldest first, into out (outsize bytes,
@@ -247,7 +276,7 @@ ring_read(struct ring *rg, uint8_t *out, size_t outsize, unsigned *nrecords,
 	if (rg->hold)
 		rg->rd = pos;
 	else
-		atomic_store_explicit(&h->tail, pos, memory_order_release);
+		tail_move(rg, pos);
 	return (ssize_t)n;
 }
 
@@ -295,16 +324,17 @@ ring_ack(struct ring *rg, uint64_t seq)
 			break;
 		pos += len;
 	}
-	atomic_store_explicit(&h->tail, pos, memory_order_release);
+	tail_move(rg, pos);
 	return rv;
 }
 
 /*
  * The task must never drop records for the sake of a slow ACK: when
  * held records fill more than three quarters of the ring, everything
- * read so far is freed, acknowledged or not.  Returns 1 when it did.
- * (Should the coordinator then die, those records are a gap for its
- * successor, which reports them lost.)
+ * read so far is freed, acknowledged or not.  Nor wait for one: in
+ * blocking mode, a waiting task has everything read freed at once.
+ * Returns 1 when it did.  (Should the coordinator then die, those
+ * records are a gap for its successor, which reports them lost.)
  */
 int
 ring_relieve(struct ring *rg)
@@ -315,9 +345,11 @@ ring_relieve(struct ring *rg)
 		return 0;
 	tail = atomic_load_explicit(&rg->hdr->tail, memory_order_relaxed);
 	head = atomic_load_explicit(&rg->hdr->head, memory_order_acquire);
-	if (head - tail <= rg->size / 4 * 3 || rg->rd == tail)
+	if (rg->rd == tail || (head - tail <= rg->size / 4 * 3 &&
+	    atomic_load_explicit(&rg->hdr->waiters, memory_order_relaxed) ==
+	    0))
 		return 0;
-	atomic_store_explicit(&rg->hdr->tail, rg->rd, memory_order_release);
+	tail_move(rg, rg->rd);
 	return 1;
 }
 
@@ -334,6 +366,212 @@ uint64_t
 ring_dropped(const struct ring *rg)
 {
 	return atomic_load_explicit(&rg->hdr->dropped, memory_order_relaxed);
+}
+
+/*
+ * Blocking mode (doc/capture.md).
+ *
+ * The agent writes block_ns and its pid into the ring's header when it
+ * takes the ring; the task reads them only when its ring is full.  A
+ * waiting task counts itself in waiters and sleeps on the futex word
+ * wake (the ring is a memfd shared by two processes: not a private
+ * futex); the agent, after each move of the tail, bumps wake and wakes
+ * it when waiters says someone waits.  The task's increment of waiters
+ * and its look at the tail, and the agent's store of the tail and its
+ * look at waiters, are each ordered by a full fence: one of the two
+ * sees the other's write, so a wake-up is never lost.
+ */
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static long
+futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+/* Agent: the ring changed for a waiting task; wake it. */
+static void
+wake_waiters(struct ring_hdr *h)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->waiters, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add_explicit(&h->wake, 1, memory_order_seq_cst);
+	(void)futex(&h->wake, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Agent: frees the ring up to pos, and wakes a task waiting for room. */
+static void
+tail_move(struct ring *rg, uint64_t pos)
+{
+	struct ring_hdr *h = rg->hdr;
+
+	if (atomic_load_explicit(&h->tail, memory_order_relaxed) == pos)
+		return;
+	atomic_store_explicit(&h->tail, pos, memory_order_release);
+	wake_waiters(h);
+}
+
+/*
+ * Agent: from now on this ring's task waits for room up to ns
+ * (RING_BLOCK_NEVER: it drops at once; RING_BLOCK_FOREVER), and we are
+ * the agent it waits for.
+ */
+void
+ring_set_block(struct ring *rg, uint64_t ns)
+{
+	atomic_store_explicit(&rg->hdr->agent_pid, (int32_t)getpid(),
+	    memory_order_relaxed);
+	atomic_store_explicit(&rg->hdr->block_ns, ns, memory_order_release);
+}
+
+/*
+ * Agent, leaving: nobody will make room any more, so the task must not
+ * wait: it drops as without blocking mode, and stops a wait under way.
+ */
+void
+ring_release(struct ring *rg)
+{
+	atomic_store_explicit(&rg->hdr->block_ns, RING_BLOCK_NEVER,
+	    memory_order_release);
+	wake_waiters(rg->hdr);
+}
+
+/* Task: has the ring room for len bytes? */
+static int
+room(const struct ring *rg, size_t len)
+{
+	uint64_t head, tail;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	head = atomic_load_explicit(&rg->hdr->head, memory_order_relaxed);
+	tail = atomic_load_explicit(&rg->hdr->tail, memory_order_acquire);
+	return head - tail <= rg->size && rg->size - (head - tail) >= len;
+}
+
+/*
+ * Task: is there still an agent to wait for?  One that is gone (killed)
+ * may have a successor, which writes its own pid when it adopts the
+ * ring; after orphan ns without one, there is none.  *since is when we
+ * first saw it gone, 0 while it lives.
+ */
+static int
+agent_gone(const struct ring *rg, uint64_t now, uint64_t *since)
+{
+	int32_t pid = atomic_load_explicit(&rg->hdr->agent_pid,
+	    memory_order_relaxed);
+
+	if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) {
+		*since = 0;
+		return 0;
+	}
+	if (*since == 0)
+		*since = now;
+	return now - *since >= rg->orphan_ns;
+}
+
+/* Task: the ns left of a wait of block ns begun at start, at most a slice. */
+static uint64_t
+slice_left(const struct ring *rg, uint64_t block, uint64_t start,
+    uint64_t now)
+{
+	uint64_t left = rg->slice_ns;
+
+	if (block != RING_BLOCK_FOREVER && block - (now - start) < left)
+		left = block - (now - start);
+	return left;
+}
+
+/*
+ * Task: sleeps until there is room for len bytes (0), or until the
+ * agent says not to wait, the timeout passes or the agent is gone (-1).
+ * The bell rings at once and after every slice without room.
+ */
+static int
+wait_room(struct ring *rg, size_t len, uint64_t start, ring_bell_fn bell,
+    void *arg)
+{
+	struct ring_hdr *h = rg->hdr;
+	struct timespec ts;
+	uint64_t block, now = start, gone = 0, left;
+	uint32_t gen;
+
+	for (;;) {
+		gen = atomic_load_explicit(&h->wake, memory_order_seq_cst);
+		if (room(rg, len))
+			return 0;
+		block = atomic_load_explicit(&h->block_ns,
+		    memory_order_acquire);
+		if (block == RING_BLOCK_NEVER || (block != RING_BLOCK_FOREVER &&
+		    now - start >= block) || agent_gone(rg, now, &gone))
+			return -1;
+		if (bell != NULL)
+			bell(arg);
+		left = slice_left(rg, block, start, now);
+		ts.tv_sec = (time_t)(left / 1000000000ULL);
+		ts.tv_nsec = (long)(left % 1000000000ULL);
+		(void)futex(&h->wake, FUTEX_WAIT, gen, &ts);
+		now = mono_ns();
+	}
+}
+
+/* Task: what blocking cost it, in its ring's header. */
+static void
+wait_count(struct ring_hdr *h, uint64_t ns)
+{
+	uint64_t max = atomic_load_explicit(&h->wait_max_ns,
+	    memory_order_relaxed);
+
+	atomic_fetch_add_explicit(&h->waits, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->wait_ns, ns, memory_order_relaxed);
+	while (ns > max && !atomic_compare_exchange_weak_explicit(
+	    &h->wait_max_ns, &max, ns, memory_order_relaxed,
+	    memory_order_relaxed))
+		;
+}
+
+/*
+ * Producer, when ring_try_write found no room for len bytes: waits for
+ * room as the agent's block_ns says.  Returns 0 when there may be room
+ * now (the caller tries again), -1 when the record is to be dropped: no
+ * blocking mode, a record the ring can never hold, the timeout passed or
+ * the agent is gone.  After a wait that failed, the task does not wait
+ * again until the agent has made room (moved the tail): an agent that
+ * is stuck costs the task one timeout, not one per record.
+ *
+ * The caller holds no lock the rest of the task needs: a signal handler
+ * may record (and wait) while the code it interrupted waits, and other
+ * threads go on.  errno is kept.
+ */
+int
+ring_wait(struct ring *rg, size_t len, ring_bell_fn bell, void *arg)
+{
+	struct ring_hdr *h = rg->hdr;
+	uint64_t tail, stall, start;
+	int rv, saved = errno;
+
+	tail = atomic_load_explicit(&h->tail, memory_order_acquire);
+	stall = atomic_load_explicit(&rg->stall, memory_order_relaxed);
+	if (atomic_load_explicit(&h->block_ns, memory_order_acquire) ==
+	    RING_BLOCK_NEVER || len > rg->size || stall == tail + 1)
+		return -1;
+	start = mono_ns();
+	atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
+	rv = wait_room(rg, len, start, bell, arg);
+	atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_seq_cst);
+	wait_count(h, mono_ns() - start);
+	atomic_store_explicit(&rg->stall, rv == -1 ? 1 + atomic_load_explicit(
+	    &h->tail, memory_order_acquire) : 0, memory_order_relaxed);
+	errno = saved;
+	return rv;
 }
 
 /*

@@ -27,14 +27,7 @@
 void
 coord_release_event(struct coord *c, const struct order_event *ev)
 {
-	static uint8_t buf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE];
-	size_t n;
-
-	if ((n = coord_frame_event(buf, sizeof(buf), ev)) == 0) {
-		log_warnx("event of t%x too large to send", (unsigned)ev->tid);
-		return;
-	}
-	coord_tools_send_event(c, buf, n, ev);
+	coord_batch_event(c, ev);
 	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
 	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
 	    ev->rec->seq);
@@ -89,6 +82,14 @@ coord_mono_ms(void)
 }
 
 static void	sync_timer_cb(int, short, void *);
+
+static void
+batch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	coord_batch_flush(arg);
+}
 static void	check_timer_cb(int, short, void *);
 
 int
@@ -113,8 +114,11 @@ coord_init(struct coord *c, struct event_base *base)
 	    (c->clock = clock_new(&c->clock_params)) == NULL ||
 	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
 	    (c->ev_check = event_new(base, -1, EV_PERSIST, check_timer_cb,
-	    c)) == NULL || coord_hold_init(c) == -1)
+	    c)) == NULL || coord_hold_init(c) == -1 ||
+	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL ||
+	    (c->batch.buf = malloc(COORD_BATCH_SIZE)) == NULL)
 		return -1;
+	c->batch.size = COORD_BATCH_SIZE;
 	order_set_clock(c->order, c->clock);
 	order_set_done_cb(c->order, coord_task_done, c);
 	evtimer_add(c->ev_check, &tv);
@@ -171,6 +175,9 @@ coord_free(struct coord *c)
 		event_free(c->ev_sync);
 	if (c->ev_check != NULL)
 		event_free(c->ev_check);
+	if (c->ev_batch != NULL)
+		event_free(c->ev_batch);
+	free(c->batch.buf);
 	order_free(c->order);
 	state_free(c->state);
 	clock_free(c->clock);
@@ -359,10 +366,10 @@ flush_check(struct coord *c, struct coord_flush *f)
 	else if (f->tool != NULL && f->snapshot)
 		coord_snapshot_send(c, f->tool);
 	else if (f->tool != NULL && f->reply)
-		coord_frame_reply(bufferevent_get_output(f->tool->bev),
+		coord_frame_reply(coord_tool_out(f->tool),
 		    f->tool_id, REPLY_OK, "", 0);
 	else if (f->tool != NULL)
-		coord_frame_u32(bufferevent_get_output(f->tool->bev),
+		coord_frame_u32(coord_tool_out(f->tool),
 		    MSG_FLUSH_DONE, f->tool_id);
 	if (f->final)
 		shutdown_finish(c);
@@ -691,7 +698,7 @@ shutdown_finish(struct coord *c)
 		/* A tool still behind learns what it lost before BYE. */
 		if (t->full)
 			coord_tool_lost(t);
-		coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE,
+		coord_frame_text(coord_tool_out(t), MSG_BYE,
 		    "the coordinator is shutting down");
 		t->state = COORD_P_CLOSING;
 	}

@@ -288,6 +288,13 @@ TAILQ_HEAD(coord_hosts, coord_host);
 
 struct coord_replay;
 
+/* Released events, framed, on their way to the subscribers. */
+#define COORD_BATCH_SIZE	(128 * 1024)
+struct coord_batch {
+	uint8_t			*buf;
+	size_t			 len, size;
+};
+
 struct coord {
 	struct event_base	*base;
 	struct coord_replay	*replay;	/* -R: serving a recording */
@@ -302,6 +309,7 @@ struct coord {
 	char			 agent_live[8];	/* -i: agents' -i, or "" */
 	char			 agent_ring[16]; /* -R: agents' -R, or "" */
 	char			 agent_compress[8]; /* -z: agents' -z, or "" */
+	char			 agent_block[16]; /* -k: agents' -k, or "" */
 
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */
@@ -317,6 +325,8 @@ struct coord {
 	struct evconnlistener	*tool_listener;
 	struct coord_tools	 tools;
 	unsigned		 ntools;
+	struct coord_batch	 batch;		/* coord_batch_event */
+	struct event		*ev_batch;	/* sends it at the pass's end */
 	size_t			 tool_high;	/* -Q: a tool's queue is full */
 	uint64_t		 lossless_wait_ms; /* -W; 0: never degrade */
 	int			 held_back;	/* not reading from the agents:
@@ -461,8 +471,9 @@ void	coord_tool_send_tasks(struct coord_tool *);
 int	coord_tool_frame(struct coord_tool *, uint8_t type,
 	    const uint8_t *payload, size_t len);
 int	coord_tool_probe(const char *path);
-void	coord_tools_send_event(struct coord *, const void *, size_t,
-	    const struct order_event *);
+void	coord_batch_event(struct coord *, const struct order_event *);
+void	coord_batch_flush(struct coord *);
+struct evbuffer *coord_tool_out(struct coord_tool *);
 void	coord_tools_send_problem(struct coord *, const char *json);
 void	coord_tools_send_gone(struct coord *, int32_t tid);
 void	coord_tool_lost(struct coord_tool *);

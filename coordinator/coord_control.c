@@ -114,7 +114,7 @@ coord_notice(struct coord *c, const char *json)
 	log_info("notice: %s", json);
 	TAILQ_FOREACH(t, &c->tools, entry)
 		if (t->state == COORD_P_ACTIVE)
-			coord_frame_body(bufferevent_get_output(t->bev),
+			coord_frame_body(coord_tool_out(t),
 			    MSG_NOTICE, json, strlen(json));
 }
 
@@ -477,7 +477,7 @@ info_reply(struct coord *c, struct coord_op *o)
 		fputs("]}", fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
-	coord_frame_reply(bufferevent_get_output(o->tool->bev), o->req_id,
+	coord_frame_reply(coord_tool_out(o->tool), o->req_id,
 	    REPLY_OK, buf, len);
 	free(buf);
 }
@@ -553,7 +553,7 @@ op_reply(struct coord_op *o)
 		fputs("]}", fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
-	coord_frame_reply(bufferevent_get_output(o->tool->bev), o->req_id,
+	coord_frame_reply(coord_tool_out(o->tool), o->req_id,
 	    REPLY_OK, buf, len);
 	free(buf);
 }
@@ -1021,8 +1021,8 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 				    "\"hit\",\"breakpoint\":%u,\"tid\":%d,"
 				    "\"hits\":%llu}", b->id, tid,
 				    (unsigned long long)b->hits);
-				coord_frame_body(bufferevent_get_output(
-				    b->owner->bev), MSG_NOTICE, msg,
+				coord_frame_body(coord_tool_out(
+				    b->owner), MSG_NOTICE, msg,
 				    strlen(msg));
 			}
 			break;

@@ -202,7 +202,7 @@ static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	struct spawn_env se;
-	char *argv[13], host[256];
+	char *argv[15], host[256];
 	int tid, n, i = 0;
 
 	/* The capture settings of `pmon start` (doc/capture.md). */
@@ -223,6 +223,10 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 	if (c->agent_compress[0] != '\0') {
 		argv[i++] = (char *)"-z";
 		argv[i++] = c->agent_compress;
+	}
+	if (c->agent_block[0] != '\0') {
+		argv[i++] = (char *)"-k";
+		argv[i++] = c->agent_block;
 	}
 	argv[i++] = (char *)"-c";
 	argv[i++] = c->listen_addr;

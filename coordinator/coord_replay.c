@@ -8,6 +8,12 @@
  * to the model (and to recorders).  Queries are answered by the same
  * code as live, on the state at the current position.
  *
+ * A recording misses events where its recorder lagged (a lost notice)
+ * and after such a gap holds the snapshot the coordinator then sent it,
+ * as it starts with one when it began late: there the state model is
+ * set from the snapshot (state_load), so that what it shows is what
+ * the live model had, not what the recorded events alone make of it.
+ *
  * The stream waits for the first subscriber (or the first flush), so
  * that it sees everything, then runs as fast as the subscribers read:
  * nothing is dropped, a pass stops while one has half its queue limit
@@ -39,6 +45,18 @@ struct coord_replay {
 	char		*snapshot;	/* REC_SNAPSHOT: the state at the
 					   recording's start */
 	size_t		 snapshot_len;
+	/*
+	 * A lost notice came: the model misses events until the next
+	 * snapshot (its frame number, for the log).
+	 */
+	uint64_t	 lost_at;
+	/*
+	 * The model was set from the recording's first snapshot: the
+	 * TASK_INFO frames of the attach that follow it name tasks it
+	 * already has.
+	 */
+	int		 announce;
+	uint64_t	 resyncs;	/* snapshots the model took */
 	uint64_t	 frames;
 	char		 error[512];	/* "": ended cleanly */
 	/* The first frame for the tools, read ahead (recording_head). */
@@ -60,6 +78,7 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 	int32_t tid, parent;
 	uint32_t pid;
 	uint64_t spawn_seq;
+	int announced;
 
 	wire_reader_init(&r, p, len);
 	tid = (int32_t)wire_read32(&r);
@@ -76,6 +95,8 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 		*why = "TASK_INFO for a task that runs";
 		return -1;
 	}
+	announced = c->replay != NULL && c->replay->announce &&
+	    state_has_task(c->state, tid);
 	if (t == NULL)
 		t = coord_task_add(c, tid);
 	free(t->host);
@@ -87,7 +108,8 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 	if ((t->host = strdup(host)) == NULL ||
 	    (t->program = strdup(program)) == NULL)
 		fatal("%s", __func__);
-	if (state_task(c->state, tid, parent, pid, host, program) == -1)
+	if (!announced &&
+	    state_task(c->state, tid, parent, pid, host, program) == -1)
 		fatal("%s", __func__);
 	coord_broadcast_task(c, t);
 	return 0;
@@ -189,6 +211,81 @@ json_copy(const uint8_t *p, size_t len, const char **why)
 	return s;
 }
 
+/* A mid-stream snapshot: to the tools that asked for one, as live. */
+static void
+replay_send_snapshot(struct coord *c, const uint8_t *p, size_t len)
+{
+	struct coord_tool *t;
+
+	TAILQ_FOREACH(t, &c->tools, entry)
+		if (t->state == COORD_P_ACTIVE && t->want_snapshot)
+			coord_frame_reply(bufferevent_get_output(t->bev), 0,
+			    REPLY_OK, (const char *)p, len);
+}
+
+/*
+ * The model takes the snapshot: the first one (a recording that began
+ * late), or one after a loss.  One it cannot use is logged, and the
+ * replay goes on with the model it has.
+ */
+static void
+replay_resync(struct coord *c, const uint8_t *p, size_t len, int head)
+{
+	struct coord_replay *rp = c->replay;
+	unsigned long long n = rp != NULL ? rp->frames + 1 : 0;
+	char err[256];
+
+	if (state_load(c->state, (const char *)p, len, err,
+	    sizeof(err)) == -1) {
+		log_warnx("%s: frame %llu: a snapshot the state cannot be set "
+		    "from (%s); the state goes on from the recorded events "
+		    "alone", rp != NULL ? rp->path : "replay", n, err);
+		return;
+	}
+	if (rp == NULL)
+		return;
+	if (!head)
+		log_info("%s: frame %llu: the state is set from the snapshot "
+		    "after the loss at frame %llu", rp->path, n,
+		    (unsigned long long)rp->lost_at);
+	rp->announce = head;
+	rp->resyncs++;
+}
+
+/*
+ * REC_SNAPSHOT: before the stream starts, kept for the tools that
+ * subscribe with a snapshot; after, sent to them as live.  The model
+ * takes the first one and those after a loss.
+ */
+static int
+replay_snapshot(struct coord *c, const uint8_t *p, size_t len)
+{
+	struct coord_replay *rp = c->replay;
+	int head = rp == NULL || !rp->started;
+
+	if (rp != NULL && head && rp->snapshot == NULL) {
+		if ((rp->snapshot = malloc(len)) == NULL)
+			fatal("%s", __func__);
+		memcpy(rp->snapshot, p, len);
+		rp->snapshot_len = len;
+	} else if (!head)
+		replay_send_snapshot(c, p, len);
+	if (head || rp->lost_at != 0)
+		replay_resync(c, p, len, head);
+	if (rp != NULL)
+		rp->lost_at = 0;
+	return 0;
+}
+
+/* The tools' lost notice, which a snapshot follows (doc/control.md). */
+static int
+is_lost_notice(const char *json)
+{
+	static const char lost[] = "{\"notice\":\"lost\"";
+
+	return strncmp(json, lost, sizeof(lost) - 1) == 0;
+}
+
 /*
  * Serves one recorded frame; -1 with *why when its contents are bad.
  * A recorded deadlock first brings the model's problems to the same
@@ -201,6 +298,10 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 {
 	char *json;
 
+	/* The attach's TASK_INFO frames come before anything else. */
+	if (c->replay != NULL && type != MSG_TASK_INFO && type != REC_HOST &&
+	    type != MSG_NOTICE && type != REC_SNAPSHOT)
+		c->replay->announce = 0;
 	switch (type) {
 	case MSG_TASK_INFO:
 		return replay_task_info(c, p, len, why);
@@ -211,14 +312,7 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 	case REC_HOST:
 		return replay_host(c, p, len, why);
 	case REC_SNAPSHOT:
-		if (c->replay != NULL && !c->replay->started &&
-		    c->replay->snapshot == NULL) {
-			if ((c->replay->snapshot = malloc(len)) == NULL)
-				fatal("%s", __func__);
-			memcpy(c->replay->snapshot, p, len);
-			c->replay->snapshot_len = len;
-		}
-		return 0;
+		return replay_snapshot(c, p, len);
 	case MSG_PROBLEM:
 	case MSG_NOTICE:
 		if ((json = json_copy(p, len, why)) == NULL)
@@ -229,8 +323,12 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 			state_check(c->state);
 		if (type == MSG_PROBLEM) {
 			coord_tools_send_problem(c, json);
-		} else
+		} else {
+			if (c->replay != NULL && is_lost_notice(json) &&
+			    c->replay->lost_at == 0)
+				c->replay->lost_at = c->replay->frames + 1;
 			coord_notice(c, json);
+		}
 		free(json);
 		return 0;
 	default:
@@ -267,7 +365,7 @@ coord_replay_bye(struct coord_tool *t)
 		    rp->error);
 	else
 		snprintf(reason, sizeof(reason), "the recording ended");
-	coord_frame_text(bufferevent_get_output(t->bev), MSG_BYE, reason);
+	coord_frame_text(coord_tool_out(t), MSG_BYE, reason);
 	t->state = COORD_P_CLOSING;
 }
 
@@ -278,12 +376,17 @@ replay_end(struct coord *c)
 	struct coord_tool *t;
 
 	rp->done = 1;
+	if (rp->lost_at != 0)
+		log_warnx("%s: events were lost at frame %llu and no snapshot "
+		    "follows: the state from there is that of the recorded "
+		    "events alone", rp->path, (unsigned long long)rp->lost_at);
 	if (rp->error[0] != '\0')
 		log_warnx("%s: %s; served the %llu frames before it", rp->path,
 		    rp->error, (unsigned long long)rp->frames);
 	else
-		log_info("%s: served all %llu frames", rp->path,
-		    (unsigned long long)rp->frames);
+		log_info("%s: served all %llu frames; the state was set from "
+		    "%llu snapshots", rp->path, (unsigned long long)rp->frames,
+		    (unsigned long long)rp->resyncs);
 	recfile_close(rp->rf);
 	rp->rf = NULL;
 	/* The model as a live coordinator's last round leaves it. */

@@ -186,14 +186,14 @@ coord_snapshot_send(struct coord *c, struct coord_tool *t)
 	FILE *f;
 
 	if (coord_replay_snapshot(c, &recorded, &len)) {
-		coord_frame_reply(bufferevent_get_output(t->bev), 0, REPLY_OK,
+		coord_frame_reply(coord_tool_out(t), 0, REPLY_OK,
 		    recorded, len);
 		return;
 	}
 	if ((f = open_memstream(&body, &len)) == NULL ||
 	    state_write(c->state, STATE_ALL, 0, f) == -1 || fclose(f) != 0)
 		fatal("%s", __func__);
-	coord_frame_reply(bufferevent_get_output(t->bev), 0, REPLY_OK, body,
+	coord_frame_reply(coord_tool_out(t), 0, REPLY_OK, body,
 	    len);
 	free(body);
 }

@@ -26,6 +26,16 @@
 #include "coord.h"
 #include "log.h"
 #include "paths.h"
+#include "wire.h"
+
+static void	tool_output_cb(struct evbuffer *,
+		    const struct evbuffer_cb_info *, void *);
+
+static void
+tool_forget_output(struct coord_tool *t)
+{
+	evbuffer_remove_cb(bufferevent_get_output(t->bev), tool_output_cb, t);
+}
 
 void
 coord_tool_free(struct coord_tool *t)
@@ -41,8 +51,10 @@ coord_tool_free(struct coord_tool *t)
 	/* A replay serves the recorded notices, not its own tools'. */
 	if (t->state == COORD_P_ACTIVE && !c->finishing && c->replay == NULL)
 		coord_notice_tool(c, t, "detached");
-	if (t->bev != NULL)
+	if (t->bev != NULL) {
+		tool_forget_output(t);
 		bufferevent_free(t->bev);
+	}
 	free(t);
 	if (c->finishing)
 		coord_output_check(c);
@@ -59,6 +71,8 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 	va_end(ap);
 	log_warnx("tool %u (%s): %s; dropping it", t->id,
 	    t->name[0] ? t->name : "no hello yet", msg);
+	/* The connection outlives t to send its error. */
+	tool_forget_output(t);
 	coord_conn_close(t->bev, msg);
 	t->bev = NULL;
 	coord_tool_free(t);
@@ -79,7 +93,7 @@ coord_tools_send(struct coord *c, const void *buf, size_t len)
 		next = TAILQ_NEXT(t, entry);
 		if (t->state != COORD_P_ACTIVE || !t->subscribed)
 			continue;
-		evbuffer_add(bufferevent_get_output(t->bev), buf, len);
+		evbuffer_add(coord_tool_out(t), buf, len);
 		if (t->lossless) {
 			coord_hold_check(c, t);
 			continue;
@@ -93,16 +107,20 @@ coord_tools_send(struct coord *c, const void *buf, size_t len)
 
 /* While t's queue is full: the event it loses, counted per task. */
 static void
-tool_lose(struct coord_tool *t, const struct order_event *ev)
+tool_lose(struct coord_tool *t, const uint8_t *frame)
 {
+	const uint8_t *ev = frame + FRAME_HDR_SIZE;
+	const uint8_t *rec = ev + EVENT_HDR_SIZE;
+	int32_t tid = (int32_t)wire_get32(ev), bytes;
+	uint64_t seq = wire_get64(rec + 4), last = seq;
 	struct coord_lost *l;
-	uint64_t last = ev->rec->seq;
 	size_t i;
 
-	if ((ev->flags & EVENT_LOST) && ev->rec->bytes > 0)
-		last += (uint64_t)ev->rec->bytes - 1;
+	bytes = (int32_t)wire_get32(rec + 36);
+	if ((ev[4] & EVENT_LOST) && bytes > 0)
+		last += (uint64_t)bytes - 1;
 	for (i = 0; i < t->nlost; i++)
-		if (t->lost[i].tid == ev->tid)
+		if (t->lost[i].tid == tid)
 			break;
 	if (i == t->nlost) {
 		if (t->nlost == t->lostcap) {
@@ -113,8 +131,8 @@ tool_lose(struct coord_tool *t, const struct order_event *ev)
 				fatal("%s", __func__);
 		}
 		l = &t->lost[t->nlost++];
-		l->tid = ev->tid;
-		l->first = ev->rec->seq;
+		l->tid = tid;
+		l->first = seq;
 		l->events = 0;
 	}
 	l = &t->lost[i];
@@ -133,29 +151,42 @@ coord_tool_full(struct coord_tool *t)
 	    evbuffer_get_length(bufferevent_get_output(t->bev)));
 }
 
+/* Every EVENT frame of the batch is lost to t. */
+static void
+tool_lose_batch(struct coord_tool *t, const uint8_t *b, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += FRAME_HDR_SIZE + wire_get32(b + off + 4))
+		tool_lose(t, b + off);
+}
+
 /*
- * A slow lossy tool never holds anything up: once c->tool_high bytes
- * wait for it, it gets no more events (nor problems) until its queue
- * has drained to half; then it is told exactly what it lost
- * (tool_resume).  A lossless tool gets every event, and holds the
- * agents back while it is full (coord_hold.c).
+ * The batch to every subscriber, in one piece.  A slow lossy tool
+ * never holds anything up: once c->tool_high bytes wait for it, it gets
+ * no more events (nor problems) until its queue has drained to half;
+ * then it is told exactly what it lost (tool_resume).  A lossless tool
+ * gets every event, and holds the agents back while it is full
+ * (coord_hold.c).
  */
 void
-coord_tools_send_event(struct coord *c, const void *buf, size_t len,
-    const struct order_event *ev)
+coord_batch_flush(struct coord *c)
 {
+	struct coord_batch *b = &c->batch;
 	struct coord_tool *t;
 	struct evbuffer *out;
 
+	if (b->len == 0)
+		return;
 	TAILQ_FOREACH(t, &c->tools, entry) {
 		if (t->state != COORD_P_ACTIVE || !t->subscribed)
 			continue;
 		if (t->full) {
-			tool_lose(t, ev);
+			tool_lose_batch(t, b->buf, b->len);
 			continue;
 		}
 		out = bufferevent_get_output(t->bev);
-		evbuffer_add(out, buf, len);
+		evbuffer_add(out, b->buf, b->len);
 		if (evbuffer_get_length(out) <= c->tool_high)
 			continue;
 		if (t->lossless)
@@ -163,6 +194,39 @@ coord_tools_send_event(struct coord *c, const void *buf, size_t len,
 		else
 			coord_tool_full(t);
 	}
+	b->len = 0;
+}
+
+/*
+ * Released events are framed into one batch, which the subscribers get
+ * in one piece (one copy and one evbuffer call per tool, not per
+ * event): when it is full, at the end of the loop pass that filled it
+ * (ev_batch), and before any other frame to a tool (coord_tool_out),
+ * so that every tool still sees the stream in order.
+ */
+void
+coord_batch_event(struct coord *c, const struct order_event *ev)
+{
+	struct coord_batch *b = &c->batch;
+	size_t n;
+
+	if (b->len + FRAME_HDR_SIZE + EVENT_HDR_SIZE + ev->len > b->size ||
+	    b->len > c->tool_high / 4)
+		coord_batch_flush(c);
+	if (b->len == 0 && c->ev_batch != NULL)
+		event_active(c->ev_batch, EV_TIMEOUT, 0);
+	n = coord_frame_event(b->buf + b->len, b->size - b->len, ev);
+	if (n == 0)
+		log_warnx("event of t%x too large to send", (unsigned)ev->tid);
+	b->len += n;
+}
+
+/* A tool's output, after the events released before this point. */
+struct evbuffer *
+coord_tool_out(struct coord_tool *t)
+{
+	coord_batch_flush(t->coord);
+	return bufferevent_get_output(t->bev);
 }
 
 /*
@@ -177,8 +241,8 @@ coord_tools_send_gone(struct coord *c, int32_t tid)
 
 	TAILQ_FOREACH(t, &c->tools, entry)
 		if (t->state == COORD_P_ACTIVE && t->subscribed && t->record)
-			coord_frame_u32(bufferevent_get_output(t->bev),
-			    MSG_TASK_GONE, (uint32_t)tid);
+			coord_frame_u32(coord_tool_out(t), MSG_TASK_GONE,
+			    (uint32_t)tid);
 }
 
 void
@@ -192,8 +256,8 @@ coord_tools_send_problem(struct coord *c, const char *json)
 		if (t->full)
 			t->lost_problems++;
 		else
-			coord_frame_body(bufferevent_get_output(t->bev),
-			    MSG_PROBLEM, json, strlen(json));
+			coord_frame_body(coord_tool_out(t), MSG_PROBLEM,
+			    json, strlen(json));
 	}
 }
 
@@ -205,6 +269,12 @@ coord_tools_send_problem(struct coord *c, const char *json)
 static void
 tool_resume(struct coord_tool *t)
 {
+	/* The events still in the batch are lost to t too: count them. */
+	coord_batch_flush(t->coord);
+	if (t->nlost == 0 && t->lost_problems == 0) {
+		t->full = 0;	/* it drained before it missed anything */
+		return;
+	}
 	coord_tool_lost(t);
 	if (t->want_snapshot)
 		coord_snapshot_send(t->coord, t);
@@ -219,6 +289,8 @@ coord_tool_lost(struct coord_tool *t)
 	uint64_t total = 0;
 	FILE *fp;
 
+	/* The events still in the batch are lost to t too: count them. */
+	coord_batch_flush(t->coord);
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
 	for (i = 0; i < t->nlost; i++)
@@ -236,7 +308,7 @@ coord_tool_lost(struct coord_tool *t)
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
 	log_info("tool %u (%s) caught up: %s", t->id, t->name, buf);
-	coord_frame_body(bufferevent_get_output(t->bev), MSG_NOTICE, buf, len);
+	coord_frame_body(coord_tool_out(t), MSG_NOTICE, buf, len);
 	free(buf);
 	free(t->lost);
 	t->lost = NULL;
@@ -321,7 +393,7 @@ coord_tool_send_tasks(struct coord_tool *t)
 	struct coord_task *task;
 
 	TAILQ_FOREACH(task, &t->coord->tasks, entry)
-		evbuffer_add(bufferevent_get_output(t->bev), buf,
+		evbuffer_add(coord_tool_out(t), buf,
 		    coord_frame_task_info(buf, task));
 }
 
@@ -402,7 +474,7 @@ tool_request(struct coord_tool *t, const uint8_t *p, size_t len)
 	if (status == REPLY_ERROR)
 		log_info("tool %u (%s): request \"%s\": %.*s", t->id, t->name,
 		    req.text, (int)n, body);
-	coord_frame_reply(bufferevent_get_output(t->bev), req.id,
+	coord_frame_reply(coord_tool_out(t), req.id,
 	    (uint8_t)status, body, n);
 	free(body);
 	return 0;

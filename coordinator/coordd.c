@@ -39,8 +39,9 @@ usage(void)
 {
 	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-H horizon] "
-	    "[-i live-ms] [-l address] [-Q tool-queue-bytes] [-r fd] "
-	    "[-s ring-bytes]\n       [-t exact|compact] [-W lossless-wait-s] "
+	    "[-i live-ms] [-k block-timeout] [-l address] "
+	    "[-Q tool-queue-bytes]\n       [-r fd] [-s ring-bytes] "
+	    "[-t exact|compact] [-W lossless-wait-s] "
 	    "[-z always|remote|never]\n"
 	    "       pmon-coordd -R recording [-dv] [-H horizon] [-Q bytes] "
 	    "[-r fd]\n");
@@ -354,6 +355,7 @@ main(int argc, char *argv[])
 	struct event_config *cfg;
 	struct event_base *base;
 	int algo, ch, verbose = 0;
+	uint64_t block_ns;
 
 	log_init("pmon-coordd", 0);
 	shed_preload(argv);
@@ -362,7 +364,7 @@ main(int argc, char *argv[])
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
 	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
-	while ((ch = getopt(argc, argv, "A:b:C:dH:i:l:NQ:R:r:s:t:vW:z:")) !=
+	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:NQ:R:r:s:t:vW:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 's':
@@ -383,6 +385,13 @@ main(int argc, char *argv[])
 				fatalx("-z %s: always, remote or never", optarg);
 			snprintf(coord.agent_compress,
 			    sizeof(coord.agent_compress), "%s", optarg);
+			break;
+		case 'k':
+			if (capture_block_parse(optarg, &block_ns) == -1 ||
+			    strlen(optarg) >= sizeof(coord.agent_block))
+				fatalx("-k %s: forever, or a whole number of "
+				    "ms or s up to an hour", optarg);
+			strcpy(coord.agent_block, optarg);
 			break;
 		case 'b':
 			agent_arg(coord.agent_buffer, sizeof(coord.agent_buffer),

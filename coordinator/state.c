@@ -35,17 +35,12 @@
 #include "proto.h"
 #include "record.h"
 #include "state.h"
+#include "state_internal.h"
 
 /* Wildcard receives per task that later sends are checked against. */
 #define STATE_WILD_HISTORY	64
 /* Receives one queued message may have overtaken, kept for the check. */
 #define STATE_MSG_CANDS		4
-/*
- * Problems `pmon problems` lists: later ones still go to the tools and
- * the breakpoints as they are found, and are only counted here (a racy
- * program may find one per receive).
- */
-#define STATE_PROBLEMS_KEPT	4096
 /* Runs (packs of one type in a row) a message may have and be checked. */
 #define STATE_PACK_RUNS		32
 
@@ -228,6 +223,12 @@ struct task {
 	uint64_t	 last_seq, first_t, last_t;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
 	uint64_t	 lost;		/* events of lost markers */
+	/*
+	 * Its last seq when the model was set from a snapshot (state_load),
+	 * else 0: what its events up to there are causally after is not
+	 * known, so no check compares their clocks.
+	 */
+	uint64_t	 base;
 	uint64_t	 t_pvm, t_blocked;
 	int		 has_exit_rc;
 	int32_t		 exit_rc;
@@ -252,10 +253,13 @@ struct task {
 	uint8_t		 brk_phase;
 };
 
-/* A problem found: its JSON object and one line for people. */
+/*
+ * A problem found: its JSON object.  The line for people is made from it
+ * when asked for (state_load_problem_text), so that problems a snapshot
+ * brings back read the same.
+ */
 struct problem {
 	char		*json;
-	char		*text;
 };
 
 /* A deadlocked set already reported (sorted tids). */
@@ -284,6 +288,11 @@ struct state {
 	uint64_t	 h_events, h_ns;
 	uint64_t	 now;		/* the latest corrected time seen */
 	uint64_t	 nevents;	/* events seen */
+	/*
+	 * Set from a snapshot, whose times are durations: the next event's
+	 * time places them (retime).
+	 */
+	int		 retime;
 };
 
 /* What a blocked task waits in. */
@@ -329,9 +338,12 @@ call_name(uint8_t call)
 	return n != NULL ? n : "?";
 }
 
-/* A JSON string; bytes outside printable ASCII are escaped. */
-static void
-json_str(FILE *fp, const char *s)
+/*
+ * A JSON string; bytes outside printable ASCII are escaped, each as
+ * \u00XX (state_load reads such strings back as the same bytes).
+ */
+void
+state_json_str(FILE *fp, const char *s)
 {
 	const unsigned char *p;
 
@@ -936,11 +948,11 @@ task_wait(const struct state *s, const struct task *t)
 
 /* --- problems ---------------------------------------------------------- */
 
-/* A problem being written: JSON to fp, the text line to tx. */
+/* A problem being written: its JSON to fp. */
 struct pbuf {
-	FILE		*fp, *tx;
-	char		*buf, *tbuf;
-	size_t		 len, tlen;
+	FILE		*fp;
+	char		*buf;
+	size_t		 len;
 	const char	*kind;
 	int32_t		 tids[STATE_PROBLEM_TIDS];
 	size_t		 ntids;
@@ -959,23 +971,16 @@ pb_discard(struct pbuf *pb)
 {
 	if (pb->fp != NULL)
 		fclose(pb->fp);
-	if (pb->tx != NULL)
-		fclose(pb->tx);
 	free(pb->buf);
-	free(pb->tbuf);
 }
 
 static int
 pb_open(struct pbuf *pb, const char *kind)
 {
 	memset(pb, 0, sizeof(*pb));
-	if ((pb->fp = open_memstream(&pb->buf, &pb->len)) == NULL ||
-	    (pb->tx = open_memstream(&pb->tbuf, &pb->tlen)) == NULL) {
-		pb_discard(pb);
+	if ((pb->fp = open_memstream(&pb->buf, &pb->len)) == NULL)
 		return -1;
-	}
 	fprintf(pb->fp, "{\"kind\":\"%s\"", kind);
-	fprintf(pb->tx, "%-15s ", kind);
 	pb->kind = kind;
 	return 0;
 }
@@ -988,10 +993,9 @@ pb_emit(struct state *s, struct pbuf *pb)
 	int bad;
 
 	fputc('}', pb->fp);
-	bad = ferror(pb->fp) || ferror(pb->tx);
+	bad = ferror(pb->fp);
 	bad |= fclose(pb->fp) != 0;
-	bad |= fclose(pb->tx) != 0;
-	pb->fp = pb->tx = NULL;
+	pb->fp = NULL;
 	if (bad || (s->nproblems < STATE_PROBLEMS_KEPT &&
 	    grow(&s->problems, &s->probcap, s->nproblems + 1,
 	    sizeof(*s->problems)) == -1)) {
@@ -1012,7 +1016,6 @@ pb_emit(struct state *s, struct pbuf *pb)
 	}
 	p = &s->problems[s->nproblems++];
 	p->json = pb->buf;
-	p->text = pb->tbuf;
 	return 0;
 }
 
@@ -1027,8 +1030,6 @@ report_waits_on_exited(struct state *s, const struct task *w,
 	pb_task(&pb, w->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"exited\":%" PRId32
 	    ",\"in\":\"%s\"", w->tid, exited, call_name(w->cur.call));
-	fprintf(pb.tx, "t%x waits in %s on t%x, which exited",
-	    (unsigned)w->tid, call_name(w->cur.call), (unsigned)exited);
 	return pb_emit(s, &pb);
 }
 
@@ -1045,10 +1046,6 @@ report_unreceived(struct state *s, const struct task *t,
 	    ",\"tag\":%" PRId32 ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32
 	    ",\"send\":", t->tid, q->from, q->tag, q->ctx, q->bytes);
 	json_id(pb.fp, q->from, q->seq);
-	fprintf(pb.tx, "t%x exited with a message from t%x unreceived: "
-	    "tag %" PRId32 ", %" PRId32 " B, send t%x:%" PRIu64,
-	    (unsigned)t->tid, (unsigned)q->from, q->tag, q->bytes,
-	    (unsigned)q->from, q->seq);
 	return pb_emit(s, &pb);
 }
 
@@ -1069,10 +1066,6 @@ report_race(struct state *s, const struct task *t, const struct cand *c,
 	fputc(',', pb.fp);
 	json_id(pb.fp, q->from, q->seq);
 	fputc(']', pb.fp);
-	fprintf(pb.tx, "t%x: wildcard receive t%x:%" PRIu64 " got t%x:%"
-	    PRIu64 ", t%x:%" PRIu64 " could have come first",
-	    (unsigned)t->tid, (unsigned)t->tid, c->recv_seq,
-	    (unsigned)c->s1_tid, c->s1_seq, (unsigned)q->from, q->seq);
 	return pb_emit(s, &pb);
 }
 
@@ -1103,14 +1096,6 @@ report_unpack(struct state *s, const struct task *t, const struct record *r,
 		fputs(",\"packed\":null", pb.fp);
 	fprintf(pb.fp, ",\"unpacked\":\"%s\",\"offset\":%" PRIu64,
 	    call_name(r->call), u->offset);
-	fprintf(pb.tx, "t%x: %s at t%x:%" PRIu64 ", %" PRIu64 " B into the "
-	    "message of send t%x:%" PRIu64 " (tag %" PRId32 "), ",
-	    (unsigned)t->tid, call_name(r->call), (unsigned)t->tid, r->seq,
-	    u->offset, (unsigned)u->from, u->send_seq, u->tag);
-	if (run != NULL)
-		fprintf(pb.tx, "where %s was packed", call_name(run->call));
-	else
-		fputs("past its end", pb.tx);
 	return pb_emit(s, &pb);
 }
 
@@ -1465,7 +1450,9 @@ race_check_send(const struct state *s, struct task *t, struct qmsg *q,
 		w = &t->wild[i % STATE_WILD_HISTORY];
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
+		/* s1 before a resync: what the send knew of it is unknown. */
 		if ((a = task_find(s, w->s1_tid)) == NULL ||
+		    w->s1_seq <= a->base ||
 		    task_comp(snd, a->idx) >= w->s1_seq)
 			continue;	/* sent after s1 */
 		cand_add(q, w);
@@ -1488,14 +1475,15 @@ race_check_recv(const struct state *s, struct task *t, const struct wild *w,
 	struct qmsg *q;
 	unsigned seen = 0;
 
-	if ((a = task_find(s, w->s1_tid)) == NULL)
+	/* Sends from before a resync have no clock to compare. */
+	if ((a = task_find(s, w->s1_tid)) == NULL || w->s1_seq <= a->base)
 		return;
 	TAILQ_FOREACH(q, &t->queue, entry) {
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
 		if (++seen > STATE_WILD_HISTORY)
 			break;
-		if ((b = task_find(s, q->from)) == NULL)
+		if ((b = task_find(s, q->from)) == NULL || q->seq <= b->base)
 			continue;
 		if (msg_comp(q, b, a->idx) >= w->s1_seq ||
 		    (b == a ? w->s1_seq : vc_get(s1vc, b->idx)) >= q->seq)
@@ -1997,6 +1985,30 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 	return rv;
 }
 
+/*
+ * After state_load, a task's times are durations (first_t 0, last_t its
+ * life so far): they go on from the first event after the snapshot, as
+ * if the task's last event before it and the begin of the call it is in
+ * had happened then.
+ */
+static void
+retime(struct state *s, uint64_t tc)
+{
+	struct task *t;
+	size_t i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->in_call)
+			t->cur.t = tc;
+		if (t->seen && t->end == TASK_LIVE && t->last_t <= tc) {
+			t->first_t = tc - t->last_t;
+			t->last_t = tc;
+		}
+	}
+	s->retime = 0;
+}
+
 int
 state_event(struct state *s, const struct order_event *ev)
 {
@@ -2004,6 +2016,9 @@ state_event(struct state *s, const struct order_event *ev)
 	struct task *t;
 	uint64_t last = r->seq;
 	int first;
+
+	if (s->retime)
+		retime(s, ev->t_corr);
 
 	/* Runs of events come from one task: skip the hash lookup. */
 	if ((t = s->last) == NULL || t->tid != ev->tid) {
@@ -2180,10 +2195,8 @@ state_free(struct state *s)
 		free(s->hosts[i].arch);
 	}
 	free(s->hosts);
-	for (i = 0; i < s->nproblems; i++) {
+	for (i = 0; i < s->nproblems; i++)
 		free(s->problems[i].json);
-		free(s->problems[i].text);
-	}
 	free(s->problems);
 	for (i = 0; i < s->ndls; i++)
 		free(s->dls[i].tids);
@@ -2488,7 +2501,7 @@ write_wait(FILE *fp, const struct state *s, const struct task *t)
 		    t->cur.peer, t->cur.tag);
 	else {
 		fputs(",\"group\":", fp);
-		json_str(fp, t->cur.group);
+		state_json_str(fp, t->cur.group);
 	}
 	fputc('}', fp);
 }
@@ -2568,7 +2581,6 @@ dl_report(struct state *s, const struct task **comp, size_t n,
     const uint8_t *in, const struct task **walk, long *pos)
 {
 	struct pbuf pb;
-	char w[64];
 	int32_t *tids;
 	size_t i;
 
@@ -2590,19 +2602,15 @@ dl_report(struct state *s, const struct task **comp, size_t n,
 	fputs(",\"tasks\":[", pb.fp);
 	for (i = 0; i < n; i++) {
 		fprintf(pb.fp, "%s%" PRId32, i ? "," : "", tids[i]);
-		fprintf(pb.tx, "%st%x", i ? " " : "", (unsigned)tids[i]);
 		pb_task(&pb, tids[i]);
 	}
 	fputc(']', pb.fp);
 	dl_explain(pb.fp, s, comp, n, in, walk, pos);
 	fputs(",\"waits\":[", pb.fp);
-	fputs(":", pb.tx);
 	for (i = 0; i < n; i++) {
 		if (i)
 			fputc(',', pb.fp);
 		write_wait(pb.fp, s, comp[i]);
-		fprintf(pb.tx, " t%x in %s", (unsigned)comp[i]->tid,
-		    where(s, comp[i], w, sizeof(w)));
 	}
 	fputc(']', pb.fp);
 	return pb_emit(s, &pb) == -1 ? -1 : 1;
@@ -2734,7 +2742,7 @@ write_stopped(FILE *fp, const struct task *t)
 			fprintf(fp, ",\"tag\":%" PRId32, t->brk.tag);
 		if (t->brk.group[0] != '\0') {
 			fputs(",\"group\":", fp);
-			json_str(fp, t->brk.group);
+			state_json_str(fp, t->brk.group);
 		}
 		fputs(",\"event\":", fp);
 		json_id(fp, t->tid, t->brk.seq);
@@ -2756,7 +2764,7 @@ write_blocked(FILE *fp, const struct state *s, const struct task *t)
 		    ",\"ctx\":%" PRId32, t->cur.peer, t->cur.tag, t->cur.ctx);
 	else {
 		fputs(",\"group\":", fp);
-		json_str(fp, t->cur.group);
+		state_json_str(fp, t->cur.group);
 		fprintf(fp, ",\"%s\":%" PRId32, k == WAIT_BARRIER ?
 		    "count" : "root", t->cur.inst);
 	}
@@ -2780,10 +2788,10 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	size_t i;
 
 	fprintf(fp, "{\"tid\":%" PRId32 ",\"host\":", t->tid);
-	json_str(fp, t->host);
+	state_json_str(fp, t->host);
 	fprintf(fp, ",\"pid\":%" PRIu32 ",\"parent\":%" PRId32
 	    ",\"program\":", t->pid, t->parent);
-	json_str(fp, t->program);
+	state_json_str(fp, t->program);
 	fprintf(fp, ",\"state\":\"%s\"", task_state(s, t));
 	write_stopped(fp, t);
 	write_blocked(fp, s, t);
@@ -2813,9 +2821,9 @@ write_hosts(FILE *fp, const struct state *s)
 		h = &s->hosts[i];
 		fprintf(fp, "%s{\"host_tid\":%" PRId32 ",\"name\":",
 		    i ? "," : "", h->tid);
-		json_str(fp, h->name);
+		state_json_str(fp, h->name);
 		fputs(",\"arch\":", fp);
-		json_str(fp, h->arch);
+		state_json_str(fp, h->arch);
 		fprintf(fp, ",\"agent\":\"%s\"}", h->up ? "up" : "down");
 	}
 	fputc(']', fp);
@@ -2852,7 +2860,8 @@ groups_sorted(const struct state *s, size_t *n)
 		return NULL;
 	*n = 0;
 	for (g = s->groups; g != NULL; g = g->next) {
-		qsort(g->m, g->n, sizeof(*g->m), cmp_member);
+		if (g->n > 1)	/* g->m is NULL while it never had one */
+			qsort(g->m, g->n, sizeof(*g->m), cmp_member);
 		if (g->n > 0 || !LIST_EMPTY(&g->eps))
 			v[(*n)++] = g;
 	}
@@ -2889,7 +2898,7 @@ write_groups(FILE *fp, const struct state *s, const struct task **tv,
 	fputs(",\"groups\":[", fp);
 	for (i = 0; i < ng; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
-		json_str(fp, gv[i]->name);
+		state_json_str(fp, gv[i]->name);
 		fputs(",\"members\":[", fp);
 		for (j = 0; j < gv[i]->n; j++)
 			fprintf(fp, "%s{\"tid\":%" PRId32 ",\"inst\":%" PRId32
@@ -3171,7 +3180,7 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 	if (parts & STATE_PROBLEMS) {
 		STATE_SEP();
 		for (i = 0; i < s->nproblems; i++)
-			fprintf(fp, "%s\n", s->problems[i].text);
+			state_load_problem_text(fp, s->problems[i].json);
 		if (s->problems_dropped > 0)
 			fprintf(fp, "... and %" PRIu64 " more, not kept (each "
 			    "was sent to the tools when found)\n",
@@ -3316,6 +3325,25 @@ beyond_horizon(const struct state *s, const struct task *t, uint64_t seq,
 }
 
 /*
+ * Says why (t, seq)'s frontier on u is not known: the model was set from
+ * a snapshot after it (state_load), and knows no clock from before.
+ */
+static void
+before_resync(const struct task *t, uint64_t seq, const struct task *u,
+    char *err, size_t size)
+{
+	if (u == t)
+		snprintf(err, size, "t%x:%" PRIu64 " is older than the snapshot "
+		    "the state was set from after a loss: its frontiers are not "
+		    "known", (unsigned)t->tid, seq);
+	else
+		snprintf(err, size, "t%x:%" PRIu64 ": its past on t%x reaches "
+		    "before the snapshot the state was set from after a loss, "
+		    "where the clocks are not known", (unsigned)t->tid, seq,
+		    (unsigned)u->tid);
+}
+
+/*
  * The frontiers of (t, seq) on the tasks tv into past and future; -1
  * with err when the history does not reach back far enough.
  */
@@ -3327,12 +3355,20 @@ frontier_of(const struct state *s, const struct task *t, uint64_t seq,
 	const struct vclock *vc;
 	size_t i;
 
+	if (seq <= t->base) {
+		before_resync(t, seq, t, err, size);
+		return -1;
+	}
 	if (event_vc(t, seq, &vc) == -1) {
 		beyond_horizon(s, t, seq, t, err, size);
 		return -1;
 	}
 	for (i = 0; i < nt; i++) {
 		past[i] = tv[i] == t ? seq - 1 : vc_get(vc, tv[i]->idx);
+		if (past[i] < tv[i]->base) {
+			before_resync(t, seq, tv[i], err, size);
+			return -1;
+		}
 		if (future_of(tv[i], t, seq, &future[i]) == -1) {
 			beyond_horizon(s, t, seq, tv[i], err, size);
 			return -1;
@@ -3410,4 +3446,275 @@ state_set_horizon(struct state *s, uint64_t events, uint64_t ns)
 	s->h_ns = ns;
 	for (i = 0; i < s->ntasks; i++)
 		hist_prune(s, s->tasks[i]);
+}
+
+/* --- restoring a snapshot (state_load.c) ------------------------------- */
+
+int
+state_has_task(const struct state *s, int32_t tid)
+{
+	const struct task *t = task_find(s, tid);
+
+	return t != NULL && task_shown(t);
+}
+
+struct state *
+state_restore_new(const struct state *s)
+{
+	struct state *ns;
+
+	if ((ns = state_new(s->cb, s->arg)) == NULL)
+		return NULL;
+	ns->h_events = s->h_events;
+	ns->h_ns = s->h_ns;
+	return ns;
+}
+
+/*
+ * The tasks in the order old learnt them, so that what is listed or
+ * looked for in that order (queues, the waits of a deadlock) comes out
+ * as it did before the resync.
+ */
+int
+state_restore_tasks(struct state *s, const struct state *old,
+    const int32_t *tids, size_t n)
+{
+	const struct task *o;
+	size_t i;
+
+	for (i = 0; i < old->ntasks; i++) {
+		o = old->tasks[i];
+		if (!o->retired && bsearch(&o->tid, tids, n, sizeof(*tids),
+		    cmp_tid) != NULL && task_new(s, o->tid) == NULL)
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (task_find(s, tids[i]) == NULL &&
+		    task_new(s, tids[i]) == NULL)
+			return -1;
+	return 0;
+}
+
+/* Where it waits: the begin of its call, at a time retime sets. */
+static void
+restore_call(struct task *t, const struct restore_task *rt)
+{
+	t->in_call = 1;
+	t->cur.call = rt->call;
+	t->cur.seq = rt->since;
+	t->cur.peer = rt->peer;
+	t->cur.tag = rt->tag;
+	t->cur.ctx = rt->ctx;
+	t->cur.inst = rt->inst;
+	memcpy(t->cur.group, rt->group, sizeof(t->cur.group));
+}
+
+int
+state_restore_task(struct state *s, const struct restore_task *rt)
+{
+	struct task *t = task_find(s, rt->tid);
+	size_t i;
+
+	if (t == NULL || set_str(&t->host, rt->host) == -1 ||
+	    set_str(&t->program, rt->program) == -1)
+		return -1;
+	t->registered = 1;
+	t->seen = rt->last_seq > 0;
+	t->parent = rt->parent;
+	t->pid = rt->pid;
+	t->end = rt->end == RESTORE_EXITED ? TASK_EXITED :
+	    rt->end == RESTORE_KILLED ? TASK_KILLED : TASK_LIVE;
+	t->has_exit_rc = rt->has_exit_rc;
+	t->exit_rc = rt->exit_rc;
+	t->calls = rt->calls;
+	t->sent_msgs = rt->sent_msgs;
+	t->sent_bytes = rt->sent_bytes;
+	t->recv_msgs = rt->recv_msgs;
+	t->recv_bytes = rt->recv_bytes;
+	t->last_seq = t->base = rt->last_seq;
+	t->lost = rt->lost;
+	t->t_pvm = rt->pvm;
+	t->t_blocked = rt->blocked;
+	/* Its life so far: computing is last_t - first_t - t_pvm. */
+	t->last_t = rt->computing + rt->pvm;
+	if (rt->call != 0)
+		restore_call(t, rt);
+	/* As listed: a search per child would make a long list quadratic. */
+	if (grow(&t->kids, &t->kidcap, rt->nkids, sizeof(*t->kids)) == -1)
+		return -1;
+	for (i = 0; i < rt->nkids; i++)
+		t->kids[t->nkids++] = rt->kids[i];
+	return 0;
+}
+
+int
+state_restore_message(struct state *s, int32_t to, int32_t from,
+    uint64_t seq, int32_t tag, int32_t ctx, int32_t bytes)
+{
+	struct task *d = task_find(s, to);
+	struct qmsg *q;
+
+	if (d == NULL || (q = calloc(1, sizeof(*q))) == NULL)
+		return -1;
+	q->from = from;
+	q->seq = seq;
+	q->tag = tag;
+	q->ctx = ctx;
+	q->bytes = bytes;
+	TAILQ_INSERT_TAIL(&d->queue, q, entry);
+	d->nqueue++;
+	return 0;
+}
+
+int
+state_has_group(const struct state *s, const char *group)
+{
+	return group_find(s, group) != NULL;
+}
+
+int
+state_restore_group(struct state *s, const char *group)
+{
+	return group_get(s, group) != NULL ? 0 : -1;
+}
+
+int
+state_restore_member(struct state *s, const char *group, int32_t tid,
+    int32_t inst)
+{
+	struct group *g;
+
+	/* state_load lists each member once: no search. */
+	if ((g = group_get(s, group)) == NULL ||
+	    grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m)) == -1)
+		return -1;
+	g->m[g->n].tid = tid;
+	g->m[g->n++].inst = inst;
+	return 0;
+}
+
+int
+state_restore_traffic(struct state *s, int32_t from, int32_t to,
+    uint64_t msgs, uint64_t bytes)
+{
+	struct task *t = task_find(s, from);
+	struct pair *p;
+
+	/* As listed, without a search per pair. */
+	if (t == NULL || grow(&t->pairs, &t->paircap, t->npairs + 1,
+	    sizeof(*t->pairs)) == -1)
+		return -1;
+	p = &t->pairs[t->npairs++];
+	p->to = to;
+	p->msgs = msgs;
+	p->bytes = bytes;
+	return 0;
+}
+
+int
+state_restore_problem(struct state *s, const char *json,
+    const int32_t *deadlock, size_t n)
+{
+	int32_t *tids = NULL;
+
+	if (s->nproblems == STATE_PROBLEMS_KEPT ||
+	    grow(&s->problems, &s->probcap, s->nproblems + 1,
+	    sizeof(*s->problems)) == -1 ||
+	    (n > 0 && grow(&s->dls, &s->dlcap, s->ndls + 1,
+	    sizeof(*s->dls)) == -1))
+		return -1;
+	if (n > 0) {
+		if ((tids = calloc(n, sizeof(*tids))) == NULL)
+			return -1;
+		memcpy(tids, deadlock, n * sizeof(*tids));
+	}
+	if ((s->problems[s->nproblems].json = strdup(json)) == NULL) {
+		free(tids);
+		return -1;
+	}
+	s->nproblems++;
+	if (n > 0) {
+		s->dls[s->ndls].tids = tids;
+		s->dls[s->ndls++].n = n;
+	}
+	return 0;
+}
+
+/*
+ * One episode per group for the tasks blocked in its barrier.  The
+ * snapshot shows who waits, not how many have left already: an episode
+ * whose count the waiters reach is complete (its exits are on their
+ * way), else it still takes entries.  A group listed with neither
+ * members nor waiters has an episode that a task killed inside keeps.
+ */
+static int
+restore_barriers(struct state *s)
+{
+	struct episode *ep;
+	struct group *g;
+	struct task *t;
+	size_t i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (!t->in_call || t->cur.call != PMON_CALL_barrier)
+			continue;
+		if ((g = group_get(s, t->cur.group)) == NULL)
+			return -1;
+		if ((ep = LIST_FIRST(&g->eps)) == NULL) {
+			if ((ep = calloc(1, sizeof(*ep))) == NULL)
+				return -1;
+			ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
+			LIST_INSERT_HEAD(&g->eps, ep, entry);
+		}
+		ep->entered++;
+		t->ep = ep;
+	}
+	for (g = s->groups; g != NULL; g = g->next) {
+		if ((ep = LIST_FIRST(&g->eps)) != NULL) {
+			ep->closed = ep->need > 0 && ep->entered >= ep->need;
+			g->open = ep->closed ? NULL : ep;
+		} else if (g->n == 0) {
+			/* Listed for an episode a killed task keeps. */
+			if ((ep = calloc(1, sizeof(*ep))) == NULL)
+				return -1;
+			ep->closed = 1;
+			LIST_INSERT_HEAD(&g->eps, ep, entry);
+		}
+	}
+	return 0;
+}
+
+int
+state_restore_finish(struct state *s, uint64_t problems_not_kept,
+    char *err, size_t errsize)
+{
+	const struct task *t;
+	size_t i;
+
+	s->problems_dropped = problems_not_kept;
+	if (restore_barriers(s) == -1) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->in_call && task_wait(s, t) == WAIT_NONE) {
+			snprintf(err, errsize, "task %" PRId32 " is blocked in "
+			    "%s, which its groups do not explain", t->tid,
+			    call_name(t->cur.call));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+state_restore_swap(struct state *s, struct state *ns)
+{
+	struct state tmp = *s;
+
+	*s = *ns;
+	*ns = tmp;
+	s->retime = 1;
 }

@@ -85,6 +85,25 @@ int	state_group_members(const struct state *, const char *name,
  */
 size_t	state_check(struct state *);
 
+/*
+ * Sets the model from a snapshot (the JSON state_write writes with
+ * STATE_ALL, doc/state.md): hosts, tasks with their states, counts and
+ * the calls they are blocked in, groups and barriers in progress,
+ * queues, traffic and the problems found, at the snapshot's position.
+ * Events after that position then apply as usual.  What a snapshot does
+ * not carry is unknown from there on, and the checks that would need it
+ * stay silent (doc/state.md, "Resynchronising"): the vector clocks and
+ * histories before it, how queued messages were packed, the wildcard
+ * receives the race checks look back on, members that ended inside a
+ * group, stops.  The JSON is untrusted: -1 with the problem in err when
+ * it is malformed or inconsistent (the model is then unchanged).  The
+ * problems it lists are not passed to the callback again.
+ */
+int	state_load(struct state *, const char *json, size_t len, char *err,
+	    size_t errsize);
+/* Does the model know the task (running or ended)? */
+int	state_has_task(const struct state *, int32_t tid);
+
 /* Parts of the state for state_write. */
 #define STATE_HOSTS	0x01
 #define STATE_TASKS	0x02	/* with spawn tree (parent links) */

@@ -155,6 +155,19 @@ queued(const struct agent *a)
 	    (a->wire != NULL ? evbuffer_get_length(a->wire) : 0);
 }
 
+/*
+ * Whether rings may be drained now.  Without a coordinator, records wait
+ * in the rings for the next one; with a slow one, they wait in the
+ * rings, not in our memory.  Tasks in blocking mode wait with them.
+ */
+int
+agent_may_drain(const struct agent *a)
+{
+	if (a->dump)
+		return 1;
+	return a->coord != NULL && queued(a) < a->high_water;
+}
+
 static void
 timer_cb(int fd, short what, void *arg)
 {
@@ -164,11 +177,9 @@ timer_cb(int fd, short what, void *arg)
 	(void)what;
 	agent_clock_sample();
 	agent_tasks_tick(a);
-	/* No coordinator: records wait in the rings for the next one. */
 	if (!a->dump && a->coord == NULL)
 		return;
-	/* A slow coordinator: records wait in the rings, not in memory. */
-	if (queued(a) < a->high_water)
+	if (agent_may_drain(a))
 		agent_drain_all(a, AGENT_PASS_MAX);
 	agent_output(a);
 }
@@ -355,6 +366,8 @@ agent_exit(struct agent *a, int code)
 		agent_output_sync(a);
 		coord_drain_out(a);
 	}
+	/* Nobody drains the rings from now on: no task may wait for us. */
+	agent_tasks_release(a);
 	if (!a->dump)
 		agent_log_counts(a);
 	agent_unlisten(a);

@@ -147,6 +147,8 @@ struct agent {
 	int			 time_mode;	/* PACK_TIME_* (-t) */
 	size_t			 high_water;	/* -b */
 	unsigned		 live_ms;	/* -i */
+	uint64_t		 block_ns;	/* -k: RING_BLOCK_NEVER, a
+						   timeout or ..._FOREVER */
 	uint8_t			*pack;		/* PROTO_MAX_PAYLOAD bytes */
 	uint8_t			*packt;		/* PROTO_MAX_PAYLOAD bytes */
 	uint64_t		 nrecords;	/* records shipped */
@@ -195,6 +197,7 @@ int	agent_peer_is_local(int fd);
 void	agent_flush(struct agent *, uint32_t id);
 void	agent_output(struct agent *);
 void	agent_output_sync(struct agent *);
+int	agent_may_drain(const struct agent *);
 void	agent_log_counts(const struct agent *);
 int	agent_publish_ring(struct agent *, unsigned long size);
 void	agent_exit(struct agent *, int code) __attribute__((noreturn));
@@ -250,6 +253,7 @@ void	agent_drain_all(struct agent *, size_t max);
 void	agent_tasks_tick(struct agent *);
 void	agent_tasks_hello_pending(struct agent *);
 void	agent_tasks_free(struct agent *);
+void	agent_tasks_release(struct agent *);
 struct agent_task *agent_task_find(struct agent *, int32_t tid);
 int	agent_task_gone(const struct agent_task *);
 int	agent_task_drain(struct agent_task *);

@@ -3,8 +3,10 @@
  * with the ring's memfd, and the rings' lifetimes.
  *
  * A task's socket carries TASK_HELLO, then nothing but TASK_STOPPED (the
- * task stopped itself at a breakpoint: its ring is drained at once); by
- * closing, it tells us that the task is gone.  We send one frame back,
+ * task stopped itself at a breakpoint: its ring is drained at once) and
+ * TASK_FULL (in blocking mode, it waits for room in its ring: drained at
+ * once too, if the coordinator keeps up); by closing, it tells us that
+ * the task is gone.  We send one frame back,
  * TASK_READY, once the task's control page holds the breakpoint table:
  * the task waits for it before it goes on.  A task that misbehaves is
  * logged and dropped (its ring drained a last time); the agent keeps
@@ -110,6 +112,26 @@ task_ring_drain(struct agent_task *t, size_t max, const char **why)
 }
 
 /*
+ * What blocking mode cost the task, from its ring (doc/capture.md): at
+ * its end, like the records it lost.
+ */
+static void
+task_log_waits(const struct agent_task *t)
+{
+	const struct ring_hdr *h = t->ring.hdr;
+	uint64_t n = atomic_load_explicit(&h->waits, memory_order_relaxed);
+
+	if (n == 0)
+		return;
+	log_warnx("task t%x (%s) waited %llu times for room in its ring: "
+	    "%.1f ms in all, %.1f ms at most", (unsigned)t->hello.tid,
+	    t->hello.program, (unsigned long long)n,
+	    (double)atomic_load_explicit(&h->wait_ns, memory_order_relaxed) /
+	    1e6, (double)atomic_load_explicit(&h->wait_max_ns,
+	    memory_order_relaxed) / 1e6);
+}
+
+/*
  * The end of an active task: the last records, then TASK_END.  why is
  * NULL for a normal end (the task closed its socket).  Talking to a
  * coordinator, the task is kept, its ring mapped, until the coordinator
@@ -134,6 +156,7 @@ task_end(struct agent_task *t, const char *why)
 		log_debug("task t%x (%s) ended", (unsigned)t->hello.tid,
 		    t->hello.program);
 	t->end_dropped = ring_dropped(&t->ring);
+	task_log_waits(t);
 	if (connected)
 		agent_frame_task_end(a->out, t->hello.tid, t->end_dropped);
 	if (a->dump)
@@ -205,6 +228,7 @@ task_activate(struct agent_task *t)
 	t->state = TASK_S_ACTIVE;
 	t->hlen = 0;		/* hbuf now takes TASK_STOPPED frames */
 	pack_state_init(&t->pack);
+	ring_set_block(&t->ring, a->block_ns);
 	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
 	log_debug("task t%x (%s, pid %u) registered",
 	    (unsigned)t->hello.tid, t->hello.program, t->hello.pid);
@@ -330,7 +354,33 @@ agent_task_gone(const struct agent_task *t)
 }
 
 /*
- * A complete frame in hbuf after the hello: only TASK_STOPPED is valid.
+ * TASK_FULL: the task waits for room in its ring (blocking mode).  The
+ * ring is drained now rather than at the next tick, unless the
+ * coordinator is behind (agent_may_drain): then the records wait in the
+ * ring, and the task with them, but what we have read already is freed
+ * (a waiting task never waits for an ACK).  Returns 0, or -1 when the
+ * task has been ended.
+ */
+static int
+task_full(struct agent_task *t)
+{
+	const char *why;
+
+	if (!agent_may_drain(t->agent)) {
+		if (ring_relieve(&t->ring))
+			t->relieved++;
+		return 0;
+	}
+	if (task_ring_drain(t, AGENT_PASS_MAX, &why) == -1) {
+		task_end(t, why);
+		return -1;
+	}
+	agent_output(t->agent);
+	return 0;
+}
+
+/*
+ * A complete frame in hbuf after the hello: TASK_STOPPED or TASK_FULL.
  * Returns 0, or -1 when the task has been ended.
  */
 static int
@@ -341,8 +391,15 @@ task_frame(struct agent_task *t)
 	uint64_t seq;
 	const char *why;
 
-	if (frame_hdr_decode(t->hbuf, &h, &why) == -1 ||
-	    agent_parse_task_stopped(t->hbuf + FRAME_HDR_SIZE, h.len, &bp_id,
+	if (frame_hdr_decode(t->hbuf, &h, &why) == -1) {
+		task_end(t, why);
+		return -1;
+	}
+	if (h.type == MSG_TASK_FULL) {
+		t->hlen = 0;
+		return task_full(t);
+	}
+	if (agent_parse_task_stopped(t->hbuf + FRAME_HDR_SIZE, h.len, &bp_id,
 	    &seq, &why) == -1) {
 		task_end(t, why);
 		return -1;
@@ -359,7 +416,8 @@ task_frame(struct agent_task *t)
 
 /*
  * Bytes of the frame after the hello still to read: 0 when it is
- * complete, -1 when its header is bad or not TASK_STOPPED's.
+ * complete, -1 when its header is bad or neither TASK_STOPPED's nor
+ * TASK_FULL's.
  */
 static ssize_t
 frame_want(const struct agent_task *t)
@@ -370,13 +428,13 @@ frame_want(const struct agent_task *t)
 	if (t->hlen < FRAME_HDR_SIZE)
 		return (ssize_t)(FRAME_HDR_SIZE - t->hlen);
 	if (frame_hdr_decode(t->hbuf, &h, &why) == -1 ||
-	    h.type != MSG_TASK_STOPPED)
+	    (h.type != MSG_TASK_STOPPED && h.type != MSG_TASK_FULL))
 		return -1;
 	return (ssize_t)(FRAME_HDR_SIZE + h.len - t->hlen);
 }
 
 /*
- * After the hello: TASK_STOPPED frames, and the end.  Anything else is a
+ * After the hello: TASK_STOPPED and TASK_FULL frames, and the end.  Anything else is a
  * task that misbehaves; like one that is gone, it is ended.  A task that
  * sends frames without end gets a few per turn, as everyone else.
  */
@@ -388,7 +446,8 @@ task_read_frames(struct agent_task *t)
 
 	for (;;) {
 		if ((want = frame_want(t)) == -1) {
-			task_end(t, "sent a frame other than TASK_STOPPED");
+			task_end(t, "sent a frame other than TASK_STOPPED "
+			    "or TASK_FULL");
 			return;
 		}
 		if (want == 0) {
@@ -501,6 +560,7 @@ agent_task_adopt(struct agent *a, int pidfd, struct ring *rg,
 		task_free(t);
 		return -1;
 	}
+	ring_set_block(&t->ring, a->block_ns);
 	ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
 	log_info("task t%x (%s, pid %u) adopted: its ring is read on from "
 	    "byte %llu", (unsigned)h->tid, h->program, h->pid,
@@ -659,6 +719,20 @@ agent_tasks_set_breakpoints(struct agent *a)
 	TAILQ_FOREACH(t, &a->tasks, entry)
 		if (t->state == TASK_S_ACTIVE)
 			ring_ctl_write(t->ring.hdr, a->bps, a->nbp);
+}
+
+/*
+ * The agent leaves: every ring it holds goes back to dropping when
+ * full, and a task waiting for room goes on (ring_release).
+ */
+void
+agent_tasks_release(struct agent *a)
+{
+	struct agent_task *t;
+
+	TAILQ_FOREACH(t, &a->tasks, entry)
+		if (t->ring.hdr != NULL)
+			ring_release(&t->ring);
 }
 
 /* Forgets every task without a word to the coordinator (agent_free). */

@@ -2,7 +2,8 @@
  * pmon-agentd: the per-host agent.
  *
  *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-t exact|compact] [-b BYTES]
- *	    [-i MS] [-R BYTES] [-z always|remote|never] [-c ADDR:PORT]
+ *	    [-i MS] [-R BYTES] [-z always|remote|never] [-k TIMEOUT]
+ *	    [-c ADDR:PORT]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
  * dump mode: no coordinator, every frame is printed on stdout.  -t, -b,
@@ -12,7 +13,9 @@
  * the longest time between two sync flushes, the ring size it
  * publishes for the tasks of its host, and whether its stream is
  * deflated (remote, the default: unless the coordinator is on this
- * host).
+ * host).  -k is blocking mode: it tells every task whose ring it takes
+ * to wait up to TIMEOUT (forever, 500ms, 2s) for room in a full ring
+ * instead of dropping the record.
  *
  * The agent tells the coordinator the virtual machine's secret: the one
  * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
@@ -44,6 +47,9 @@
 
 static struct agent agent;
 
+_Static_assert(CAPTURE_BLOCK_FOREVER == RING_BLOCK_FOREVER,
+    "-k forever is the ring's forever");
+
 /* A decimal number from lo to hi; fatal otherwise (bad start-up). */
 static unsigned long long
 parse_num(const char *opt, const char *s, unsigned long long lo,
@@ -65,7 +71,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: pmon-agentd [-v] [-D] [-O NS] [-s FILE] "
 	    "[-t exact|compact] [-b BYTES] [-i MS] [-R BYTES]\n"
-	    "    [-z always|remote|never] "
+	    "    [-z always|remote|never] [-k TIMEOUT] "
 	    "[-c ADDR:PORT]\n"
 	    "  -t MODE  time encoding of the records (default exact)\n"
 	    "  -b BYTES stop draining rings above this much output\n"
@@ -76,6 +82,8 @@ usage(void)
 	    "           PMON_RING_SIZE (a power of two, 4096-67108864)\n"
 	    "  -z WHEN  deflate the stream always, never, or when the\n"
 	    "           coordinator is on another host (remote, the default)\n"
+	    "  -k TIMEOUT  blocking mode: a task waits up to TIMEOUT for room\n"
+	    "           in its full ring (forever, or e.g. 500ms, 2s)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
@@ -190,9 +198,10 @@ main(int argc, char *argv[])
 	size_t high_water = AGENT_HIGH_WATER;
 	unsigned live_ms = AGENT_LIVE_MS;
 	unsigned long ring_size = 0;
+	uint64_t block_ns = RING_BLOCK_NEVER;
 
 	env_secret = secret_from_env(secret);
-	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:s:t:z:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:k:s:t:z:")) != -1) {
 		switch (ch) {
 		case 'R':
 			ring_size = (unsigned long)parse_num("-R", optarg,
@@ -207,6 +216,11 @@ main(int argc, char *argv[])
 		case 'z':
 			if ((compress = capture_compress_lookup(optarg)) == -1)
 				fatalx("-z %s: always, remote or never", optarg);
+			break;
+		case 'k':
+			if (capture_block_parse(optarg, &block_ns) == -1)
+				fatalx("-k %s: forever, or a whole number of "
+				    "ms or s up to an hour (500ms, 2s)", optarg);
 			break;
 		case 'b':
 			high_water = parse_num("-b", optarg,
@@ -257,6 +271,7 @@ main(int argc, char *argv[])
 	agent.high_water = high_water;
 	agent.live_ms = live_ms;
 	agent.compress = compress;
+	agent.block_ns = block_ns;
 	if (live_ms < AGENT_DRAIN_MS) {
 		/* The drain timer is what notices the live interval. */
 		struct timeval tv = { 0, (suseconds_t)live_ms * 1000 };

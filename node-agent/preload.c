@@ -9,12 +9,15 @@
  * - A task never fails because of pmon: no agent means the ring fills
  *   and drops are counted.  It waits for pmon once, when it registers:
  *   for the agent's TASK_READY (its breakpoint table is in place), at
- *   most TASK_READY_WAIT_MS.
+ *   most TASK_READY_WAIT_MS; and, in blocking mode (pmon start --block),
+ *   whenever its ring is full, for as long as its agent's ring header
+ *   says (ring_wait), without holding the record lock.
  * - Only depth-0 calls are recorded: libpvm3 calls its own public API
  *   through the PLT, and those inner calls are not the application's.
- * - The record path makes no system call and does not allocate: records
- *   are encoded on the stack straight into the ring.  Their times are raw
- *   TSC ticks where that is safe (tsc.h; the agent converts them), else
+ * - The record path makes no system call (but to wait for room in
+ *   blocking mode) and does not allocate: records are encoded on the
+ *   stack straight into the ring.  Their times are raw TSC ticks where
+ *   that is safe (tsc.h; the agent converts them), else
  *   clock_gettime(CLOCK_REALTIME).
  * - The library is inert in pmon's own programs and in any process that
  *   never calls pvm_*.
@@ -45,6 +48,7 @@
 #include "preload.h"
 #include "ring.h"
 #include "task_hello.h"
+#include "wire.h"
 
 #define NSEC		1000000000ULL
 #define RETRY_NS	NSEC		/* between tries to reach the agent */
@@ -227,11 +231,79 @@ ring_ready(void)
 	return ok ? 0 : -1;
 }
 
+/*
+ * ring_wait's bell: TASK_FULL on our socket to the agent, so that it
+ * drains us now.  A frame that does not go out (a full socket, an agent
+ * that is gone) is no loss: the agent drains on its timer anyway.
+ */
+static void
+ring_bell(void *arg)
+{
+	uint8_t frame[TASK_FULL_FRAME];
+	int fd = *(int *)arg;
+
+	if (fd == -1)
+		return;
+	task_full_encode(frame);
+	(void)send(fd, frame, sizeof(frame), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/*
+ * A full ring, under the lock; r took the number st.seq and is encoded
+ * in buf.  Without blocking mode the record is dropped and counted, and
+ * its number is not reused.  In blocking mode (ring_wait) we give the
+ * number back and wait for room without the lock, so that a signal
+ * handler that records meanwhile (or another thread) neither deadlocks
+ * nor spins: its record takes the next number, and ours is numbered
+ * again.  A wait that gives up drops too.
+ */
+static void __attribute__((noinline, cold))
+ring_put_full(struct record *r, const int32_t *peers, uint8_t *buf)
+{
+	size_t len;
+	int fd, rv;
+
+	if (!ring_blocking(&st.ring)) {
+		ring_drop(&st.ring);
+		return;
+	}
+	st.seq--;
+	len = wire_get16(buf);		/* a record starts with its length */
+	for (;;) {
+		fd = st.sock;
+		unlock();
+		rv = ring_wait(&st.ring, len, ring_bell, &fd);
+		lock();
+		if (rv == -1 || st.ring.hdr == NULL)
+			break;
+		r->seq = st.seq + 1;
+		len = record_encode(buf, r, peers);
+		if (ring_try_write(&st.ring, buf, len) == 0) {
+			st.seq++;
+			return;
+		}
+	}
+	r->seq = ++st.seq;
+	if (st.ring.hdr != NULL)
+		ring_drop(&st.ring);
+}
+
+/*
+ * Under the lock: r, with the next number, into the ring; buf has room
+ * for its encoding.  r->seq is the number it took.
+ */
+static inline void
+ring_put(struct record *r, const int32_t *peers, uint8_t *buf)
+{
+	r->seq = ++st.seq;
+	if (ring_try_write(&st.ring, buf, record_encode(buf, r, peers)) != 0)
+		ring_put_full(r, peers, buf);
+}
+
 static void
 emit(struct pcall *c, uint8_t phase, const int32_t *peers, unsigned npeers)
 {
 	uint8_t buf[RECORD_MAX_SIZE];
-	size_t len;
 
 	c->r.phase = phase;
 	c->r.t_ns = record_time();
@@ -241,11 +313,8 @@ emit(struct pcall *c, uint8_t phase, const int32_t *peers, unsigned npeers)
 		peers = NULL;
 	lock();
 	/* No ring: a call that began before a fork ends in the child. */
-	if (st.ring.hdr != NULL) {
-		c->r.seq = ++st.seq;
-		len = record_encode(buf, &c->r, peers);
-		ring_write(&st.ring, buf, len);
-	}
+	if (st.ring.hdr != NULL)
+		ring_put(&c->r, peers, buf);
 	unlock();
 }
 
@@ -334,13 +403,12 @@ bp_stop(struct pcall *c, uint8_t phase)
 		b = c->r;
 		b.call = PMON_CALL_BREAK;
 		b.phase = phase;
-		b.seq = ++st.seq;
 		b.t_ns = t;
 		b.rc = c->r.call;
 		b.inst = (int32_t)hit.id;
 		b.npeers = 0;
 		b.flags = 0;
-		ring_write(&st.ring, buf, record_encode(buf, &b, NULL));
+		ring_put(&b, NULL, buf);
 		fd = st.sock;
 		task_stopped_encode(frame, hit.id, b.seq);
 	}

@@ -8,6 +8,9 @@
  *
  *	u32 bp_id, u64 seq
  *
+ * and TASK_FULL (no payload), when it waits for room in its full ring in
+ * blocking mode (doc/capture.md),
+ *
  * and the one frame the agent sends back, TASK_READY, once the task's
  * control page holds the breakpoint table (the task waits for it),
  *
@@ -113,6 +116,16 @@ task_stopped_encode(uint8_t *out, uint32_t bp_id, uint64_t seq)
 	wire_put32(out + FRAME_HDR_SIZE, bp_id);
 	wire_put64(out + FRAME_HDR_SIZE + 4, seq);
 	return TASK_STOPPED_FRAME;
+}
+
+#define TASK_FULL_FRAME		FRAME_HDR_SIZE
+
+/* Writes the whole TASK_FULL frame into out (TASK_FULL_FRAME bytes). */
+static inline size_t
+task_full_encode(uint8_t *out)
+{
+	frame_hdr_encode(out, MSG_TASK_FULL, 0);
+	return TASK_FULL_FRAME;
 }
 
 #define TASK_READY_LEN		4

@@ -32,24 +32,27 @@ static int	cmd_record(const struct cmd_args *);
 
 static const struct option record_longopts[] = {
 	{ "block", required_argument, NULL, 'Q' },
+	{ "format", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_record_entry = {
-	"record", "-o FILE [-Q bytes]",
+	"record", "-o FILE [-Q bytes] [-F format]",
 	"write the ordered stream to a recording that pmon replay serves",
 	"  -o, --output FILE  the recording (replaced if it exists)\n"
 	"  -Q, --block BYTES  frames per compressed block, in bytes (default\n"
 	"                 65536, 1024 to 4194304): damage to the file loses\n"
 	"                 its block and what follows, never what precedes\n"
+	"  -F, --format N  the recording format: 2 (default), or 1, which\n"
+	"                 pmon replay before format 2 also reads\n"
 	"\nStarted before the program, it records the whole run; started\n"
 	"later, it records from there on, with the state at that point\n"
 	"(doc/recording.md).  Ends with status 0 when the coordinator shuts\n"
 	"down or on SIGINT or SIGTERM, after writing everything that\n"
 	"arrived and the end block; prints a summary line on stderr.\n",
-	"+hQ:o:", record_longopts, 0, 0, cmd_record
+	"+F:hQ:o:", record_longopts, 0, 0, cmd_record
 };
 
 /* A frame that came before the snapshot, written after it. */
@@ -277,6 +280,19 @@ block_size(const char *s, size_t *size)
 	return 0;
 }
 
+static int
+format_version(const char *s, uint16_t *version)
+{
+	*version = RECFILE_VERSION;
+	if (s == NULL)
+		return 0;
+	if (strcmp(s, "1") == 0 || strcmp(s, "2") == 0) {
+		*version = (uint16_t)(s[0] - '0');
+		return 0;
+	}
+	return tool_usage_error("--format %s: not 1 or 2", s);
+}
+
 static void
 make_header(struct recfile_header *h)
 {
@@ -321,11 +337,13 @@ cmd_record(const struct cmd_args *a)
 	const char *path = a->arg['o'];
 	char err[512];
 	size_t bsize, i;
+	uint16_t version;
 	int rv;
 
 	if (path == NULL)
 		return tool_usage_error("-o FILE is required");
-	if (block_size(a->arg['Q'], &bsize) != 0)
+	if (block_size(a->arg['Q'], &bsize) != 0 ||
+	    format_version(a->arg['F'], &version) != 0)
 		return EXIT_USAGE;
 	if ((r.p = pmon_new()) == NULL)
 		return tool_error("out of memory");
@@ -336,6 +354,7 @@ cmd_record(const struct cmd_args *a)
 		return rv;
 	}
 	make_header(&h);
+	h.version = version;
 	if ((r.w = recfile_create(path, &h, bsize, err, sizeof(err))) ==
 	    NULL) {
 		pmon_free(r.p);

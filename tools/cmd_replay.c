@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "horizon.h"
 #include "paths.h"
 #include "pmon-tool.h"
 #include "pmon.h"
@@ -38,14 +39,18 @@ static int	cmd_replay(const struct cmd_args *);
 
 static const struct option replay_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
+	{ "horizon", required_argument, NULL, 'H' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_replay_entry = {
-	"replay", "[-v] [-Q bytes] FILE [-- COMMAND [ARG...]]",
+	"replay", "[-v] [-H horizon] [-Q bytes] FILE [-- COMMAND [ARG...]]",
 	"serve a recording to tools as if it were live",
+	"  -H, --horizon EVENTS[,DURATION]|DURATION|unlimited  how far back\n"
+	"                 pmon frontier answers, as pmon start -H (default\n"
+	"                 each task's last 16384 events; doc/state.md)\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before the\n"
 	"                 replay waits for it (default 8 MiB)\n"
 	"  -v, --verbose  say what the file holds; twice: run pmon-coordd -v\n"
@@ -58,7 +63,7 @@ const struct cmd_entry cmd_replay_entry = {
 	"subscribers get BYE at its end; queries then see the final state.\n"
 	"A damaged file is reported with the offset of the damage; what\n"
 	"comes before it is served (doc/recording.md).\n",
-	"+hQ:v", replay_longopts, 1, -1, cmd_replay
+	"+hH:Q:v", replay_longopts, 1, -1, cmd_replay
 };
 
 /* Reads the whole file once: what it holds, or where it is damaged. */
@@ -96,10 +101,10 @@ replay_scan(const char *path, int verbose)
 /* In the child: pmon-coordd -R with the pipe's write end as -r. */
 static void __attribute__((noreturn))
 replay_exec(const char *coordd, const char *file, int wfd, int foreground,
-    int verbose, const char *queue, int logfd)
+    const struct cmd_args *a, int logfd)
 {
 	char fdarg[16];
-	const char *argv[12];
+	const char *argv[14];
 	int i = 0, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
@@ -115,11 +120,15 @@ replay_exec(const char *coordd, const char *file, int wfd, int foreground,
 	argv[i++] = "pmon-coordd";
 	if (foreground)
 		argv[i++] = "-d";
-	if (verbose)
+	if (a->seen['v'] > 1)
 		argv[i++] = "-v";
-	if (queue != NULL) {
+	if (a->arg['Q'] != NULL) {
 		argv[i++] = "-Q";
-		argv[i++] = queue;
+		argv[i++] = a->arg['Q'];
+	}
+	if (a->arg['H'] != NULL) {
+		argv[i++] = "-H";
+		argv[i++] = a->arg['H'];
 	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
@@ -153,8 +162,7 @@ replay_start(const struct cmd_args *a, int foreground, int logfd)
 	if ((pid = fork()) == -1)
 		return tool_error("fork: %s", strerror(errno)), -1;
 	if (pid == 0)
-		replay_exec(coordd, file, fds[1], foreground,
-		    a->seen['v'] > 1, a->arg['Q'], logfd);
+		replay_exec(coordd, file, fds[1], foreground, a, logfd);
 	close(fds[1]);
 	got = tool_read_ready(fds[0], line, sizeof(line));
 	close(fds[0]);
@@ -316,9 +324,14 @@ static int
 cmd_replay(const struct cmd_args *a)
 {
 	const char *tmp = getenv("PVM_TMP");
+	uint64_t events, ns;
 
 	if (a->argc > 1 && (strcmp(a->argv[1], "--") != 0 || a->argc < 3))
 		return tool_usage_error("after FILE: -- COMMAND [ARG...]");
+	if (a->arg['H'] != NULL && horizon_parse(a->arg['H'], &events,
+	    &ns) == -1)
+		return tool_usage_error("--horizon %s: EVENTS, DURATION (30s, "
+		    "10m, 2h), EVENTS,DURATION or unlimited", a->arg['H']);
 	if (replay_scan(a->argv[0], a->seen['v']) != 0)
 		return EXIT_FAILURE;
 	if (a->argc > 1)

@@ -31,6 +31,7 @@ static int	cmd_start(const struct cmd_args *);
 
 static const struct option start_longopts[] = {
 	{ "agent-buffer", required_argument, NULL, 'B' },
+	{ "block", optional_argument, NULL, 'K' },
 	{ "clock", required_argument, NULL, 'C' },
 	{ "compress", required_argument, NULL, 'Z' },
 	{ "live", required_argument, NULL, 'L' },
@@ -48,7 +49,7 @@ static const struct option start_longopts[] = {
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
 	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
-	"[-H horizon]",
+	"[-H horizon] [--block[=TIMEOUT]]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -73,6 +74,9 @@ const struct cmd_entry cmd_start_entry = {
 	"  -Z, --compress always|remote|never  whether the agents deflate\n"
 	"                 what they send: remote (the default) unless the\n"
 	"                 coordinator is on the agent's own host\n"
+	"  --block[=TIMEOUT]  a task whose ring is full waits for room, up to\n"
+	"                 TIMEOUT (500ms, 2s; default forever), instead of\n"
+	"                 dropping the record (doc/capture.md)\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events, or, for a lossless tool (pmon record,\n"
 	"                 export, trace --lossless), before the agents are\n"
@@ -211,6 +215,7 @@ static int
 capture_check(const struct cmd_args *a)
 {
 	const char *t = a->arg['T'];
+	uint64_t ns;
 
 	if (t != NULL && strcmp(t, "exact") != 0 && strcmp(t, "compact") != 0)
 		return tool_usage_error("--time %s: exact or compact", t);
@@ -233,7 +238,19 @@ capture_check(const struct cmd_args *a)
 		return tool_usage_error("--ring-size %s: not a power of two "
 		    "from %u to %u", a->arg['R'], CAPTURE_RING_MIN,
 		    CAPTURE_RING_MAX);
+	if (a->arg['K'] != NULL && capture_block_parse(a->arg['K'], &ns) == -1)
+		return tool_usage_error("--block=%s: forever, or a whole "
+		    "number of ms or s up to an hour (500ms, 2s)", a->arg['K']);
 	return 0;
+}
+
+/* --block's TIMEOUT as the daemons take it (-k), or NULL without it. */
+static const char *
+block_arg(const struct cmd_args *a)
+{
+	if (!a->seen['K'])
+		return NULL;
+	return a->arg['K'] != NULL ? a->arg['K'] : "forever";
 }
 
 /* In the child: runs the coordinator with the pipe's write end as -r. */
@@ -242,7 +259,7 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
 	static const char opts[] = "CQlTBLRZWH", flags[] = "CQltbiszWH";
 	char fdarg[16], flag[sizeof(opts) - 1][3];
-	const char *argv[4 + 2 * (sizeof(opts) - 1) + 1];
+	const char *argv[6 + 2 * (sizeof(opts) - 1) + 1];
 	size_t k;
 	int i = 0, null;
 
@@ -264,6 +281,10 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 		snprintf(flag[k], sizeof(flag[k]), "-%c", flags[k]);
 		argv[i++] = flag[k];
 		argv[i++] = a->arg[(unsigned char)opts[k]];
+	}
+	if (block_arg(a) != NULL) {
+		argv[i++] = "-k";
+		argv[i++] = block_arg(a);
 	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
@@ -396,8 +417,9 @@ cmd_start(const struct cmd_args *a)
 			printf(" live_ms=%s", a->arg['L']);
 		else
 			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
-		printf(" ring=%s compress=%s\n", a->arg['R'] ? a->arg['R'] :
-		    "default", a->arg['Z'] ? a->arg['Z'] : "remote");
+		printf(" ring=%s compress=%s block=%s\n", a->arg['R'] ?
+		    a->arg['R'] : "default", a->arg['Z'] ? a->arg['Z'] :
+		    "remote", block_arg(a) ? block_arg(a) : "off");
 		printf("tools queue=%s lossless_wait_s=%s\n", a->arg['Q'] ?
 		    a->arg['Q'] : "8388608", a->arg['W'] ? a->arg['W'] : "10");
 	}

@@ -11,11 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "record.h"
 
 /* How often the wait loop looks at the stop flag. */
 #define TRACE_POLL_MS	200
@@ -62,310 +59,145 @@ const struct cmd_entry cmd_trace_entry = {
 	"+hjLsqtS", trace_longopts, 0, 0, cmd_trace
 };
 
+/* The lines written at once; an event line needs far less. */
+#define TRACE_OUT_SIZE	(256 * 1024)
+
 struct trace {
 	int		 json;
 	int		 quiet;
 	int		 tasks;
 	struct summary	*sum;
 	int		 failed;
+	int		 write_errno;	/* why writing failed */
+
+	/*
+	 * Lines not yet written.  They go out when the buffer fills and
+	 * whenever the input is drained, before the trace waits for more:
+	 * a live trace shows each event as soon as nothing else is coming.
+	 */
+	char		*out;
+	size_t		 outlen;
+	size_t		 outsize;
 };
 
-
-enum msg_role { ROLE_NONE, ROLE_SEND, ROLE_RECV };
-
-/* Which message calls send and which receive (src/dst in doc/events.md). */
-static enum msg_role
-msg_role(int call)
-{
-	switch (call) {
-	case PMON_CALL_send:
-	case PMON_CALL_psend:
-	case PMON_CALL_mcast:
-	case PMON_CALL_bcast:
-		return ROLE_SEND;
-	case PMON_CALL_recv:
-	case PMON_CALL_trecv:
-	case PMON_CALL_nrecv:
-	case PMON_CALL_precv:
-	case PMON_CALL_probe:
-		return ROLE_RECV;
-	default:
-		return ROLE_NONE;
-	}
-}
-
 static int
-multi_dest(int call)
+trace_write_failed(struct trace *t)
 {
-	return call == PMON_CALL_mcast || call == PMON_CALL_bcast;
+	t->write_errno = errno;
+	t->failed = 1;
+	return -1;
 }
 
-/* --- JSON ------------------------------------------------------------------ */
-
-static void
-json_set(json_t *o, const char *key, json_t *v)
-{
-	json_object_set_new(o, key, v);
-}
-
-static json_t *
-json_id(int32_t tid, uint64_t seq)
-{
-	return json_sprintf("%d:%llu", tid, (unsigned long long)seq);
-}
-
-static json_t *
-json_tids(const int32_t *tids, unsigned n)
-{
-	json_t *a = json_array();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer(tids[i]));
-	return a;
-}
-
-/* The message fields: src and dst by role, tag, bytes, match. */
-static void
-json_msg(json_t *o, const struct pmon_event *ev, enum msg_role role)
-{
-	if (role == ROLE_SEND) {
-		json_set(o, "src", json_integer(ev->tid));
-		if (multi_dest(ev->call))
-			json_set(o, "dst", json_tids(ev->peers, ev->npeers));
-		else
-			json_set(o, "dst", json_integer(ev->peer));
-	} else {
-		json_set(o, "src", json_integer(ev->peer));
-		json_set(o, "dst", json_integer(ev->tid));
-	}
-	json_set(o, "tag", json_integer(ev->tag));
-	json_set(o, "ctx", json_integer(ev->ctx));
-	json_set(o, "bytes", json_integer(ev->bytes));
-	if (ev->flags & PMON_EV_MATCHED)
-		json_set(o, "match", json_id(ev->match_tid, ev->match_seq));
-	if (ev->flags & PMON_EV_UNMATCHED)
-		json_set(o, "unmatched", json_true());
-	if (ev->flags & PMON_EV_MSG)
-		json_set(o, "msg", json_true());
-}
-
-/* The fields every line has, lost markers included. */
-static json_t *
-json_base(const struct pmon_event *ev)
-{
-	json_t *o = json_object();
-
-	json_set(o, "id", json_id(ev->tid, ev->seq));
-	json_set(o, "tid", json_integer(ev->tid));
-	json_set(o, "host", json_string(ev->task->host));
-	json_set(o, "program", json_string(ev->task->program));
-	json_set(o, "seq", json_integer((json_int_t)ev->seq));
-	json_set(o, "t", json_integer((json_int_t)ev->t_ns));
-	json_set(o, "tc", json_integer((json_int_t)ev->t_corr));
-	if (ev->flags & PMON_EV_INCONSISTENT)
-		json_set(o, "inconsistent", json_true());
-	return o;
-}
-
-/* The event as doc/events.md describes it; the caller owns it. */
-json_t *
-trace_event_json(const struct pmon_event *ev)
-{
-	enum msg_role role = msg_role(ev->call);
-	json_t *o = json_base(ev);
-
-	if (ev->flags & PMON_EV_LOST) {
-		json_set(o, "call", json_string("lost"));
-		json_set(o, "count", json_integer((uint32_t)ev->bytes));
-		return o;
-	}
-	json_set(o, "call", json_string(ev->call_name));
-	json_set(o, "phase", json_string(ev->phase == PMON_PHASE_BEGIN ?
-	    "begin" : "end"));
-	if (ev->phase == PMON_PHASE_END)
-		json_set(o, "rc", json_integer(ev->rc));
-	if (role != ROLE_NONE)
-		json_msg(o, ev, role);
-	else if (ev->peer != -1)
-		json_set(o, "peer", json_integer(ev->peer));
-	if (ev->call == PMON_CALL_spawn && ev->phase == PMON_PHASE_END)
-		json_set(o, "children", json_tids(ev->peers, ev->npeers));
-	if (ev->group[0] != '\0') {
-		json_set(o, "group", json_string(ev->group));
-		if (ev->inst != -1)
-			json_set(o, "inst", json_integer(ev->inst));
-	}
-	return o;
-}
-
+/* Writes the buffered lines to stdout; -1 (and failed) on an error. */
 static int
-print_json(const struct pmon_event *ev)
+trace_flush(struct trace *t)
 {
-	json_t *o = trace_event_json(ev);
-	int rv;
-
-	rv = json_dumpf(o, stdout, JSON_COMPACT);
-	json_decref(o);
-	if (rv == -1 || putchar('\n') == EOF || fflush(stdout) == EOF)
+	if (t->failed)
 		return -1;
+	if ((t->outlen > 0 &&
+	    fwrite(t->out, 1, t->outlen, stdout) != t->outlen) ||
+	    fflush(stdout) == EOF)
+		return trace_write_failed(t);
+	t->outlen = 0;
 	return 0;
 }
 
-/* --- text ------------------------------------------------------------------ */
-
-/* PVM writes tids in hex with a t: t40001. */
-static const char *
-tidstr(int32_t tid, char *buf, size_t size)
+/* Room for need more bytes at the end of the buffer, or NULL. */
+static char *
+trace_room(struct trace *t, size_t need)
 {
-	if (tid == -1)
-		snprintf(buf, size, "any");
-	else
-		snprintf(buf, size, "t%x", (unsigned)tid);
-	return buf;
-}
+	char *n;
 
-static void
-print_tids(const int32_t *tids, unsigned n)
-{
-	char b[16];
-	unsigned i;
-
-	putchar('[');
-	for (i = 0; i < n; i++)
-		printf("%s%s", i ? " " : "", tidstr(tids[i], b, sizeof(b)));
-	putchar(']');
-}
-
-static void
-print_msg_text(const struct pmon_event *ev, enum msg_role role)
-{
-	char a[16], b[16];
-
-	if (role == ROLE_SEND) {
-		printf(" %s -> ", tidstr(ev->tid, a, sizeof(a)));
-		if (multi_dest(ev->call))
-			print_tids(ev->peers, ev->npeers);
-		else
-			printf("%s", tidstr(ev->peer, b, sizeof(b)));
-	} else
-		printf(" %s -> %s", tidstr(ev->peer, a, sizeof(a)),
-		    tidstr(ev->tid, b, sizeof(b)));
-	printf(" tag %d", ev->tag);
-	if (ev->bytes >= 0)	/* -1 at a receive's begin */
-		printf(" %d B", ev->bytes);
-	if (ev->flags & PMON_EV_MATCHED)
-		printf(" match %s:%llu", tidstr(ev->match_tid, a, sizeof(a)),
-		    (unsigned long long)ev->match_seq);
-	if (ev->flags & PMON_EV_UNMATCHED)
-		printf(" unmatched");
-}
-
-static int
-print_text(const struct pmon_event *ev)
-{
-	enum msg_role role = msg_role(ev->call);
-	char id[40], b[16];
-
-	snprintf(id, sizeof(id), "%s:%llu", tidstr(ev->tid, b, sizeof(b)),
-	    (unsigned long long)ev->seq);
-	printf("%-14s %-10s %-10s ", id, ev->task->host, ev->task->program);
-	if (ev->flags & PMON_EV_LOST)
-		printf("LOST %u events", (uint32_t)ev->bytes);
-	else {
-		printf("%-13s %-5s", ev->call_name,
-		    ev->phase == PMON_PHASE_BEGIN ? "begin" : "end");
-		if (role != ROLE_NONE)
-			print_msg_text(ev, role);
-		else if (ev->peer != -1)
-			printf(" peer %s", tidstr(ev->peer, b, sizeof(b)));
-		if (ev->call == PMON_CALL_spawn &&
-		    ev->phase == PMON_PHASE_END) {
-			printf(" children ");
-			print_tids(ev->peers, ev->npeers);
+	if (t->outsize - t->outlen < need && trace_flush(t) == -1)
+		return NULL;
+	if (t->outsize < need) {
+		if ((n = realloc(t->out, need)) == NULL) {
+			trace_write_failed(t);
+			return NULL;
 		}
-		if (ev->group[0] != '\0')
-			printf(" group %s inst %d", ev->group, ev->inst);
-		if (ev->phase == PMON_PHASE_END)
-			printf(" rc %d", ev->rc);
+		t->out = n;
+		t->outsize = need;
 	}
-	return putchar('\n') == EOF ? -1 : 0;
+	return t->out + t->outlen;
 }
 
-/* --- tasks ------------------------------------------------------------------ */
-
-/* A task line ("type":"task"); the caller owns it. */
-json_t *
-trace_task_json(const struct pmon_task *t)
+/* Appends len bytes; what does not fit the buffer goes out directly. */
+static void
+trace_put(struct trace *t, const char *s, size_t len)
 {
-	json_t *o = json_object();
+	char *o;
 
-	json_set(o, "type", json_string("task"));
-	json_set(o, "tid", json_integer(t->tid));
-	json_set(o, "host", json_string(t->host));
-	json_set(o, "program", json_string(t->program));
-	json_set(o, "pid", json_integer(t->pid));
-	json_set(o, "parent", json_integer(t->parent));
-	json_set(o, "spawn_seq", json_integer((json_int_t)t->spawn_seq));
-	return o;
+	if (len >= t->outsize) {
+		if (trace_flush(t) == 0 && fwrite(s, 1, len, stdout) != len)
+			trace_write_failed(t);
+		return;
+	}
+	if ((o = trace_room(t, len)) == NULL)
+		return;
+	memcpy(o, s, len);
+	t->outlen += len;
 }
 
-static int
-print_task_json(const struct pmon_task *t)
+static void
+trace_puts(struct trace *t, const char *s)
 {
-	json_t *o = trace_task_json(t);
-	int rv;
-
-	rv = json_dumpf(o, stdout, JSON_COMPACT);
-	json_decref(o);
-	if (rv == -1 || putchar('\n') == EOF || fflush(stdout) == EOF)
-		return -1;
-	return 0;
+	trace_put(t, s, strlen(s));
 }
 
-static int
-print_task_text(const struct pmon_task *t)
-{
-	char a[16], b[16];
-
-	printf("task %s %s %s pid %u", tidstr(t->tid, a, sizeof(a)), t->host,
-	    t->program, t->pid);
-	if (t->parent > 0)
-		printf(" parent %s", tidstr(t->parent, b, sizeof(b)));
-	if (t->parent > 0 && t->spawn_seq != 0)
-		printf(" spawned at %s:%llu", b,
-		    (unsigned long long)t->spawn_seq);
-	return putchar('\n') == EOF ? -1 : 0;
-}
+/* --- the lines ------------------------------------------------------------ */
 
 static void
 trace_task(const struct pmon_task *task, void *arg)
 {
 	struct trace *t = arg;
-	int rv;
+	char *o;
 
 	if (!t->tasks || t->quiet)
 		return;
-	rv = t->json ? print_task_json(task) : print_task_text(task);
-	if (rv == -1)
-		t->failed = 1;
+	if ((o = trace_room(t, trace_fmt_task_max(task))) == NULL)
+		return;
+	o = t->json ? trace_fmt_task_json(o, task) :
+	    trace_fmt_task_text(o, task);
+	t->outlen = (size_t)(o - t->out);
 }
 
-/* A problem or a notice: a line {"type":TYPE,...} or "TYPE: {...}". */
+static void
+trace_event(const struct pmon_event *ev, void *arg)
+{
+	struct trace *t = arg;
+	char *o;
+
+	if (t->sum != NULL && summary_event(t->sum, ev) == -1)
+		trace_write_failed(t);	/* out of memory */
+	if (t->quiet)
+		return;
+	if ((o = trace_room(t, trace_fmt_event_max(ev))) == NULL)
+		return;
+	o = t->json ? trace_fmt_event_json(o, ev) :
+	    trace_fmt_event_text(o, ev);
+	t->outlen = (size_t)(o - t->out);
+}
+
+/*
+ * A problem or a notice: a line {"type":TYPE,...} or "TYPE: {...}".  The
+ * object is written as far as its first NUL, as printf's %s did.
+ */
 static void
 trace_object(struct trace *t, const char *type, const char *json, size_t len)
 {
-	int rv;
-
 	if (t->quiet || len < 2 || json[0] != '{')
 		return;
-	if (t->json)
-		rv = printf("{\"type\":\"%s\"%s%s\n", type,
-		    len > 2 ? "," : "", json + 1);
-	else
-		rv = printf("%s: %s\n", type, json);
-	if (rv < 0)
-		t->failed = 1;
+	if (t->json) {
+		trace_puts(t, "{\"type\":\"");
+		trace_puts(t, type);
+		trace_puts(t, len > 2 ? "\"," : "\"");
+		trace_puts(t, json + 1);
+	} else {
+		trace_puts(t, type);
+		trace_puts(t, ": ");
+		trace_puts(t, json);
+	}
+	trace_put(t, "\n", 1);
 }
 
 static void
@@ -390,34 +222,32 @@ static void
 trace_snapshot(const char *json, size_t len, void *arg)
 {
 	struct trace *t = arg;
-	int rv;
 
 	(void)len;
 	if (t->quiet)
 		return;
-	if (t->json)
-		rv = printf("{\"type\":\"snapshot\",\"state\":%s}\n", json);
-	else
-		rv = printf("snapshot: %s\n", json);
-	if (rv < 0)
-		t->failed = 1;
+	trace_puts(t, t->json ? "{\"type\":\"snapshot\",\"state\":" :
+	    "snapshot: ");
+	trace_puts(t, json);
+	trace_puts(t, t->json ? "}\n" : "\n");
 }
 
 /* --- the loop -------------------------------------------------------------- */
 
-static void
-trace_event(const struct pmon_event *ev, void *arg)
+/*
+ * Dispatches what the socket has; once it has nothing, writes the lines
+ * and waits.  Returns pmon_wait's result.
+ */
+static int
+trace_step(struct pmon *p, struct trace *t)
 {
-	struct trace *t = arg;
-	int rv = 0;
+	int rv;
 
-	if (t->sum != NULL && summary_event(t->sum, ev) == -1)
-		t->failed = 1;
-	if (t->quiet)
-		return;
-	rv = t->json ? print_json(ev) : print_text(ev);
-	if (rv == -1)
-		t->failed = 1;
+	if ((rv = pmon_wait(p, 0)) != 0)
+		return rv;
+	if (tool_stop || trace_flush(t) == -1)
+		return 0;
+	return pmon_wait(p, TRACE_POLL_MS);
 }
 
 /* Runs until BYE, close, error or a signal; returns the exit status. */
@@ -427,14 +257,16 @@ trace_loop(struct pmon *p, struct trace *t)
 	int rv = 0, i;
 
 	while (!tool_stop && !t->failed)
-		if ((rv = pmon_wait(p, TRACE_POLL_MS)) == -1)
+		if ((rv = trace_step(p, t)) == -1)
 			break;
 	/* Stopped by a signal: what already arrived is still printed. */
 	for (i = 0; rv != -1 && i < TRACE_DRAIN_MAX && !t->failed; i++)
 		if ((rv = pmon_wait(p, 0)) == 0)
 			break;
+	trace_flush(t);
 	if (t->failed)
-		return tool_error("writing the trace: %s", strerror(errno));
+		return tool_error("writing the trace: %s",
+		    strerror(t->write_errno));
 	if (!tool_stop && !pmon_closed(p))
 		return tool_error("%s", pmon_error(p));
 	return 0;
@@ -453,15 +285,19 @@ cmd_trace(const struct cmd_args *a)
 
 	if (a->seen['s'] && (t.sum = summary_new()) == NULL)
 		return tool_error("out of memory");
-	if ((p = pmon_new()) == NULL)
+	if ((p = pmon_new()) == NULL ||
+	    (t.out = malloc(TRACE_OUT_SIZE)) == NULL) {
+		pmon_free(p);
+		summary_free(t.sum);
 		return tool_error("out of memory");
+	}
+	t.outsize = TRACE_OUT_SIZE;
 	if (pmon_connect(p, NULL, "pmon-trace", PMON_SUBSCRIBE |
 	    (a->seen['S'] ? PMON_SNAPSHOT : 0) |
 	    (a->seen['L'] ? PMON_LOSSLESS : 0)) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	pmon_set_callbacks(p, &cb, &t);
 	tool_catch_stop();
 	rv = trace_loop(p, &t);
@@ -473,5 +309,6 @@ cmd_trace(const struct cmd_args *a)
 out:
 	summary_free(t.sum);
 	pmon_free(p);
+	free(t.out);
 	return rv;
 }

@@ -118,8 +118,6 @@ struct web {
 	int			 lost_pending;	/* a snapshot follows a loss */
 	int			 checkpoints;	/* the coordinator gives them */
 	int			 want_checkpoint;
-	int			 asking;	/* in pmon_request */
-	char			*stray;		/* its reply (web_reply_split) */
 	unsigned long long	 dropped;	/* events gone from the ring */
 	unsigned long long	 gap;		/* of them, after its first
 						   snapshot (web_trim) */
@@ -417,36 +415,6 @@ web_event(const struct pmon_event *ev, void *arg)
 }
 
 /*
- * libpmon assembles a request's reply and a snapshot (REPLY id 0) in one
- * buffer: when the snapshot comes right behind the reply, in the same
- * read, the snapshot callback gets both, one after the other, and
- * pmon_request returns an empty reply.  Returns where the snapshot
- * starts in what the callback got while we wait for a reply (0: all of
- * it is the snapshot); web_request takes the part before as its reply.
- * XXX: libpmon should keep them apart; then this finds nothing to split.
- */
-static size_t
-web_reply_split(const char *json, size_t len)
-{
-	json_error_t err;
-	const char *snap;
-	json_t *o;
-	size_t at;
-
-	if (json[0] != '{') {		/* an error's text, then the snapshot */
-		snap = strstr(json, "{\"position\":");
-		return snap != NULL ? (size_t)(snap - json) : 0;
-	}
-	if ((o = json_loadb(json, len, JSON_DISABLE_EOF_CHECK, &err)) == NULL)
-		return 0;
-	json_decref(o);
-	at = (size_t)err.position;
-	while (at < len && strchr(" \t\r\n", json[at]) != NULL)
-		at++;
-	return at < len ? at : 0;
-}
-
-/*
  * The attach snapshot, the one that follows a lost notice, or a
  * breakpoint's: each is the state at this point of the stream, and the
  * page starts over from it there.
@@ -456,16 +424,8 @@ web_snapshot(const char *json, size_t len, void *arg)
 {
 	struct web *w = arg;
 	const char *why = "resync";
-	size_t at;
 
-	if (w->asking && (at = web_reply_split(json, len)) > 0) {
-		free(w->stray);
-		if ((w->stray = strndup(json, at)) == NULL) {
-			web_fail(w);
-			return;
-		}
-		json += at;
-	}
+	(void)len;
 	if (!w->attached)
 		why = "attach";
 	else if (w->lost_pending)
@@ -498,32 +458,15 @@ web_bye(const char *reason, void *arg)
 	web_keep(arg, json_line(o), WEB_OTHER);
 }
 
-/*
- * pmon_request in JSON, with the reply web_snapshot may have taken (see
- * web_reply_split).  On failure *why says why.
- */
+/* pmon_request in JSON; on failure *why says why. */
 static int
 web_request(struct web *w, const char *text, char **reply, size_t *len,
     const char **why)
 {
-	static char reason[1024];
 	int rv;
 
-	w->asking = 1;
 	rv = pmon_request(w->p, text, PMON_JSON, reply, len);
-	w->asking = 0;
 	*why = pmon_error(w->p);
-	if (w->stray != NULL && rv == 0 && *len == 0) {
-		free(*reply);
-		*reply = w->stray;
-		*len = strlen(w->stray);
-		w->stray = NULL;
-	} else if (w->stray != NULL && rv == -1 && !pmon_closed(w->p)) {
-		snprintf(reason, sizeof(reason), "%s", w->stray);
-		*why = reason;
-	}
-	free(w->stray);
-	w->stray = NULL;
 	return rv;
 }
 
@@ -918,7 +861,6 @@ web_free(struct web *w)
 	for (i = 0; i < w->nring; i++)
 		free(web_entry_at(w, i)->line);
 	free(w->ring);
-	free(w->stray);
 }
 
 static int

@@ -11,6 +11,11 @@
  * the file directly rather than through pmon replay needs no
  * coordinator process, no socket and no pacing, and it cannot lose
  * events to a full tool queue.
+ *
+ * The export subscribes as a recorder does (PMON_RECORD), so it learns
+ * when a task ended (TASK_GONE, in stream order): a message is kept
+ * until each of its receivers took it or ended, so what the export holds
+ * is what is in flight, never the whole run.
  */
 #include <errno.h>
 #include <signal.h>
@@ -18,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "export.h"
 #include "pmon-internal.h"
@@ -30,6 +37,12 @@
 #define EXPORT_POLL_MS		200
 #define EXPORT_DRAIN_MAX	1000	/* reads after a stop signal */
 #define EXPORT_HOSTS_MAX	65536
+#define EXPORT_OUT_SIZE		(256 * 1024)
+#define EXPORT_WINDOW_DEFAULT	262144	/* 68 bytes a line: 17 MiB */
+#define EXPORT_WINDOW_MIN	16
+#define EXPORT_WINDOW_MAX	100000000
+#define EXPORT_TCACHE		64	/* a power of two */
+#define XMAP_MIN		256
 #define NS_PER_S		1000000000ULL
 
 static int	cmd_export(const struct cmd_args *);
@@ -39,11 +52,13 @@ static const struct option export_longopts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "input", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "window", required_argument, NULL, 'w' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_export_entry = {
-	"export", "--format=chrome|paje|otf2|shiviz [-i RECORDING] -o OUT",
+	"export", "--format=chrome|paje|otf2|shiviz [-i RECORDING] "
+	"[-w LINES] -o OUT",
 	"write the event stream for other trace viewers",
 	"  -f, --format FMT  chrome: trace-event JSON (Perfetto,\n"
 	"                    chrome://tracing); paje: Paje trace (ViTE,\n"
@@ -53,10 +68,13 @@ const struct cmd_entry cmd_export_entry = {
 	"  -i, --input FILE  read a recording (pmon record) instead of the\n"
 	"                    live stream\n"
 	"  -o, --output OUT  the file to write (\"-\": stdout, not for otf2)\n"
+	"  -w, --window LINES  paje: the most lines held back to put the\n"
+	"                    events in time order (default 262144, 17 MiB;\n"
+	"                    doc/exports.md)\n"
 	"\nLive, it exports from the point it attaches until the coordinator\n"
 	"shuts down, or until SIGINT or SIGTERM; the file is finished either\n"
 	"way.  doc/exports.md describes each format.\n",
-	"+hf:i:o:", export_longopts, 0, 0, cmd_export
+	"+hf:i:o:w:", export_longopts, 0, 0, cmd_export
 };
 
 static const struct export_format *const export_formats[] = {
@@ -80,16 +98,20 @@ struct export {
 	const struct export_format *fmt;
 	const char	*path;
 	FILE		*fp;
+	char		*out;		/* EXPORT_OUT_SIZE bytes */
+	size_t		 outlen;
 	void		*data;
 	struct export_task **tasks;
 	size_t		 ntasks, tasks_size;
 	struct export_host **hosts;
 	size_t		 nhosts, hosts_size;
 	struct xmap	 taskmap;
-	struct xmap	 sends;
+	struct export_task *tcache[EXPORT_TCACHE];	/* by tid's low bits */
+	struct xmap	 sends;		/* messages and spawns waited for */
 	struct xmap	 numbers;	/* tid -> its number + 1 */
 	int32_t		*numbered;	/* number -> tid */
 	size_t		 nnumbers, numbers_size;
+	unsigned	 window;
 	int		 started;
 	uint64_t	 start_ns;
 	int64_t		 last_t;
@@ -131,10 +153,11 @@ xmap_get(const struct xmap *m, int32_t tid, uint64_t seq)
 	return s != NULL ? s->v : NULL;
 }
 
+/* Moves every entry into a table of size slots. */
 static int
-xmap_grow(struct xmap *m)
+xmap_resize(struct xmap *m, size_t size)
 {
-	struct xmap n = { NULL, m->size ? 2 * m->size : 256, 0 };
+	struct xmap n = { NULL, size, 0 };
 	struct xmap_slot *s;
 	size_t i;
 
@@ -158,7 +181,8 @@ xmap_put(struct xmap *m, int32_t tid, uint64_t seq, void *v)
 {
 	struct xmap_slot *s;
 
-	if (2 * (m->n + 1) > m->size && xmap_grow(m) == -1)
+	if (2 * (m->n + 1) > m->size &&
+	    xmap_resize(m, m->size ? 2 * m->size : XMAP_MIN) == -1)
 		return -1;
 	s = xmap_slot(m, tid, seq);
 	if (s->v == NULL)
@@ -167,6 +191,35 @@ xmap_put(struct xmap *m, int32_t tid, uint64_t seq, void *v)
 	s->seq = seq;
 	s->v = v;
 	return 0;
+}
+
+/*
+ * Removes the entry of key, if any, closing the gap by moving later
+ * entries of the same probe run back (no tombstones).  A table that
+ * became mostly empty after a burst shrinks again.
+ */
+static void
+xmap_del(struct xmap *m, int32_t tid, uint64_t seq)
+{
+	struct xmap_slot *s = xmap_slot(m, tid, seq);
+	size_t i, j, k, mask = m->size - 1;
+
+	if (s == NULL || s->v == NULL)
+		return;
+	i = j = (size_t)(s - m->slot);
+	s->v = NULL;
+	m->n--;
+	for (j = (j + 1) & mask; m->slot[j].v != NULL; j = (j + 1) & mask) {
+		k = xmap_hash(m->slot[j].tid, m->slot[j].seq, m->size);
+		/* j stays when its home k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		m->slot[i] = m->slot[j];
+		m->slot[j].v = NULL;
+		i = j;
+	}
+	if (m->size > XMAP_MIN && 8 * m->n < m->size)
+		xmap_resize(m, m->size / 2);	/* on failure it stays */
 }
 
 /* Makes room for element n of *arrp, an array of size elements. */
@@ -186,12 +239,6 @@ grow(void *arrp, size_t *size, size_t n, size_t elem)
 }
 
 /* --- what formats use --------------------------------------------------- */
-
-FILE *
-export_file(struct export *x)
-{
-	return x->fp;
-}
 
 const char *
 export_path(struct export *x)
@@ -253,6 +300,37 @@ export_start_ns(struct export *x)
 	return x->start_ns;
 }
 
+unsigned
+export_window(struct export *x)
+{
+	return x->window;
+}
+
+int64_t
+export_horizon(struct export *x)
+{
+	const struct export_task *t;
+	const struct export_send *s;
+	int64_t h = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < x->ntasks; i++) {
+		t = x->tasks[i];
+		if (!t->gone && t->events > 0 && t->last_t < h)
+			h = t->last_t;
+	}
+	for (i = 0; i < x->sends.size; i++)
+		if ((s = x->sends.slot[i].v) != NULL && !s->loose && s->t < h)
+			h = s->t;
+	return h;
+}
+
+size_t
+export_inflight(struct export *x)
+{
+	return x->sends.size;
+}
+
 /*
  * A number for every tid a format names, tasks and message partners
  * alike, in the order they are first asked for: a receiver can be named
@@ -302,6 +380,19 @@ export_fail(struct export *x, const char *fmt, ...)
 	return -1;
 }
 
+/* A warning on stderr about the file being written; the export goes on. */
+void
+export_warn(struct export *x, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	tool_error("%s: %s", x->path, msg);
+}
+
 int
 export_is_send(int call)
 {
@@ -330,6 +421,131 @@ export_tidstr(int32_t tid, char *buf, size_t size)
 {
 	snprintf(buf, size, "t%x", (unsigned)tid);
 	return buf;
+}
+
+/* --- the output --------------------------------------------------------- */
+
+static int
+export_out_flush(struct export *x)
+{
+	if (x->outlen > 0 && fwrite(x->out, 1, x->outlen, x->fp) !=
+	    x->outlen)
+		return export_fail(x, "%s", strerror(errno));
+	x->outlen = 0;
+	return 0;
+}
+
+char *
+export_reserve(struct export *x, size_t n)
+{
+	if (x->out == NULL || n > EXPORT_RESERVE_MAX) {
+		export_fail(x, "no room for %zu bytes of output", n);
+		return NULL;
+	}
+	if (EXPORT_OUT_SIZE - x->outlen < n && export_out_flush(x) == -1)
+		return NULL;
+	return x->out + x->outlen;
+}
+
+void
+export_commit(struct export *x, char *end)
+{
+	x->outlen = (size_t)(end - x->out);
+}
+
+int
+export_write(struct export *x, const void *buf, size_t len)
+{
+	const char *b = buf;
+	size_t n;
+	char *p;
+
+	while (len > 0) {
+		n = len < EXPORT_RESERVE_MAX ? len : EXPORT_RESERVE_MAX;
+		if ((p = export_reserve(x, n)) == NULL)
+			return -1;
+		export_commit(x, export_put(p, b, n));
+		b += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Two decimal digits at a time: half the divisions of one at a time. */
+static const char export_digits[] =
+	    "0001020304050607080910111213141516171819"
+	    "2021222324252627282930313233343536373839"
+	    "4041424344454647484950515253545556575859"
+	    "6061626364656667686970717273747576777879"
+	    "8081828384858687888990919293949596979899";
+
+char *
+export_put_u64(char *p, uint64_t v)
+{
+	uint64_t m = 10;
+	unsigned r, n = 1;
+	char *q;
+
+	while (n < 20 && v >= m) {
+		n++;
+		m *= 10;
+	}
+	/* Written from the end back, two digits at a time. */
+	for (q = p + n; v >= 100; v /= 100) {
+		r = (unsigned)(v % 100);
+		q -= 2;
+		memcpy(q, export_digits + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, export_digits + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return p + n;
+}
+
+char *
+export_put_i64(char *p, int64_t v)
+{
+	if (v >= 0)
+		return export_put_u64(p, (uint64_t)v);
+	*p++ = '-';
+	return export_put_u64(p, -(uint64_t)v);
+}
+
+char *
+export_put_fixed(char *p, int64_t v, uint64_t div, int digits)
+{
+	uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v, f;
+	int i;
+
+	if (v < 0)
+		*p++ = '-';
+	p = export_put_u64(p, a / div);
+	*p++ = '.';
+	f = a % div;
+	for (i = digits; i >= 2; i -= 2) {
+		memcpy(p + i - 2, export_digits + 2 * (f % 100), 2);
+		f /= 100;
+	}
+	if (i == 1)
+		p[0] = (char)('0' + f % 10);
+	return p + digits;
+}
+
+char *
+export_put_hex(char *p, uint32_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char tmp[8];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = hex[v & 0xf];
+		v >>= 4;
+	} while (v != 0);
+	while (n > 0)
+		*p++ = tmp[--n];
+	return p;
 }
 
 /* --- tasks and hosts ---------------------------------------------------- */
@@ -369,11 +585,15 @@ nomem:
 static struct export_task *
 export_task_get(struct export *x, const struct pmon_task *pt)
 {
-	struct export_task *t;
+	struct export_task *t, **c;
 	int new_host;
 
+	/* Every event asks: most find their task here. */
+	c = &x->tcache[(uint32_t)pt->tid & (EXPORT_TCACHE - 1)];
+	if (*c != NULL && (*c)->tid == pt->tid)
+		return *c;
 	if ((t = xmap_get(&x->taskmap, pt->tid, 0)) != NULL)
-		return t;
+		return *c = t;
 	if (grow(&x->tasks, &x->tasks_size, x->ntasks,
 	    sizeof(*x->tasks)) == -1 ||
 	    (t = calloc(1, sizeof(*t))) == NULL)
@@ -408,19 +628,32 @@ export_on_task(const struct pmon_task *pt, void *arg)
 		export_task_get(x, pt);
 }
 
-/* --- events ------------------------------------------------------------- */
+/* --- messages and spawns in flight ------------------------------------- */
 
-/* A send's or a spawn's begin, for the receive or the child that follows. */
+static void
+export_send_free(struct export *x, struct export_send *s)
+{
+	xmap_del(&x->sends, s->tid, s->seq);
+	free(s->wait);
+	free(s->data);
+	free(s);
+}
+
+/*
+ * A message or a spawn's begin, for the receives or the children that
+ * follow.  A damaged recording may repeat an event: its entry is reused.
+ */
 static struct export_send *
 export_send_add(struct export *x, const struct export_task *t,
     const struct pmon_event *ev, int64_t tm)
 {
 	struct export_send *s;
 
-	/* A damaged recording may repeat an event: its entry is reused. */
 	if ((s = xmap_get(&x->sends, ev->tid, ev->seq)) != NULL) {
 		free(s->data);
 		s->data = NULL;
+		s->nwait = 0;
+		s->loose = 0;
 	} else if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    xmap_put(&x->sends, ev->tid, ev->seq, s) == -1) {
 		free(s);
@@ -431,8 +664,133 @@ export_send_add(struct export *x, const struct export_task *t,
 	s->seq = ev->seq;
 	s->t = tm;
 	s->task = t;
+	s->spawn = ev->call == PMON_CALL_spawn;
+	s->at_end = ev->phase == PMON_PHASE_END;
+	s->closed = !s->spawn;
 	return s;
 }
+
+/*
+ * Adds a receiver (a child) to wait for: once, never the sender itself
+ * (PVM delivers no message to it), and never a task that ended.
+ */
+static int
+export_send_wait(struct export *x, struct export_send *s, int32_t tid)
+{
+	const struct export_task *t = export_task_of(x, tid);
+	unsigned i, size;
+	int32_t *w;
+
+	if (tid <= 0 || (tid == s->tid && !s->spawn) ||
+	    (t != NULL && t->gone))
+		return 0;
+	for (i = 0; i < s->nwait; i++)
+		if (s->wait[i] == tid)
+			return 0;
+	if (s->nwait == s->waitsize) {
+		size = s->waitsize ? 2 * s->waitsize : 1;
+		if ((w = reallocarray(s->wait, size, sizeof(*w))) == NULL)
+			return export_fail(x, "out of memory");
+		s->wait = w;
+		s->waitsize = size;
+	}
+	s->wait[s->nwait++] = tid;
+	return 0;
+}
+
+/* The receivers of a message, at the event that sent it. */
+static int
+export_send_dests(struct export *x, struct export_send *s,
+    const struct pmon_event *ev)
+{
+	unsigned i;
+
+	if (ev->call == PMON_CALL_send || ev->call == PMON_CALL_psend)
+		return export_send_wait(x, s, ev->peer);
+	for (i = 0; i < ev->npeers; i++)
+		if (export_send_wait(x, s, ev->peers[i]) == -1)
+			return -1;
+	return 0;
+}
+
+/* tid got the message, or the child started, or either ended. */
+static void
+export_send_unwait(struct export_send *s, int32_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nwait; i++) {
+		if (s->wait[i] == tid) {
+			s->wait[i] = s->wait[--s->nwait];
+			return;
+		}
+	}
+}
+
+/* After the event that used s: it goes when nothing else is waited for. */
+static void
+export_send_settle(struct export *x, struct export_send *s)
+{
+	if (s != NULL && s->closed && s->nwait == 0)
+		export_send_free(x, s);
+}
+
+/*
+ * Task t ended: no message waits for it any more, and its unfinished
+ * spawns (killed inside pvm_spawn) wait for no child.  The entries to
+ * free are collected first: freeing moves entries of the table.
+ */
+static int
+export_sends_gone(struct export *x, const struct export_task *t)
+{
+	struct export_send *s, **dead = NULL;
+	size_t i, n = 0, size = 0;
+	int rv = 0;
+
+	for (i = 0; i < x->sends.size; i++) {
+		if ((s = x->sends.slot[i].v) == NULL)
+			continue;
+		if (s->spawn && s->tid == t->tid)
+			s->closed = 1;
+		export_send_unwait(s, t->tid);
+		if (!s->closed || s->nwait > 0)
+			continue;
+		if (grow(&dead, &size, n, sizeof(*dead)) == -1) {
+			rv = export_fail(x, "out of memory");
+			break;
+		}
+		dead[n++] = s;
+	}
+	for (i = 0; i < n; i++)
+		export_send_free(x, dead[i]);
+	free(dead);
+	return rv;
+}
+
+/*
+ * A loss: the messages sent to tid (0: to anyone) before t may have been
+ * taken by a receive that was lost, so they no longer hold the horizon.
+ * They stay until received or their receiver ends.
+ */
+static void
+export_loosen(struct export *x, int32_t tid, int64_t t)
+{
+	struct export_send *s;
+	size_t i;
+	unsigned j;
+
+	for (i = 0; i < x->sends.size; i++) {
+		if ((s = x->sends.slot[i].v) == NULL || s->spawn || s->t >= t)
+			continue;
+		for (j = 0; j < s->nwait && tid != 0; j++)
+			if (s->wait[j] == tid)
+				break;
+		if (tid == 0 || j < s->nwait)
+			s->loose = 1;
+	}
+}
+
+/* --- events ------------------------------------------------------------- */
 
 static int
 export_close_open(struct export *x, struct export_task *t)
@@ -460,6 +818,72 @@ export_time(struct export *x, uint64_t tc)
 	return (int64_t)(tc - x->start_ns);
 }
 
+/* The event that carries a message: a send's begin, a pvm_bcast's end. */
+static int
+export_is_message(const struct pmon_event *ev)
+{
+	if (ev->call == PMON_CALL_bcast)
+		return ev->phase == PMON_PHASE_END;
+	return export_is_send(ev->call) && ev->phase == PMON_PHASE_BEGIN;
+}
+
+/* A receive that took its message (a probe only looks at it). */
+static int
+export_takes(const struct pmon_event *ev)
+{
+	return export_is_recv(ev->call) && ev->call != PMON_CALL_probe &&
+	    (ev->flags & PMON_EV_MATCHED);
+}
+
+/* Makes the entry of a message or a spawn, with whom it waits for. */
+static int
+export_self(struct export *x, const struct export_task *t,
+    struct export_event *e)
+{
+	const struct pmon_event *ev = e->ev;
+
+	if (export_is_message(ev)) {
+		if ((e->self = export_send_add(x, t, ev, e->t)) == NULL)
+			return -1;
+		return export_send_dests(x, e->self, ev);
+	}
+	if (ev->call == PMON_CALL_spawn && ev->phase == PMON_PHASE_BEGIN &&
+	    (e->self = export_send_add(x, t, ev, e->t)) == NULL)
+		return -1;
+	return 0;
+}
+
+/*
+ * A spawn's end names the children: its begin's entry waits for those
+ * that have not started yet.  A failed send's end: the message never
+ * left (the coordinator took it back), so nobody waits for it.
+ */
+static int
+export_call_ended(struct export *x, const struct export_call *begin,
+    const struct pmon_event *ev)
+{
+	struct export_send *s;
+	const struct export_task *c;
+	unsigned i;
+
+	if (begin == NULL || (ev->call != PMON_CALL_spawn &&
+	    (!export_is_send(ev->call) || ev->call == PMON_CALL_bcast)) ||
+	    (s = xmap_get(&x->sends, ev->tid, begin->seq)) == NULL)
+		return 0;
+	if (ev->call == PMON_CALL_spawn && s->spawn) {
+		for (i = 0; i < ev->npeers; i++) {
+			c = export_task_of(x, ev->peers[i]);
+			if ((c == NULL || c->events == 0) &&
+			    export_send_wait(x, s, ev->peers[i]) == -1)
+				return -1;
+		}
+		s->closed = 1;
+	} else if (!s->spawn && ev->rc < 0)
+		s->nwait = 0;
+	export_send_settle(x, s);
+	return 0;
+}
+
 static int
 export_begin_call(struct export *x, struct export_task *t,
     struct export_event *e)
@@ -468,11 +892,11 @@ export_begin_call(struct export *x, struct export_task *t,
 
 	if (export_close_open(x, t) == -1)
 		return -1;
-	if ((export_is_send(ev->call) || ev->call == PMON_CALL_spawn) &&
-	    (e->self = export_send_add(x, t, ev, e->t)) == NULL)
+	if (export_self(x, t, e) == -1)
 		return -1;
 	if (x->fmt->event(x, e) == -1)
 		return -1;
+	export_send_settle(x, e->self);
 	t->cur.open = 1;
 	t->cur.call = ev->call;
 	t->cur.call_name = record_call_name((unsigned)ev->call);
@@ -486,46 +910,80 @@ export_end_call(struct export *x, struct export_task *t,
     struct export_event *e)
 {
 	const struct pmon_event *ev = e->ev;
-	int rv;
+	struct export_send *got = NULL;
 
 	if (t->cur.open && t->cur.call == ev->call)
 		e->begin = &t->cur;
 	else if (export_close_open(x, t) == -1)
 		return -1;
 	if (export_is_recv(ev->call) && (ev->flags & PMON_EV_MATCHED))
-		e->send = xmap_get(&x->sends, ev->match_tid, ev->match_seq);
-	rv = x->fmt->event(x, e);
+		e->send = got = xmap_get(&x->sends, ev->match_tid,
+		    ev->match_seq);
+	if (export_self(x, t, e) == -1 || x->fmt->event(x, e) == -1)
+		return -1;
+	export_send_settle(x, e->self);
+	if (got != NULL && export_takes(ev)) {
+		export_send_unwait(got, ev->tid);
+		export_send_settle(x, got);
+	}
+	if (export_call_ended(x, e->begin, ev) == -1)
+		return -1;
 	t->cur.open = 0;
-	return rv;
+	return 0;
 }
 
+static int
+export_event_kind(struct export *x, struct export_task *t,
+    struct export_event *e)
+{
+	const struct pmon_event *ev = e->ev;
+
+	if (ev->flags & PMON_EV_LOST) {
+		if (export_close_open(x, t) == -1)
+			return -1;
+		export_loosen(x, t->tid, e->t);
+		return x->fmt->event(x, e);
+	}
+	/* A stop at a breakpoint is a marker, inside or between calls. */
+	if (ev->call == PMON_CALL_BREAK)
+		return x->fmt->event(x, e);
+	if (ev->phase == PMON_PHASE_BEGIN)
+		return export_begin_call(x, t, e);
+	return export_end_call(x, t, e);
+}
+
+/*
+ * One event.  A task's first one follows its parent's spawn, which then
+ * waits for one child less.  Nothing of a task follows its end (the
+ * coordinator sends nothing after TASK_GONE): a damaged recording's
+ * stray events are ignored.
+ */
 static int
 export_event_do(struct export *x, const struct pmon_event *ev)
 {
 	struct export_event e = { .ev = ev };
+	struct export_send *spawn = NULL;
 	struct export_task *t;
 
 	if ((t = export_task_get(x, ev->task)) == NULL)
 		return -1;
+	if (t->gone)
+		return 0;
 	e.task = t;
 	e.t = export_time(x, ev->t_corr);
 	if (t->events == 0 && t->parent > 0 && t->spawn_seq != 0)
-		e.spawn = xmap_get(&x->sends, t->parent, t->spawn_seq);
+		e.spawn = spawn = xmap_get(&x->sends, t->parent, t->spawn_seq);
 	t->events++;
 	t->last_t = e.t;
 	if (e.t > x->last_t)
 		x->last_t = e.t;
-	if (ev->flags & PMON_EV_LOST) {
-		if (export_close_open(x, t) == -1)
-			return -1;
-		return x->fmt->event(x, &e);
+	if (export_event_kind(x, t, &e) == -1)
+		return -1;
+	if (spawn != NULL) {
+		export_send_unwait(spawn, t->tid);
+		export_send_settle(x, spawn);
 	}
-	/* A stop at a breakpoint is a marker, inside or between calls. */
-	if (ev->call == PMON_CALL_BREAK)
-		return x->fmt->event(x, &e);
-	if (ev->phase == PMON_PHASE_BEGIN)
-		return export_begin_call(x, t, &e);
-	return export_end_call(x, t, &e);
+	return 0;
 }
 
 static void
@@ -535,6 +993,59 @@ export_on_event(const struct pmon_event *ev, void *arg)
 
 	if (!x->failed)
 		export_event_do(x, ev);
+}
+
+/* TASK_GONE: the task ended and its last event came. */
+static int
+export_gone(struct export *x, int32_t tid)
+{
+	struct export_task *t = xmap_get(&x->taskmap, tid, 0);
+	struct export_send *spawn;
+
+	if (t == NULL || t->gone)
+		return 0;
+	t->gone = 1;
+	/* A child that never started: its spawn waits no more. */
+	if (t->events == 0 && t->parent > 0 && t->spawn_seq != 0 &&
+	    (spawn = xmap_get(&x->sends, t->parent, t->spawn_seq)) != NULL) {
+		export_send_unwait(spawn, tid);
+		export_send_settle(x, spawn);
+	}
+	if (export_sends_gone(x, t) == -1)
+		return -1;
+	return x->fmt->gone != NULL ? x->fmt->gone(x, t) : 0;
+}
+
+/*
+ * A "lost" notice: this tool's queue was full and the coordinator
+ * dropped its events for a while (doc/control.md).  What was in flight
+ * may have been received in the gap.
+ */
+static void
+export_on_notice(const char *json, size_t len, void *arg)
+{
+	struct export *x = arg;
+	const char *kind = NULL;
+	json_t *j;
+
+	if (x->failed || (j = json_loadb(json, len, 0, NULL)) == NULL)
+		return;
+	if (json_unpack(j, "{s:s}", "notice", &kind) == 0 &&
+	    strcmp(kind, "lost") == 0)
+		export_loosen(x, 0, INT64_MAX);
+	json_decref(j);
+}
+
+static void
+export_on_frame(int type, const void *payload, size_t len, void *arg)
+{
+	struct export *x = arg;
+	const uint8_t *p = payload;
+
+	if (x->failed || type != MSG_TASK_GONE || len != 4)
+		return;
+	export_gone(x, (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3]));
 }
 
 /* --- sources ------------------------------------------------------------ */
@@ -626,6 +1137,7 @@ export_format_find(const char *name)
 static void
 export_free(struct export *x)
 {
+	struct export_send *s;
 	size_t i;
 
 	for (i = 0; i < x->ntasks; i++) {
@@ -640,15 +1152,17 @@ export_free(struct export *x)
 	}
 	free(x->hosts);
 	for (i = 0; i < x->sends.size; i++) {
-		if (x->sends.slot[i].v == NULL)
+		if ((s = x->sends.slot[i].v) == NULL)
 			continue;
-		free(((struct export_send *)x->sends.slot[i].v)->data);
-		free(x->sends.slot[i].v);
+		free(s->wait);
+		free(s->data);
+		free(s);
 	}
 	free(x->sends.slot);
 	free(x->taskmap.slot);
 	free(x->numbers.slot);
 	free(x->numbered);
+	free(x->out);
 }
 
 /* Ends every open call, then the format. */
@@ -673,6 +1187,8 @@ export_open_output(struct export *x)
 			    "-o DIR");
 		return 0;
 	}
+	if ((x->out = malloc(EXPORT_OUT_SIZE)) == NULL)
+		return tool_error("out of memory");
 	if (strcmp(x->path, "-") == 0)
 		x->fp = stdout;
 	else if ((x->fp = fopen(x->path, "w")) == NULL)
@@ -687,7 +1203,8 @@ export_close_output(struct export *x)
 
 	if (x->fp == NULL)
 		return 0;
-	if (ferror(x->fp) || fflush(x->fp) == EOF)
+	if (export_out_flush(x) == -1 || ferror(x->fp) ||
+	    fflush(x->fp) == EOF)
 		rv = -1;
 	if (x->fp != stdout && fclose(x->fp) == EOF)
 		rv = -1;
@@ -697,11 +1214,40 @@ export_close_output(struct export *x)
 	return 0;
 }
 
+/* The command line: format, output, window. */
+static int
+export_args(struct export *x, const struct cmd_args *a)
+{
+	char *end;
+	long n;
+
+	if (a->arg['f'] == NULL)
+		return tool_usage_error("no --format given");
+	if ((x->fmt = export_format_find(a->arg['f'])) == NULL)
+		return tool_usage_error("unknown format '%s' (chrome, paje, "
+		    "otf2 or shiviz)", a->arg['f']);
+	if ((x->path = a->arg['o']) == NULL)
+		return tool_usage_error("no -o OUT given");
+	x->window = EXPORT_WINDOW_DEFAULT;
+	if (a->arg['w'] != NULL) {
+		errno = 0;
+		n = strtol(a->arg['w'], &end, 10);
+		if (errno != 0 || *end != '\0' || n < EXPORT_WINDOW_MIN ||
+		    n > EXPORT_WINDOW_MAX)
+			return tool_usage_error("bad window '%s' (%d to %d "
+			    "lines)", a->arg['w'], EXPORT_WINDOW_MIN,
+			    EXPORT_WINDOW_MAX);
+		x->window = (unsigned)n;
+	}
+	return 0;
+}
+
 static int
 cmd_export(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .task = export_on_task,
-	    .event = export_on_event };
+	    .event = export_on_event, .notice = export_on_notice,
+	    .frame = export_on_frame };
 	struct export x;
 	struct pmon *p = NULL;
 	struct recfile *rf = NULL;
@@ -709,13 +1255,8 @@ cmd_export(const struct cmd_args *a)
 	int rv;
 
 	memset(&x, 0, sizeof(x));
-	if (a->arg['f'] == NULL)
-		return tool_usage_error("no --format given");
-	if ((x.fmt = export_format_find(a->arg['f'])) == NULL)
-		return tool_usage_error("unknown format '%s' (chrome, paje, "
-		    "otf2 or shiviz)", a->arg['f']);
-	if ((x.path = a->arg['o']) == NULL)
-		return tool_usage_error("no -o OUT given");
+	if ((rv = export_args(&x, a)) != 0)
+		return rv;
 	if ((p = pmon_new()) == NULL)
 		return tool_error("out of memory");
 	pmon_set_callbacks(p, &cb, &x);
@@ -725,8 +1266,9 @@ cmd_export(const struct cmd_args *a)
 		rv = tool_error("%s: %s", a->arg['i'], err);
 		goto out;
 	}
+	/* As a recorder: TASK_GONE says when a task's messages can go. */
 	if (a->arg['i'] == NULL && pmon_connect(p, NULL, "pmon-export",
-	    PMON_SUBSCRIBE | PMON_LOSSLESS) == -1) {
+	    PMON_SUBSCRIBE | PMON_LOSSLESS | PMON_RECORD) == -1) {
 		rv = tool_error("%s", pmon_error(p));
 		goto out;
 	}

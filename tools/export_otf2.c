@@ -15,6 +15,8 @@
  * end, when its receivers are known), a receive at the end of the
  * receive that got it.  Lost records are a MeasurementOnOff pair.
  */
+#include <sys/mman.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +28,40 @@
 #include "record.h"
 
 #define OTF2_COMM	0	/* the one communicator */
+/*
+ * libotf2 keeps a location's events in memory chunks and writes them to
+ * its file when it gets no new chunk.  Its own pool lets each location
+ * fill 128 MiB, which a long run does: ours lets all locations together
+ * hold OTF2_POOL event chunks, and a location that needs one more when
+ * they are taken writes its own out (it always gets its first).  Chunks
+ * of 4 MiB are written to the file directly: a smaller write would go
+ * through a 4 MiB buffer libotf2 keeps per open file
+ * (OTF2_FILE_BUFFER_SIZE).  They are mapped, and unmapped when written
+ * out: libotf2 fills a chunk's unused end before it writes it, and
+ * those pages must not stay.  So the archive holds what each live task
+ * wrote since its chunk was last written out, up to 4 MiB a task,
+ * whatever the run's length; a task's chunk goes when it ends.
+ */
+#define OTF2_CHUNK	(4 * 1024 * 1024)
+#define OTF2_DEF_CHUNK	(1024 * 1024)
+#define OTF2_POOL	4
+
+/* The chunks one libotf2 buffer holds (its perBufferData). */
+struct otf2_buf {
+	void		**chunk;
+	size_t		  n, size;
+	int		  evt;		/* event chunks (mapped, pooled) */
+};
 
 struct otf2 {
 	OTF2_Archive	 *archive;
-	OTF2_EvtWriter	**evt;		/* by task index */
+	OTF2_EvtWriter	**evt;		/* by location: task number */
+	uint64_t	 *count;	/* events by location, once closed */
+	uint8_t		 *closed;	/* by location: its task ended */
 	size_t		  nevt;
-	uint64_t	 *count;	/* events by location, at the end */
+	long		 *loc;		/* by task index: its location */
+	size_t		  nloc;
+	size_t		  used;		/* event chunks buffers hold */
 	/* Regions are numbered densely, as OTF2 wants, in order of use. */
 	uint32_t	  region[PMON_CALL_MAX];	/* +1, 0: unused */
 	int		  region_call[PMON_CALL_MAX];
@@ -50,18 +80,88 @@ otf2_pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 	return OTF2_FLUSH;
 }
 
-static OTF2_TimeStamp
-otf2_post_flush(void *data, OTF2_FileType type, OTF2_LocationRef loc)
-{
-	(void)data;
-	(void)type;
-	(void)loc;
-	return 0;
-}
-
+/*
+ * No post-flush callback: with one, libotf2 would put a BufferFlush
+ * record (a measurement artefact, shown by viewers) wherever it wrote a
+ * location's chunks out, and the file would depend on when it did.
+ */
 static const OTF2_FlushCallbacks otf2_flush = {
 	.otf2_pre_flush = otf2_pre_flush,
-	.otf2_post_flush = otf2_post_flush
+	.otf2_post_flush = NULL
+};
+
+static void *
+otf2_chunk_new(void)
+{
+	void *c;
+
+	c = mmap(NULL, OTF2_CHUNK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return c == MAP_FAILED ? NULL : c;
+}
+
+/* A new chunk for a buffer; NULL makes libotf2 write the buffer out. */
+static void *
+otf2_alloc(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+    void **perbuf, uint64_t size)
+{
+	struct otf2 *o = data;
+	struct otf2_buf *b = *perbuf;
+	int evt = type == OTF2_FILETYPE_EVENTS && size == OTF2_CHUNK;
+	void *c, *p;
+
+	(void)loc;
+	if (b == NULL && (b = *perbuf = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	if (evt && b->n > 0 && o->used >= OTF2_POOL)
+		return NULL;
+	if (b->n == b->size) {
+		if ((p = reallocarray(b->chunk, b->size ? 2 * b->size : 4,
+		    sizeof(*b->chunk))) == NULL)
+			return NULL;
+		b->chunk = p;
+		b->size = b->size ? 2 * b->size : 4;
+	}
+	if ((c = evt ? otf2_chunk_new() : malloc(size)) == NULL)
+		return NULL;
+	b->chunk[b->n++] = c;
+	b->evt = evt;
+	if (evt)
+		o->used++;
+	return c;
+}
+
+/* A buffer was written out, or closed: its chunks go. */
+static void
+otf2_free_all(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+    void **perbuf, bool final)
+{
+	struct otf2 *o = data;
+	struct otf2_buf *b = *perbuf;
+	size_t i;
+
+	(void)type;
+	(void)loc;
+	if (b == NULL)
+		return;
+	for (i = 0; i < b->n; i++) {
+		if (b->evt) {
+			munmap(b->chunk[i], OTF2_CHUNK);
+			o->used--;
+		} else
+			free(b->chunk[i]);
+	}
+	b->n = 0;
+	if (final) {
+		free(b->chunk);
+		free(b);
+		*perbuf = NULL;
+	}
+}
+
+static const OTF2_MemoryCallbacks otf2_memory = {
+	.otf2_allocate = otf2_alloc,
+	.otf2_free_all = otf2_free_all
 };
 
 /* Turns an OTF2 error into export_fail; 0 on success. */
@@ -83,13 +183,15 @@ otf2_begin(struct export *x)
 		return export_fail(x, "out of memory");
 	export_set_data(x, o);
 	o->archive = OTF2_Archive_Open(export_path(x), "traces",
-	    OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+	    OTF2_FILEMODE_WRITE, OTF2_CHUNK, OTF2_DEF_CHUNK,
 	    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (o->archive == NULL)
 		return export_fail(x, "cannot create the OTF2 archive (does "
 		    "it exist already?)");
 	if (otf2_check(x, OTF2_Archive_SetFlushCallbacks(o->archive,
 	    &otf2_flush, NULL), "flush callbacks") == -1 ||
+	    otf2_check(x, OTF2_Archive_SetMemoryCallbacks(o->archive,
+	    &otf2_memory, o), "memory callbacks") == -1 ||
 	    otf2_check(x, OTF2_Archive_SetSerialCollectiveCallbacks(
 	    o->archive), "collective callbacks") == -1 ||
 	    otf2_check(x, OTF2_Archive_OpenEvtFiles(o->archive),
@@ -98,25 +200,46 @@ otf2_begin(struct export *x)
 	return 0;
 }
 
-/* The writer of location loc (the tid's number), made when new. */
+/* Room for location loc in the tables. */
+static int
+otf2_room(struct export *x, struct otf2 *o, size_t loc)
+{
+	size_t n = loc + 1;
+	void *p;
+
+	if (loc < o->nevt)
+		return 0;
+	if ((p = reallocarray(o->evt, n, sizeof(*o->evt))) == NULL)
+		return export_fail(x, "out of memory");
+	o->evt = p;
+	if ((p = reallocarray(o->count, n, sizeof(*o->count))) == NULL)
+		return export_fail(x, "out of memory");
+	o->count = p;
+	if ((p = realloc(o->closed, n)) == NULL)
+		return export_fail(x, "out of memory");
+	o->closed = p;
+	memset(o->evt + o->nevt, 0, (n - o->nevt) * sizeof(*o->evt));
+	memset(o->count + o->nevt, 0, (n - o->nevt) * sizeof(*o->count));
+	memset(o->closed + o->nevt, 0, n - o->nevt);
+	o->nevt = n;
+	return 0;
+}
+
+/*
+ * The writer of location loc (the tid's number), made when new; NULL
+ * with *closed set once its task ended.
+ */
 static OTF2_EvtWriter *
-otf2_writer(struct export *x, long loc)
+otf2_writer(struct export *x, long loc, int *closed)
 {
 	struct otf2 *o = export_data(x);
-	OTF2_EvtWriter **w;
-	size_t n;
 
-	if (loc < 0)
+	*closed = 0;
+	if (loc < 0 || otf2_room(x, o, (size_t)loc) == -1)
 		return NULL;
-	if ((size_t)loc >= o->nevt) {
-		n = (size_t)loc + 1;
-		if ((w = reallocarray(o->evt, n, sizeof(*w))) == NULL) {
-			export_fail(x, "out of memory");
-			return NULL;
-		}
-		memset(w + o->nevt, 0, (n - o->nevt) * sizeof(*w));
-		o->evt = w;
-		o->nevt = n;
+	if (o->closed[loc]) {
+		*closed = 1;
+		return NULL;
 	}
 	if (o->evt[loc] == NULL && (o->evt[loc] = OTF2_Archive_GetEvtWriter(
 	    o->archive, (OTF2_LocationRef)loc)) == NULL)
@@ -124,11 +247,37 @@ otf2_writer(struct export *x, long loc)
 	return o->evt[loc];
 }
 
+/* A task's location, which every event asks for: by task index. */
+static long
+otf2_loc(struct export *x, const struct export_task *t)
+{
+	struct otf2 *o = export_data(x);
+
+	if (t->index < o->nloc)
+		return o->loc[t->index];
+	return export_number(x, t->tid);
+}
+
 static int
 otf2_task(struct export *x, const struct export_task *t, int new_host)
 {
+	struct otf2 *o = export_data(x);
+	long *p;
+	int closed;
+
 	(void)new_host;
-	return otf2_writer(x, export_number(x, t->tid)) == NULL ? -1 : 0;
+	if (t->index >= o->nloc) {
+		if ((p = reallocarray(o->loc, t->index + 1,
+		    sizeof(*p))) == NULL)
+			return export_fail(x, "out of memory");
+		o->loc = p;
+		o->nloc = t->index + 1;
+	}
+	if ((o->loc[t->index] = export_number(x, t->tid)) == -1)
+		return -1;
+	if (otf2_writer(x, o->loc[t->index], &closed) == NULL && !closed)
+		return -1;
+	return 0;
 }
 
 static OTF2_TimeStamp
@@ -216,11 +365,12 @@ static int
 otf2_event(struct export *x, const struct export_event *e)
 {
 	const struct pmon_event *ev = e->ev;
-	OTF2_EvtWriter *w = otf2_writer(x, export_number(x, e->task->tid));
 	OTF2_TimeStamp ts = otf2_time(x, e->t);
+	OTF2_EvtWriter *w;
+	int closed;
 
-	if (w == NULL)
-		return -1;
+	if ((w = otf2_writer(x, otf2_loc(x, e->task), &closed)) == NULL)
+		return closed ? 0 : -1;
 	if (ev->flags & PMON_EV_LOST) {
 		if (otf2_check(x, OTF2_EvtWriter_MeasurementOnOff(w, NULL, ts,
 		    OTF2_MEASUREMENT_OFF), "MeasurementOnOff") == -1)
@@ -241,12 +391,47 @@ otf2_unfinished(struct export *x, const struct export_task *t,
     const struct export_call *call, int64_t tm)
 {
 	struct otf2 *o = export_data(x);
-	OTF2_EvtWriter *w = otf2_writer(x, export_number(x, t->tid));
+	OTF2_EvtWriter *w;
+	int closed;
 
-	if (w == NULL)
-		return -1;
+	if ((w = otf2_writer(x, otf2_loc(x, t), &closed)) == NULL)
+		return closed ? 0 : -1;
 	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL, otf2_time(x, tm),
 	    otf2_region(o, call->call)), "Leave");
+}
+
+/* Counts a location's events and closes its writer (written out). */
+static int
+otf2_close_loc(struct export *x, struct otf2 *o, size_t loc)
+{
+	OTF2_ErrorCode e;
+
+	if (o->evt[loc] == NULL)
+		return 0;
+	OTF2_EvtWriter_GetNumberOfEvents(o->evt[loc], &o->count[loc]);
+	e = OTF2_Archive_CloseEvtWriter(o->archive, o->evt[loc]);
+	o->evt[loc] = NULL;
+	return otf2_check(x, e, "closing an event writer");
+}
+
+/*
+ * The task ended: its call left open (if any) is left, and its writer
+ * closed, which writes its events out and gives its chunks back.
+ */
+static int
+otf2_gone(struct export *x, const struct export_task *t)
+{
+	struct otf2 *o = export_data(x);
+	long loc = otf2_loc(x, t);
+
+	if (loc < 0)
+		return -1;
+	if (t->cur.open && otf2_unfinished(x, t, &t->cur, t->last_t) == -1)
+		return -1;
+	if (otf2_room(x, o, (size_t)loc) == -1)
+		return -1;
+	o->closed[loc] = 1;
+	return otf2_close_loc(x, o, (size_t)loc);
 }
 
 /*
@@ -328,7 +513,7 @@ otf2_system(struct export *x, OTF2_GlobalDefWriter *g)
 	/* A tid that never was a task (not monitored) goes to host 0. */
 	for (i = 0; i < nt; i++) {
 		t = export_task_of(x, export_numbered(x, i));
-		n = i < o->nevt && o->count != NULL ? o->count[i] : 0;
+		n = i < o->nevt ? o->count[i] : 0;
 		rv |= OTF2_GlobalDefWriter_WriteLocation(g, i,
 		    5 + (uint32_t)(nh + i), OTF2_LOCATION_TYPE_CPU_THREAD, n,
 		    t != NULL ? t->host->index : 0);
@@ -403,17 +588,9 @@ otf2_end(struct export *x)
 		return -1;
 
 	/* The definitions count each location's events. */
-	if (o->nevt > 0 && (o->count = calloc(o->nevt,
-	    sizeof(*o->count))) == NULL)
-		rv = export_fail(x, "out of memory");
-	for (i = 0; i < o->nevt; i++) {
-		if (o->evt[i] == NULL)
-			continue;
-		if (o->count != NULL)
-			OTF2_EvtWriter_GetNumberOfEvents(o->evt[i],
-			    &o->count[i]);
-		OTF2_Archive_CloseEvtWriter(o->archive, o->evt[i]);
-	}
+	for (i = 0; i < o->nevt && o->archive != NULL; i++)
+		if (otf2_close_loc(x, o, i) == -1)
+			rv = -1;
 	if (o->archive != NULL) {
 		if (otf2_check(x, OTF2_Archive_CloseEvtFiles(o->archive),
 		    "closing the event files") == -1 || rv == -1 ||
@@ -425,11 +602,14 @@ otf2_end(struct export *x)
 	}
 	free(o->evt);
 	free(o->count);
+	free(o->closed);
+	free(o->loc);
 	free(o);
 	export_set_data(x, NULL);
 	return rv;
 }
 
 const struct export_format export_otf2 = {
-	"otf2", otf2_begin, otf2_task, otf2_event, otf2_unfinished, otf2_end
+	"otf2", otf2_begin, otf2_task, otf2_event, otf2_unfinished, otf2_gone,
+	otf2_end
 };

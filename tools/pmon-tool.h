@@ -81,10 +81,20 @@ int		 tool_start_failed(pid_t pid, int got);
 int		 tool_query(const char *name, const char *request,
 		    unsigned flags, FILE *);
 
-/* cmd_trace.c: the JSON objects of doc/events.md (jansson's json_t). */
+/*
+ * trace_fmt.c: the lines of pmon trace (doc/events.md), written into a
+ * buffer with room for the _max bytes; each returns the end of its line
+ * (the newline included).  The JSON objects also as jansson's json_t.
+ */
 struct json_t;
 struct pmon_event;
 struct pmon_task;
+size_t		 trace_fmt_event_max(const struct pmon_event *);
+size_t		 trace_fmt_task_max(const struct pmon_task *);
+char		*trace_fmt_event_json(char *, const struct pmon_event *);
+char		*trace_fmt_event_text(char *, const struct pmon_event *);
+char		*trace_fmt_task_json(char *, const struct pmon_task *);
+char		*trace_fmt_task_text(char *, const struct pmon_task *);
 struct json_t	*trace_event_json(const struct pmon_event *);
 struct json_t	*trace_task_json(const struct pmon_task *);
 

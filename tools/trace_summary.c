@@ -110,6 +110,17 @@ summary_msgs(struct summary *s, struct task_sum *ts,
 		s->unmatched++;
 }
 
+/*
+ * Keeps name, cut to size, in dst; it is compared first, so the copy is
+ * made only when a tid's names change (nearly never, and not per event).
+ */
+static void
+summary_name(char *dst, size_t size, const char *name)
+{
+	if (strncmp(dst, name, size - 1) != 0)
+		snprintf(dst, size, "%s", name);
+}
+
 int
 summary_event(struct summary *s, const struct pmon_event *ev)
 {
@@ -117,8 +128,8 @@ summary_event(struct summary *s, const struct pmon_event *ev)
 
 	if ((ts = summary_task(s, ev->tid)) == NULL)
 		return -1;
-	snprintf(ts->host, sizeof(ts->host), "%s", ev->task->host);
-	snprintf(ts->program, sizeof(ts->program), "%s", ev->task->program);
+	summary_name(ts->host, sizeof(ts->host), ev->task->host);
+	summary_name(ts->program, sizeof(ts->program), ev->task->program);
 	if (ev->flags & PMON_EV_LOST) {
 		s->lost += (uint32_t)ev->bytes;
 		return 0;

@@ -1,11 +1,13 @@
 /*
  * Fuzzes pmon export from a recording (doc/exports.md): whatever frames
  * a recording holds, the export either writes a finished file or fails
- * with a message, never crashes, and a Chrome export is always valid
- * JSON.  The first input byte picks the format (chrome, paje, otf2,
- * shiviz); the rest are frames (8-byte wire headers and payloads), which
- * are written into a real recording (common/recfile) that the export
- * then reads with -i, as a user would.
+ * with a message, never crashes, a Chrome export is always valid JSON,
+ * and the times of a Paje export never go backwards, also when its
+ * reordering window is full.  The first input byte picks the format
+ * (chrome, paje, otf2, shiviz; bit 2: the smallest --window); the rest
+ * are frames (8-byte wire headers and payloads), which are written into
+ * a real recording (common/recfile) that the export then reads with -i,
+ * as a user would.
  */
 #include <ftw.h>
 #include <stdarg.h>
@@ -83,6 +85,29 @@ write_recording(const uint8_t *data, size_t size)
 	return rv;
 }
 
+/* Every event line's time ("N TIME ...", N >= 5) is at least the last. */
+static int
+paje_ordered(const char *path)
+{
+	char line[4096], *end;
+	double t, last = -1e300;
+	FILE *fp;
+	int rv = 1;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (strtol(line, &end, 10) < 5 || *end != ' ')
+			continue;
+		t = strtod(end + 1, NULL);
+		if (t < last)
+			rv = 0;
+		last = t;
+	}
+	fclose(fp);
+	return rv;
+}
+
 static void
 cleanup(void)
 {
@@ -94,6 +119,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const formats[] = { "chrome", "paje", "otf2",
 	    "shiviz" };
+	static char window[] = "16";
 	struct cmd_args a;
 	const char *fmt;
 	json_t *doc;
@@ -116,12 +142,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.arg['f'] = (char *)fmt;
 	a.arg['i'] = in;
 	a.arg['o'] = out;
+	if (data[0] & 4)
+		a.arg['w'] = window;
 	rv = cmd_export_entry.exec(&a);
 	if (rv == 0 && strcmp(fmt, "chrome") == 0) {
 		if ((doc = json_load_file(out, 0, NULL)) == NULL)
 			__builtin_trap();
 		json_decref(doc);
 	}
+	if (rv == 0 && strcmp(fmt, "paje") == 0 && !paje_ordered(out))
+		__builtin_trap();
 	nftw(out, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }

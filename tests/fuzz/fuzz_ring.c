@@ -1,7 +1,9 @@
 /*
  * Fuzzes the agent's ring reader with ring contents and a head position
  * chosen by a hostile task: ring_read must report corruption, never read
- * outside the ring or hand out a record of impossible length.  The same
+ * outside the ring or hand out a record of impossible length; nor may
+ * held reads, their ACK and the relief of a full ring, whatever the
+ * task claims of its waiting threads (blocking mode).  The same
  * bytes, as a control page, go through the task's breakpoint check,
  * which must stay inside the page whatever it holds.
  */
@@ -37,6 +39,33 @@ check_ctl(struct ring *rg, const uint8_t *data, size_t size)
 		__builtin_trap();
 }
 
+/*
+ * The same ring read as the agent reads it while a coordinator holds
+ * the records: the tail moves only by an ACK or a relief, never past
+ * what was read.
+ */
+static void
+check_held(struct ring *rg, uint64_t head, uint64_t tail, uint64_t seq)
+{
+	static uint8_t out[RECORD_MAX_SIZE];
+	const char *why;
+	unsigned n;
+
+	atomic_store(&rg->hdr->tail, tail);
+	atomic_store(&rg->hdr->head, head);
+	ring_hold(rg);
+	while (ring_read(rg, out, sizeof(out), &n, &why) > 0)
+		;
+	(void)ring_ack(rg, seq);
+	if (atomic_load(&rg->hdr->tail) - tail > rg->rd - tail)
+		__builtin_trap();
+	(void)ring_relieve(rg);
+	if (atomic_load(&rg->hdr->tail) - tail > rg->rd - tail)
+		__builtin_trap();
+	ring_rewind(rg);
+	rg->hold = 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -60,8 +89,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(rg.data, data, size);
 	atomic_store(&rg.hdr->tail, tail);
 	atomic_store(&rg.hdr->head, head);
+	atomic_store(&rg.hdr->waiters, size > 0 ? data[size - 1] & 3 : 0);
 	while (ring_read(&rg, out, sizeof(out), &n, &why) > 0)
 		;
+	check_held(&rg, head, tail, size > 8 ? wire_get64(data) : 0);
 	check_ctl(&rg, data, size);
 	return 0;
 }

@@ -460,3 +460,96 @@ pvm_lvgroup 2
 pvm_exit 2
 EOF
 }
+
+# wait_calls N CALLS: storm's tasks append their "calls" lines just
+# before pvm_exit, and may still run when task 0 has returned: wait for
+# all N lines and until no storm process of this run is left.
+wait_calls() {
+	wait_for 20 calls_lines "$1" "$2" ||
+	    fail "expected $1 tasks' calls lines in $2, got \
+$(grep -c "^calls " "$2" 2>/dev/null)"
+	wait_for 20 storm_gone || fail "storm tasks still run"
+}
+
+calls_lines() { [ "$(grep -c "^calls " "$2" 2>/dev/null)" = "$1" ]; }
+
+storm_gone() {
+	local p
+	for p in $(pm_run_pids); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = storm ] &&
+		    pid_alive "$p" && return 1
+	done
+	return 0
+}
+
+# pmon_barrierexit: runs tests/progs/barrierexit (on $PM_ON), waits
+# until pmon problems reports its deadlock (found by the coordinator's
+# check between events) and kills the two waiters, which never end on
+# their own: the model ends them, killed, when their last event is out.
+pmon_barrierexit() {
+	local f=$RUN/barrierexit.tids pid
+	bg $PM_ON timeout 60 "$PMON" exec "$PROGS/barrierexit" "$f" \
+	    >"$RUN/barrierexit.out" 2>"$RUN/barrierexit.err"
+	pid=$BG_PID
+	wait_for 20 eval '[ -f "$f" ] && [ "$(wc -l <"$f")" -ge 4 ]' ||
+	    fail "barrierexit did not start: $(cat "$f" \
+	    "$RUN/barrierexit.err" 2>&1)"
+	wait_for 20 barrierexit_deadlock ||
+	    fail "no deadlock reported: $(cat "$RUN/problems.json")"
+	kill $(awk '$1 == "parent" || $1 == "waiter" { print $3 }' "$f")
+	wait_for 10 pid_dead "$pid" || fail "barrierexit did not end"
+	wait "$pid" 2>/dev/null
+}
+
+barrierexit_deadlock() {
+	$PM_ON timeout 20 "$PMON" problems --json </dev/null \
+	    >"$RUN/problems.json" 2>&1 &&
+	    jq -e '[.problems[] | select(.kind == "deadlock")] | length >= 1' \
+	    "$RUN/problems.json" >/dev/null
+}
+
+# expect_calls_complete WHAT STREAM CALLS: STREAM (`pmon trace --json`)
+# holds every event of every task CALLS names ("calls TID K" lines, TID
+# in hex: tests/progs/storm's count of its own calls): 2 K of them
+# (pvm_exit's end may be missing), numbered from 1 without a gap, and
+# streamcheck -a accepts it (no lost marker, every message matched).
+expect_calls_complete() {
+	local what=$1 stream=$2 calls=$3 bad
+	"$STREAMCHECK" -a "$stream" >"$stream.check" 2>&1 ||
+	    fail "$what: $(head -n 5 "$stream.check")"
+	bad=$(awk -F'"' 'FNR == NR { split($0, f, " "); calls[f[2]] = f[3]
+		next }
+	    $2 == "id" { split($4, a, ":"); t = sprintf("%x", a[1]); n[t]++
+		if (a[2] + 0 > last[t]) last[t] = a[2] + 0 }
+	    END { for (t in calls) { want = 2 * calls[t]
+		if (n[t] != last[t] || (n[t] != want && n[t] != want - 1))
+			print "t" t ": " n[t] + 0 " events, last seq " \
+			    last[t] + 0 ", " calls[t] " calls" } }' \
+	    "$calls" "$stream")
+	[ -z "$bad" ] || fail "$what is not complete:
+$bad"
+}
+
+# record_storm FILE TASKS ROUNDS: a coordinator of its own (pmon start
+# with lib.sh's big tool queue), `pmon record -o FILE` attached, one run
+# of tests/progs/storm TASKS ROUNDS, then shutdown.  pmon record is a
+# lossless tool: the recording holds every event the storm made, 10
+# TASKS ROUNDS + 16 TASKS + 2 (the caller checks what it needs).  A
+# pvmd must run.
+record_storm() {
+	local out=$1 tasks=$2 rounds=$3 rec
+	need_built "$PROGS/storm"
+	pmon_start
+	bg "$PMON" record -o "$out" </dev/null >"$out.out" 2>"$out.err"
+	rec=$BG_PID
+	wait_for 10 trace_connected "$rec" ||
+	    fail "pmon record did not connect: $(cat "$out.err")"
+	timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
+	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
+	timeout 3000 "$PMON" exec "$PROGS/storm" "$tasks" "$rounds" \
+	    </dev/null >"$RUN/storm.out" 2>"$RUN/storm.err" ||
+	    fail "storm failed: $(cat "$RUN/storm.err")"
+	grep -qx 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
+	wait_for 60 storm_gone || fail "storm tasks still run"
+	pmon_shutdown "$rec"
+}

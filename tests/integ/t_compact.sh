@@ -33,7 +33,7 @@ run() {
 	pmon_start -v -v -Q 268435456 -T "$mode" -R "$ring" \
 	    ${compress:+-Z "$compress"}
 	grep -qx "capture time=$mode agent_buffer=16777216 live_ms=20 \
-ring=$ring compress=${compress:-remote}" "$PVM_TMP.pmon-start.out" ||
+ring=$ring compress=${compress:-remote} block=off" "$PVM_TMP.pmon-start.out" ||
 	    fail "pmon start -v: $(cat "$PVM_TMP.pmon-start.out")"
 	wait_for 10 test -s "$PVM_TMP/pmon-ring.$(id -u)" ||
 	    fail "the agent published no ring size"

@@ -1,13 +1,15 @@
 #!/bin/bash
 # Protects pmon export (doc/exports.md) on a 2-host machine (network
-# namespaces), master1 and pingpong: for every format (chrome, paje,
-# otf2, shiviz) a live export and an export of a recording of the same
-# run are the same, the format's own validator accepts it (pj_validate,
-# otf2-print, jq), and what it holds is what the programs did and what
-# pmon trace --json printed of the same run:
+# namespaces), master1, pingpong and grouprace (whose broadcasts leave
+# at pvm_bcast's end): for every format (chrome, paje, otf2, shiviz) a
+# live export and an export of a recording of the same run are the
+# same, the format's own validator accepts it (pj_dump, otf2-print, jq),
+# and what it holds is what the programs did and what pmon trace --json
+# printed of the same run:
 # - chrome: one complete event per begin/end pair, one per call left
 #   open (pvm_exit), a flow per matched receive, none ending before it
-#   starts, each flow end inside its receive's slice;
+#   starts, each flow start inside its send's slice and each end inside
+#   its receive's;
 # - paje: one link per matched receive, a state change per event;
 # - otf2: an Enter and a Leave per call, a send per destination, a
 #   receive per matched receive;
@@ -65,6 +67,12 @@ k=3 rounds=20 bytes=100
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" "$bytes" "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"
 grep -qx done "$RUN/pingpong.log" || fail "pingpong did not finish"
+# grouprace broadcasts to a group (a pvm_bcast's message leaves at its
+# end) while its workers join and leave it.
+mkdir "$RUN/counts"
+pmon_exec "$PROGS/grouprace" 3 4 "$RUN/counts" ||
+    fail "grouprace failed: $(cat "$RUN/grouprace.err")"
+grep -qx 'grouprace: ok' "$RUN/grouprace.out" || fail "grouprace did not say ok"
 
 $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
@@ -176,6 +184,13 @@ bad=$(jq -r '[.traceEvents[] | select(.ph == "X")] as $x |
     .ts + .dur >= $f.ts and (.name | test("recv|probe")))] |
     length != 1) | .id' "$C" | head -n 3)
 [ -z "$bad" ] || fail "chrome: flow ends outside a receive: $bad"
+# ...and starts inside a send slice (a pvm_bcast's just before its end).
+bad=$(jq -r '[.traceEvents[] | select(.ph == "X")] as $x |
+    .traceEvents[] | select(.ph == "s" and .cat == "msg") | . as $s |
+    select([$x[] | select(.tid == $s.tid and .ts <= $s.ts and
+    .ts + .dur >= $s.ts and (.name | test("send|mcast|bcast")))] |
+    length != 1) | .id' "$C" | head -n 3)
+[ -z "$bad" ] || fail "chrome: flow starts outside a send: $bad"
 
 # --- paje ----------------------------------------------------------------------------
 

@@ -63,8 +63,10 @@ start_pvmd
 pmon_start
 pmon_trace "$RUN/trace.json"
 
+# 60 rounds of 0.3 s: the ring must outlive the gdb sessions below, which
+# take seconds each on a loaded machine (and hold the ring still).
 n=3 f=$RUN/ring.log
-bg timeout 90 "$PMON" exec "$PROGS/ring" "$n" 30 "$f" \
+bg timeout 120 "$PMON" exec "$PROGS/ring" "$n" 60 "$f" \
     >"$RUN/ring.out" 2>"$RUN/ring.err"
 EXEC_PID=$BG_PID
 wait_for 20 eval '[ "$(grep -c "^ring" "$f" 2>/dev/null)" = "$n" ]' ||

@@ -8,7 +8,7 @@
 # that: the other two still miss nothing.  The program does not wait
 # for pmon (no --block): while the stalled tool holds the agents back,
 # its records wait in the rings, which are made big enough (-R 4 MiB)
-# to hold the whole run.
+# to hold the whole run (t_lossless_block.sh: the same with --block).
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -38,8 +38,7 @@ kill -STOP "$STALLED_PID"
 pmon_exec "$PROGS/storm" "$tasks" "$rounds" "$RUN/calls" ||
     fail "storm exited with $?: $(cat "$RUN/storm.err")"
 grep -qx "storm ok" "$RUN/storm.out" || fail "storm did not finish"
-expect_eq "tasks that counted their calls" "$tasks" \
-    "$(grep -c '^calls ' "$RUN/calls")"
+wait_calls "$tasks" "$RUN/calls"
 # pmon tools shows who holds the agents back, and the degrade.
 tools_json() {
 	timeout 10 "$PMON" tools --json </dev/null >"$RUN/tools.json" \
@@ -65,38 +64,11 @@ wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit"
 wait "$REC_PID" || fail "pmon record exited with $?: $(cat "$RUN/record.err")"
 wait_for 10 pid_dead "$STALLED_PID" || fail "the stalled trace did not exit"
 
-# Per task: "TID events last-seq" of a stream's events (tids in hex).
-per_task() {
-	awk -F'"' '$2 == "id" { split($4, a, ":"); n[a[1]]++
-		if (a[2] > last[a[1]]) last[a[1]] = a[2] }
-	    END { for (t in n) printf "%x %d %d\n", t, n[t], last[t] }' "$1" |
-	    sort
-}
-
-# Every event of every task: as many as the task made, numbered
-# without a gap (the count equals the last seq), and no lost marker.
-check_complete() {
-	local what=$1 file=$2 bad
-	"$STREAMCHECK" -a "$file" >"$file.check" 2>&1 ||
-	    fail "$what: $(head -n 5 "$file.check")"
-	per_task "$file" >"$file.tasks"
-	bad=$(awk 'FNR == NR { calls[$2] = $3; next }
-	    !($1 in calls) { next }
-	    { seen[$1] = 1; want = 2 * calls[$1]
-	      if ($2 != $3 || ($2 != want && $2 != want - 1))
-		print "t" $1 ": " $2 " events, last seq " $3 ", " \
-		    calls[$1] " calls" }
-	    END { for (t in calls) if (!(t in seen)) print "t" t ": none" }' \
-	    "$RUN/calls" "$file.tasks")
-	[ -z "$bad" ] || fail "$what is not complete:
-$bad"
-}
-
-check_complete "the lossless trace" "$RUN/trace.json"
+expect_calls_complete "the lossless trace" "$RUN/trace.json" "$RUN/calls"
 "$PMON" replay "$RUN/run.pmr" -- "$PMON" trace --json --tasks \
     >"$RUN/replay.json" 2>"$RUN/replay.err" ||
     fail "pmon replay: $(cat "$RUN/replay.err")"
-check_complete "the recording" "$RUN/replay.json"
+expect_calls_complete "the recording" "$RUN/replay.json" "$RUN/calls"
 grep -q '"call":"lost"' "$RUN/trace.json" "$RUN/replay.json" &&
     fail "a lossless stream holds a lost marker"
 
@@ -108,4 +80,5 @@ grep -q '"notice":"lost"' "$RUN/stalled.json" ||
     fail "the stalled tool was not told what it lost"
 grep -q '"notice":"degraded"' "$RUN/trace.json" ||
     fail "the other tools were not told of the degrade"
+
 pass

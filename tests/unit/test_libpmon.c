@@ -50,6 +50,9 @@ struct seen {
 
 	int		 nbye;
 	char		 bye[64];
+
+	int		 nsnap;
+	char		 snap[64];
 };
 
 static struct seen seen;
@@ -99,9 +102,17 @@ cb_bye(const char *reason, void *arg)
 	snprintf(seen.bye, sizeof(seen.bye), "%s", reason);
 }
 
+static void
+cb_snapshot(const char *json, size_t len, void *arg)
+{
+	(void)arg;
+	seen.nsnap++;
+	snprintf(seen.snap, sizeof(seen.snap), "%.*s", (int)len, json);
+}
+
 static const struct pmon_callbacks callbacks = {
 	.task = cb_task, .event = cb_event, .flush_done = cb_flush,
-	.bye = cb_bye
+	.bye = cb_bye, .snapshot = cb_snapshot
 };
 
 static void
@@ -197,6 +208,19 @@ static void
 mk_str(struct frame *f, uint8_t type, const char *s)
 {
 	frame_finish(f, type, wire_putstr(f->buf + FRAME_HDR_SIZE, s));
+}
+
+/* A REPLY frame: id, status, more and a part of the body. */
+static void
+mk_reply(struct frame *f, uint32_t id, int more, const char *body)
+{
+	uint8_t *q = f->buf + FRAME_HDR_SIZE;
+
+	wire_put32(q, id);
+	q[4] = REPLY_OK;
+	q[5] = (uint8_t)more;
+	memcpy(q + REPLY_HDR_SIZE, body, strlen(body));
+	frame_finish(f, MSG_REPLY, q + REPLY_HDR_SIZE + strlen(body));
 }
 
 /* A send begin of the master to the slave, seq 3, tag 22, 16 bytes. */
@@ -532,6 +556,47 @@ test_flush(void)
 
 	CU_ASSERT(pmon_send_flush(p, &id) == 0);
 	CU_ASSERT(id == 2);
+}
+
+/*
+ * The snapshot (REPLY id 0) may come right behind a request's reply, in
+ * the same read, or between two frames of it: each reaches its own
+ * reader whole and alone.
+ */
+static void
+test_reply_and_snapshot(void)
+{
+	struct frame f;
+	uint8_t buf[64];
+	char *reply;
+	size_t len;
+
+	mk_reply(&f, 1, 1, "{\"hosts\":");
+	put(&f);
+	mk_reply(&f, 0, 1, "{\"position\":");
+	put(&f);
+	mk_reply(&f, 1, 0, "[]}");
+	put(&f);
+	mk_reply(&f, 0, 0, "7}");
+	put(&f);
+	CU_ASSERT_FATAL(pmon_request(p, "hosts", PMON_JSON, &reply, &len) == 0);
+	CU_ASSERT_STRING_EQUAL(reply, "{\"hosts\":[]}");
+	CU_ASSERT(len == strlen(reply));
+	free(reply);
+	CU_ASSERT(seen.nsnap == 1);
+	CU_ASSERT_STRING_EQUAL(seen.snap, "{\"position\":7}");
+	mk_reply(&f, 2, 0, "{\"ok\":1}");
+	put(&f);
+	mk_reply(&f, 0, 0, "{\"position\":8}");
+	put(&f);
+	CU_ASSERT_FATAL(pmon_request(p, "ps", PMON_JSON, &reply, &len) == 0);
+	CU_ASSERT_STRING_EQUAL(reply, "{\"ok\":1}");
+	free(reply);
+	CU_ASSERT(drain() == 0);
+	CU_ASSERT(seen.nsnap == 2);
+	CU_ASSERT_STRING_EQUAL(seen.snap, "{\"position\":8}");
+	while (read(sv[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
 }
 
 static void
@@ -963,6 +1028,7 @@ static CU_TestInfo stream_tests[] = {
 	{ "largest record", test_max_record },
 	{ "flush", test_flush },
 	{ "shutdown request", test_shutdown_request },
+	{ "reply and snapshot apart", test_reply_and_snapshot },
 	{ "bye", test_bye },
 	{ "eof", test_eof },
 	{ "flush then close", test_flush_then_close },

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "order.h"
 #include "proto.h"
 #include "record.h"
@@ -1431,6 +1433,478 @@ test_problems_kept(void)
 	state_free(s);
 }
 
+/* --- resynchronising from a snapshot (state_load) -------------------- */
+
+static char *
+stext(struct state *s)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *fp;
+
+	fp = open_memstream(&buf, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_EQUAL(state_write_text(s, STATE_ALL, 0, fp), 0);
+	fclose(fp);
+	return buf;
+}
+
+/*
+ * s's snapshot loaded into a new model, which writes the same JSON and
+ * tables and reports none of its problems again.
+ */
+static struct state *
+sreload(struct state *s)
+{
+	struct state *n = state_new(pcollect, NULL);
+	char err[256] = "", *j1, *j2, *t1, *t2;
+	int before = nprob;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	j1 = sjson(s, STATE_ALL, 0);
+	CU_ASSERT_EQUAL(state_load(n, j1, strlen(j1), err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL(nprob, before);
+	j2 = sjson(n, STATE_ALL, 0);
+	CU_ASSERT_STRING_EQUAL(j1, j2);
+	t1 = stext(s);
+	t2 = stext(n);
+	CU_ASSERT_STRING_EQUAL(t1, t2);
+	free(j1);
+	free(j2);
+	free(t1);
+	free(t2);
+	return n;
+}
+
+/* The snapshot without the tasks' times, as jansson sees it. */
+static json_t *
+suntimed(struct state *s)
+{
+	char *j = sjson(s, STATE_ALL, 0);
+	json_t *doc = json_loads(j, 0, NULL), *t;
+	size_t i;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	json_array_foreach(json_object_get(doc, "tasks"), i, t)
+		json_object_del(t, "time_ns");
+	free(j);
+	return doc;
+}
+
+/*
+ * The live model s and the model n set from its snapshot go on with the
+ * same events (cont, run on each from the same seqs and clock): they end
+ * in the same state, times apart, and find the same new problems.
+ */
+static void
+scontinue(struct state *s, struct state *n, void (*cont)(struct state *))
+{
+	uint64_t saved[16], saved_clock = clock_ns;
+	char *t1, *t2, *p1[PROB_MAX];
+	json_t *d1, *d2;
+	int i, first = nprob, n1;
+
+	memcpy(saved, seqs, sizeof(saved));
+	cont(s);
+	state_check(s);
+	n1 = nprob - first;
+	for (i = 0; i < n1; i++)
+		p1[i] = probs[first + i];
+	memcpy(seqs, saved, sizeof(saved));
+	clock_ns = saved_clock;
+	nprob = first;
+	cont(n);
+	state_check(n);
+	CU_ASSERT_EQUAL(nprob - first, n1);
+	for (i = 0; i < n1 && first + i < nprob; i++) {
+		CU_ASSERT_STRING_EQUAL(p1[i], probs[first + i]);
+		free(p1[i]);
+	}
+	d1 = suntimed(s);
+	d2 = suntimed(n);
+	CU_ASSERT(json_equal(d1, d2));
+	if (!json_equal(d1, d2)) {
+		char *a = json_dumps(d1, JSON_COMPACT | JSON_SORT_KEYS);
+		char *b = json_dumps(d2, JSON_COMPACT | JSON_SORT_KEYS);
+
+		fprintf(stderr, "\nlive:   %s\nloaded: %s\n", a, b);
+		free(a);
+		free(b);
+	}
+	t1 = stext(s);
+	t2 = stext(n);
+	CU_ASSERT_STRING_EQUAL(t1, t2);
+	free(t1);
+	free(t2);
+	json_decref(d1);
+	json_decref(d2);
+}
+
+/* A spawns M, which exits with status 3; a message from A is queued. */
+static void
+busy_start(struct state *s)
+{
+	struct espec e = { PMON_CALL_spawn, PMON_BEGIN, -1, -1, 0, -1, -1,
+	    NULL, 0, NULL, 0, 0, 0 };
+	const int32_t kid = M;
+
+	CU_ASSERT_EQUAL(state_host(s, 0x40000, "vm", "LINUX64", 1), 0);
+	feed(s, A, &e);
+	CU_ASSERT_EQUAL(state_task(s, M, A, 104, "vm", "m"), 0);
+	e.phase = PMON_END;
+	e.rc = 1;
+	e.npeers = 1;
+	e.peers = &kid;
+	feed(s, A, &e);
+	scall(s, M, PMON_CALL_exit, PMON_BEGIN, NULL, 0, -1);
+	scall(s, M, PMON_CALL_exit, PMON_END, NULL, 3, -1);
+	sjoin(s, A, "g", 0);
+	sjoin(s, B, "g", 1);
+	sjoin(s, C, "g", 2);
+	ssend(s, A, C, 4, 24);
+	ssend(s, B, C, 5, 8);
+	flost(s, B, 7);
+	srecv_begin(s, C, A, 9);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 2);
+}
+
+/*
+ * On from busy_start: C takes A's message with a wildcard receive after
+ * its receive from A got it, B completes the barrier, A sends C one more,
+ * B exits, C exits with B's message and the last one unreceived.
+ */
+static void
+busy_end(struct state *s)
+{
+	const struct espec end = { PMON_CALL_recv, PMON_END, A, 9, 1, -1, 24,
+	    NULL, 0, NULL, A, 5, 0 };
+
+	feed(s, C, &end);
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g", 0, 2);
+	scall(s, A, PMON_CALL_barrier, PMON_END, "g", 0, 2);
+	scall(s, B, PMON_CALL_barrier, PMON_END, "g", 0, 2);
+	ssend(s, A, C, 6, 16);
+	sexit(s, B);
+	sexit(s, C);
+}
+
+/*
+ * Everything a snapshot shows comes back, and the events after it give
+ * what the live model has: states, counts, queues, groups, problems.
+ */
+static void
+test_load_roundtrip(void)
+{
+	struct state *s = srig(), *n;
+	char *j;
+
+	busy_start(s);
+	j = sjson(s, STATE_ALL, 0);
+	/* The scenario has what the test is about. */
+	CU_ASSERT(has(j, "\"state\":\"blocked\",\"blocked\":{\"in\":"
+	    "\"pvm_recv\""));
+	CU_ASSERT(has(j, "\"barrier\":{\"waiting\":[262145]}"));
+	CU_ASSERT(has(j, "\"exit_status\":3"));
+	CU_ASSERT(has(j, "\"lost\":7"));
+	CU_ASSERT(has(j, "\"children\":[262148]"));
+	CU_ASSERT(has(j, "\"queues\":[{\"tid\":262147,\"messages\":["));
+	free(j);
+	n = sreload(s);
+	scontinue(s, n, busy_end);
+	CU_ASSERT_EQUAL(nkind("unreceived"), 2);
+	j = sjson(n, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"tid\":262147,") && has(j, "\"state\":\"exited\""));
+	free(j);
+	state_free(n);
+	sdone(s);
+}
+
+/* Problems of every kind come back, with their lines. */
+static void
+test_load_problems(void)
+{
+	struct state *s = srig(), *n;
+	uint64_t sb, sa;
+
+	sjoin(s, A, "g\xe9", 0);
+	sjoin(s, B, "g\xe9", 1);
+	sjoin(s, C, "g\xe9", 2);
+	scall(s, A, PMON_CALL_barrier, PMON_BEGIN, "g\xe9", 0, -1);
+	scall(s, B, PMON_CALL_barrier, PMON_BEGIN, "g\xe9", 0, -1);
+	sexit(s, C);
+	state_check(s);
+	CU_ASSERT_EQUAL(nkind("deadlock"), 1);
+	CU_ASSERT_EQUAL(nkind("waits_on_exited"), 2);
+	CU_ASSERT_EQUAL(state_task(s, M, 0, 104, "vm", "m"), 0);
+	sb = ssend(s, M, 0x40005, 5, 4);
+	CU_ASSERT_EQUAL(state_task(s, 0x40005, 0, 105, "vm", "r"), 0);
+	CU_ASSERT_EQUAL(state_task(s, 0x40006, 0, 106, "vm", "p"), 0);
+	ssend(s, 0x40006, 0x40005, 5, 4);
+	srecv(s, 0x40005, -1, 5, M, sb);
+	sexit(s, 0x40005);
+	CU_ASSERT_EQUAL(nkind("race"), 1);
+	sinit(s, M);
+	spk(s, M, pkdouble, 8);
+	sa = ssend(s, M, 0x40006, 1, 8);
+	srecv(s, 0x40006, M, 1, M, sa);
+	spk(s, 0x40006, upkint, 4);
+	CU_ASSERT_EQUAL(nkind("unpack_mismatch"), 1);
+	n = sreload(s);
+	/* A deadlock found before is not found again. */
+	CU_ASSERT_EQUAL(state_check(n), 0);
+	state_free(n);
+	sdone(s);
+}
+
+/*
+ * The new model keeps the order in which the old one learnt its tasks:
+ * queues are listed in it, as they were before.
+ */
+static void
+test_load_order(void)
+{
+	struct state *s = srig(), *n;
+	char err[256], *j, *want;
+
+	ssend(s, B, C, 1, 4);
+	ssend(s, C, A, 1, 4);
+	want = sjson(s, STATE_QUEUES, 0);
+	CU_ASSERT(has(want, "\"queues\":[{\"tid\":262145,"));
+	j = sjson(s, STATE_ALL, 0);
+	n = state_new(pcollect, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(state_task(n, C, 0, 103, "vm", "c"), 0);
+	CU_ASSERT_EQUAL(state_load(n, j, strlen(j), err, sizeof(err)), 0);
+	free(j);
+	j = sjson(n, STATE_QUEUES, 0);
+	CU_ASSERT(has(j, "\"queues\":[{\"tid\":262147,"));
+	free(j);
+	free(want);
+	state_free(n);
+	sdone(s);
+}
+
+/*
+ * A sent m1 to C and then, through B, caused B's send m2 to C: C's
+ * wildcard receive that takes m2 before m1 is no race.  A model set from
+ * a snapshot taken before (m2 sent or not) has no clocks for that past
+ * and must not call it one either.
+ */
+static void
+race_past_m2(struct state *s)
+{
+	uint64_t m2;
+
+	m2 = ssend(s, B, C, 5, 4);		/* B:3 */
+	srecv(s, C, -1, 5, B, m2);
+	sexit(s, C);
+}
+
+static void
+race_past(struct state *s)
+{
+	uint64_t x;
+
+	ssend(s, A, C, 5, 4);			/* A:1, m1 */
+	x = ssend(s, A, B, 9, 4);		/* A:3 */
+	srecv(s, B, A, 9, A, x);		/* B:1, B:2 */
+}
+
+static void
+race_past_all(struct state *s)
+{
+	race_past(s);
+	race_past_m2(s);
+}
+
+static void
+sexit_c(struct state *s)
+{
+	uint64_t m2 = 3;
+
+	srecv(s, C, -1, 5, B, m2);
+	sexit(s, C);
+}
+
+static void
+test_load_no_false_race(void)
+{
+	struct state *s = srig(), *n;
+
+	/* The live model: no race, m1 unreceived. */
+	race_past_all(s);
+	CU_ASSERT_EQUAL(nkind("race"), 0);
+	CU_ASSERT_EQUAL(nkind("unreceived"), 1);
+	sdone(s);
+	/* A snapshot before m2's send, one after it. */
+	s = srig();
+	race_past(s);
+	n = sreload(s);
+	scontinue(s, n, race_past_m2);
+	CU_ASSERT_EQUAL(nkind("race"), 0);
+	state_free(n);
+	sdone(s);
+	s = srig();
+	race_past(s);
+	ssend(s, B, C, 5, 4);
+	n = sreload(s);
+	scontinue(s, n, sexit_c);
+	CU_ASSERT_EQUAL(nkind("race"), 0);
+	state_free(n);
+	sdone(s);
+}
+
+/* Frontiers that need a clock from before the snapshot are errors. */
+static void
+test_load_frontier(void)
+{
+	struct state *s = srig(), *n;
+	uint64_t a;
+	char *j;
+
+	ssend(s, A, B, 1, 4);			/* A:1, A:2 */
+	n = sreload(s);
+	CU_ASSERT(has(sfrontier_err(n, A, 1), "older than the snapshot"));
+	/* B's events after it: its past on A is not known. */
+	a = ssend(n, A, B, 1, 4);		/* A:3, A:4 */
+	srecv(n, B, A, 1, A, a);		/* B:1, B:2 */
+	j = sfrontier(n, B, 2);
+	CU_ASSERT(has(j, "\"past\":{\"262145\":3,\"262146\":1,"
+	    "\"262147\":null}"));
+	free(j);
+	CU_ASSERT(has(sfrontier_err(n, B, 1), "its past on t40001 reaches "
+	    "before the snapshot"));
+	state_free(n);
+	sdone(s);
+}
+
+/* The times a snapshot gives go on from the next event. */
+static void
+test_load_times(void)
+{
+	struct state *s = srig(), *n;
+	struct espec e = { PMON_CALL_mytid, PMON_BEGIN, -1, -1, 0, -1, -1,
+	    NULL, 0, NULL, 0, 0, 1000 };
+	char *j;
+
+	feed(s, A, &e);
+	e.phase = PMON_END;
+	e.t = 1500;
+	feed(s, A, &e);
+	e.phase = PMON_BEGIN;
+	e.t = 4000;
+	feed(s, A, &e);				/* computing 2500, pvm 500 */
+	n = sreload(s);
+	e.phase = PMON_END;
+	e.t = 1000000;
+	feed(n, A, &e);				/* resumes here */
+	e.phase = PMON_BEGIN;
+	e.t = 1002000;
+	feed(n, A, &e);
+	j = sjson(n, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"time_ns\":{\"computing\":4500,\"pvm\":500,"));
+	free(j);
+	state_free(n);
+	sdone(s);
+}
+
+/* A snapshot of one task, A, with what the cases below change. */
+#define LOAD_TASK_LOST(state, extra, lost)				\
+	"{\"tid\":262145,\"host\":\"vm\",\"pid\":1,\"parent\":0,"	\
+	"\"program\":\"a\",\"state\":\"" state "\"" extra ",\"calls\":1," \
+	"\"sent\":{\"msgs\":0,\"bytes\":0},\"received\":{\"msgs\":0,"	\
+	"\"bytes\":0},\"time_ns\":{\"computing\":0,\"pvm\":0,"		\
+	"\"blocked\":0},\"last_seq\":2,\"lost\":" lost ",\"children\":[]}"
+#define LOAD_TASK(state, extra)	LOAD_TASK_LOST(state, extra, "0")
+#define LOAD_DOC(pos, task, groups, queues, problems)			\
+	"{\"position\":{" pos "},\"hosts\":[],\"tasks\":[" task "],"	\
+	"\"groups\":[" groups "],\"queues\":[" queues "],"		\
+	"\"traffic\":[],\"problems\":[" problems "]}"
+#define LOAD_ONE(task)	LOAD_DOC("\"262145\":2", task, "", "", "")
+#define LOAD_BLOCKED(in)						\
+	LOAD_ONE(LOAD_TASK("blocked", ",\"blocked\":{" in		\
+	    ",\"since\":\"262145:1\"}"))
+
+/*
+ * Snapshots that are not what the model writes: each is an error that
+ * names the problem, and the model stays as it was.
+ */
+static void
+test_load_bad(void)
+{
+	static const struct {
+		const char	*json, *err;
+	} cases[] = {
+		{ "{\"position\":", "not JSON" },
+		{ "[]", "not a JSON object" },
+		{ "{\"position\":{}}", "\"hosts\" is missing" },
+		{ LOAD_DOC("\"262145\":3", LOAD_TASK("running", ""), "", "", ""),
+		    "task 262145 is not at its last_seq" },
+		{ LOAD_DOC("", LOAD_TASK("running", ""), "", "", ""),
+		    "0 tasks for 1" },
+		{ LOAD_ONE(LOAD_TASK("flying", "")), "unknown state" },
+		{ LOAD_ONE(LOAD_TASK("blocked", "")),
+		    "blocked, without \"blocked\"" },
+		{ LOAD_BLOCKED("\"in\":\"pvm_send\""), "which does not block" },
+		{ LOAD_ONE(LOAD_TASK("blocked", ",\"blocked\":{\"in\":"
+		    "\"pvm_recv\",\"from\":1,\"tag\":1,\"ctx\":0,\"since\":"
+		    "\"262146:1\"}")), "not one of its own" },
+		{ LOAD_ONE(LOAD_TASK("running", ",\"exit_status\":0")),
+		    "running, with an exit status" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", "") ","
+		    LOAD_TASK("running", ""), "", "", ""), "listed twice" },
+		{ LOAD_ONE(LOAD_TASK("running", ",\"calls\":-1")),
+		    "duplicate object key" },
+		{ LOAD_ONE(LOAD_TASK_LOST("running", "", "-1")),
+		    "tasks[0]: \"lost\" is not an integer from 0" },
+		{ LOAD_ONE(LOAD_TASK_LOST("running", "", "{}")),
+		    "\"lost\" is not an integer" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""),
+		    "{\"name\":\"g\",\"members\":[],\"barrier\":{\"waiting\":"
+		    "[262145]}}", "", ""), "waiting[0] is not a task blocked" },
+		{ LOAD_BLOCKED("\"in\":\"pvm_barrier\",\"group\":\"g\","
+		    "\"count\":2"), "no group lists" },
+		{ LOAD_BLOCKED("\"in\":\"pvm_reduce\",\"group\":\"g\","
+		    "\"root\":0"), "which its groups do not explain" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("exited", ""), "",
+		    "{\"tid\":262145,\"messages\":[]}", ""),
+		    "queued at a task that ended" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""), "", "",
+		    "{\"kind\":\"race\",\"x\":1.5}"), "never writes" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""), "", "",
+		    "{\"kind\":\"deadlock\",\"tasks\":[2,1]}"), "increasing" },
+		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""),
+		    "{\"name\":\"\\u0100\",\"members\":[],\"barrier\":null}",
+		    "", ""), "\"name\" is not a string" },
+	};
+	struct state *s = srig(), *n;
+	char err[256], *before, *after;
+	size_t i;
+
+	ssend(s, A, B, 1, 4);
+	before = sjson(s, STATE_ALL, 0);
+	/* The cases change a snapshot that loads. */
+	n = state_new(NULL, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+	CU_ASSERT_EQUAL(state_load(n, LOAD_ONE(LOAD_TASK("running", "")),
+	    strlen(LOAD_ONE(LOAD_TASK("running", ""))), err, sizeof(err)), 0);
+	state_free(n);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		CU_ASSERT_EQUAL(state_load(s, cases[i].json,
+		    strlen(cases[i].json), err, sizeof(err)), -1);
+		if (!has(err, cases[i].err))
+			fprintf(stderr, "\ncase %zu: %s\n", i, err);
+		CU_ASSERT(has(err, cases[i].err));
+		after = sjson(s, STATE_ALL, 0);
+		CU_ASSERT_STRING_EQUAL(before, after);
+		free(after);
+	}
+	free(before);
+	sdone(s);
+}
+
 static CU_TestInfo state_tests[] = {
 	{ "deadlock of a pair", test_deadlock_pair },
 	{ "deadlock of a 3-cycle", test_deadlock_cycle3 },
@@ -1465,6 +1939,14 @@ static CU_TestInfo state_tests[] = {
 	{ "horizon: race checks need no history", test_horizon_race },
 	{ "horizon of time, and the sweep", test_horizon_time },
 	{ "problems kept are bounded", test_problems_kept },
+	{ "snapshot loaded: the same state, the same after", test_load_roundtrip },
+	{ "snapshot loaded: problems and their lines", test_load_problems },
+	{ "snapshot loaded: the old model's order", test_load_order },
+	{ "snapshot loaded: no race from a past it lacks",
+	    test_load_no_false_race },
+	{ "snapshot loaded: frontiers before it", test_load_frontier },
+	{ "snapshot loaded: times go on", test_load_times },
+	{ "snapshots that are not the model's", test_load_bad },
 	CU_TEST_INFO_NULL
 };
 
