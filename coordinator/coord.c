@@ -3,6 +3,7 @@
  * ordered stream (released events go to every subscriber), flush rounds,
  * readiness and the shutdown sequence.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -687,6 +688,11 @@ shutdown_finish(struct coord *c)
 		log_window(c);
 	}
 	order_release_all(c->order);
+	order_stats(c->order, &st);
+	if (st.unmatched > 0)
+		log_warnx("shutdown: %" PRIu64 " of %" PRIu64 " receives went "
+		    "without their send (records lost)", st.unmatched,
+		    st.matched + st.unmatched);
 	c->finishing = 1;
 	TAILQ_FOREACH(t, &c->tools, entry) {
 		/* A tool still behind learns what it lost before BYE. */

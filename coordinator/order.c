@@ -121,9 +121,15 @@ struct order_tasks {
 	size_t			 n, cap;
 };
 
-/* A released pvm_spawn begin, for the clock of the children. */
+/*
+ * A released pvm_spawn begin, for the clock of the children: kept until
+ * every child its end names has started.
+ */
 struct order_spawn {
 	uint64_t		 seq, raw, corr;
+	uint32_t		 children;	/* its end's tids; UINT32_MAX:
+						   the end is not out yet */
+	uint32_t		 started;	/* children started (or ended) */
 };
 
 /* A pvm_notify(PvmTaskExit) a task made. */
@@ -153,6 +159,26 @@ struct order_task {
 	uint64_t		 next_seq;	/* next seq expected */
 	uint64_t		 released;	/* last seq released */
 	uint64_t		 lost;		/* records reported lost */
+	/*
+	 * The first seq that may be missing (UINT64_MAX: none): its sends
+	 * and receives from there on cannot be counted on their channels
+	 * (doc/ordering.md, "Losses").  uncounted: every record before it
+	 * was released, task_uncounted ran.
+	 */
+	uint64_t		 lost_from;
+	uint64_t		 uncount_at;	/* lost_from - 1 until uncounted */
+	uint64_t		 watch_at;	/* the least of uncount_at, and 0
+						   while waiters_on or
+						   spawn_pending: a release at
+						   or past it looks (task_watch) */
+	int			 spawn_pending;	/* its parent's spawn begin is
+						   kept for its first event */
+	int			 uncounted;
+	int			 absent;	/* unregistered when a round looked
+						   for a message it sent */
+	uint32_t		 waiters_on;	/* receives waiting for its
+						   progress: the end of a send,
+						   its records up to a time */
 	uint64_t		 last_raw;	/* raw time of the last added */
 	struct clock_local	 clock;
 	struct order_node	*head;
@@ -171,6 +197,7 @@ struct order_task {
 	uint64_t		 open_t;	/* its begin's raw time */
 	struct order_group	*coll_group;	/* the collective it is in */
 	uint64_t		 coll_k;
+	int			 coll_kind;
 	int			 coll_root;
 	/*
 	 * Requests to the group server, counted per kind: the k-th join
@@ -191,6 +218,8 @@ struct order_task {
 	 */
 	struct order_chan	*out_chan;
 	struct order_chan	*in_chan;
+	struct order_chan	*outs;		/* every channel from it */
+	struct order_chan	*ins;		/* every channel to it */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
@@ -201,15 +230,34 @@ struct order_task {
 struct order_sent {
 	uint64_t		 seq, raw, corr;
 	uint32_t		 host;
+	uint8_t			 end;		/* SENT_* */
 };
 
-/* Released sends not yet received, per (src, dst, tag, ctx). */
+/* Whether a send's message was delivered: its end record (seq + 1) says. */
+#define SENT_DELIVERED	0	/* yes, or a bcast: the end is the send */
+#define SENT_END	1	/* the end is to come */
+#define SENT_UNKNOWN	2	/* its task is gone and the end was lost */
+
+/*
+ * Released sends not yet received, per (src, dst, tag, ctx): only sends
+ * whose index on the channel is known (before the sender's lost_from),
+ * for the receives whose index is known.  debt counts receives released
+ * before their send came (doc/ordering.md, "Losses"): that many sends
+ * still to come are theirs.
+ */
 struct order_chan {
 	int32_t			 src, dst, tag, ctx;
 	struct order_sent	*sent;		/* a ring */
 	size_t			 first, count, cap;
+	uint64_t		 debt;
+	uint64_t		 paid;		/* seq + 1 of the last send a debt
+						   took; 0: none */
+	struct order_task	*stask;		/* the sender */
 	struct order_task	*waiter;	/* dst, blocked on this */
 	struct order_chan	*hnext;
+	struct order_chan	*snext, **sprevp;	/* stask->outs */
+	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
+	uint8_t			 dead;		/* the receiver counts no more */
 };
 
 /*
@@ -218,6 +266,7 @@ struct order_chan {
  */
 struct order_coll {
 	uint32_t		 arrivals;	/* begins released */
+	uint32_t		 left;		/* of those, ends released */
 	int			 root_in;	/* the root's begin among them */
 	uint64_t		 corr;		/* latest begin's corrected time */
 	uint64_t		 root_corr;
@@ -259,8 +308,20 @@ struct order_group {
 	int32_t			*members;
 	int32_t			*insts;		/* each member's instance */
 	size_t			 nmembers, cap;
+	/*
+	 * Collective instances from cbase on (cn of them, room for ncoll):
+	 * an instance every member entered and left is forgotten.
+	 */
 	struct order_coll	*coll[COLL_KINDS];
-	size_t			 ncoll[COLL_KINDS];
+	size_t			 ncoll[COLL_KINDS], cn[COLL_KINDS];
+	uint64_t		 cbase[COLL_KINDS];
+	/*
+	 * A member's records were lost: its barrier entries and collective
+	 * calls cannot be counted any more.  Episodes before lossy_episode
+	 * closed before.
+	 */
+	int			 lossy;
+	uint64_t		 lossy_episode;
 	size_t			 held_changes;	/* held joins and leaves */
 	size_t			 held_joins;
 	struct order_node	*pending;	/* held bcast and gsize ends */
@@ -311,6 +372,7 @@ struct order {
 	uint64_t		 nadded;
 	uint64_t		 nreleased;
 	uint64_t		 ninconsistent;
+	uint64_t		 nmatched, nunmatched;
 	uint64_t		 synced;	/* events added before it are safe */
 	uint64_t		 rounds;	/* flush rounds completed */
 	uint64_t		 prev_synced;
@@ -454,6 +516,7 @@ task_get(struct order *o, int32_t tid)
 		return NULL;
 	t->tid = tid;
 	t->next_seq = 1;
+	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
 	t->tailp = &t->head;
 	task_grow(o);
 	b = task_bucket(o->ntaskb, tid);
@@ -484,13 +547,43 @@ chan_find(const struct order *o, int32_t src, int32_t dst, int32_t tag,
 	return NULL;
 }
 
+static void	chan_del(struct order *, struct order_chan *);
+
+/*
+ * Forgets the channels that hold nothing: made again, such a channel is
+ * what it was.  A debt, a waiting receiver, or a send a debt took whose
+ * end may still say it failed (retract_from) keep it.
+ */
+static void
+chan_sweep(struct order *o)
+{
+	struct order_chan *c, *next;
+	size_t i;
+
+	for (i = 0; i < o->nchanb; i++)
+		for (c = o->chans[i]; c != NULL; c = next) {
+			next = c->hnext;
+			if (c->count == 0 && c->debt == 0 && c->waiter == NULL &&
+			    (c->paid == 0 || c->stask->released >= c->paid))
+				chan_del(o, c);
+		}
+}
+
+/*
+ * Doubles the table when it is full, unless at least half of it was
+ * channels that hold nothing: then they go instead.
+ */
 static void
 chan_grow(struct order *o)
 {
 	struct order_chan **nc, *c, *next;
 	size_t i, b, nb = o->nchanb * 2;
 
-	if (o->nchans < o->nchanb || (nc = calloc(nb, sizeof(*nc))) == NULL)
+	if (o->nchans < o->nchanb)
+		return;
+	chan_sweep(o);
+	if (o->nchans < o->nchanb / 2 ||
+	    (nc = calloc(nb, sizeof(*nc))) == NULL)
 		return;
 	for (i = 0; i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = next) {
@@ -504,21 +597,43 @@ chan_grow(struct order *o)
 	o->nchanb = nb;
 }
 
+static struct order_task *task_get(struct order *, int32_t);
+
+/* Links c into the lists of its sender's and its receiver's channels. */
+static void
+chan_link(struct order_chan *c, struct order_task *s, struct order_task *d)
+{
+	if ((c->snext = s->outs) != NULL)
+		c->snext->sprevp = &c->snext;
+	s->outs = c;
+	c->sprevp = &s->outs;
+	if ((c->dnext = d->ins) != NULL)
+		c->dnext->dprevp = &c->dnext;
+	d->ins = c;
+	c->dprevp = &d->ins;
+	/* A receiver that counts no more keeps no sends for itself. */
+	c->dead = d->uncounted;
+}
+
 static struct order_chan *
 chan_get(struct order *o, int32_t src, int32_t dst, int32_t tag,
     int32_t ctx)
 {
 	struct order_chan *c;
+	struct order_task *s, *d;
 	size_t b;
 
 	if ((c = chan_find(o, src, dst, tag, ctx)) != NULL)
 		return c;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((s = task_get(o, src)) == NULL || (d = task_get(o, dst)) == NULL ||
+	    (c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->src = src;
 	c->dst = dst;
 	c->tag = tag;
 	c->ctx = ctx;
+	c->stask = s;
+	chan_link(c, s, d);
 	chan_grow(o);
 	b = chan_bucket(o->nchanb, src, dst, tag, ctx);
 	c->hnext = o->chans[b];
@@ -534,10 +649,14 @@ chan_del(struct order *o, struct order_chan *c)
 	struct order_chan **pp;
 	struct order_task *t;
 
-	if ((t = task_find(o, c->src)) != NULL && t->out_chan == c)
-		t->out_chan = NULL;
+	if (c->stask->out_chan == c)
+		c->stask->out_chan = NULL;
 	if ((t = task_find(o, c->dst)) != NULL && t->in_chan == c)
 		t->in_chan = NULL;
+	if ((*c->sprevp = c->snext) != NULL)
+		c->snext->sprevp = c->sprevp;
+	if ((*c->dprevp = c->dnext) != NULL)
+		c->dnext->dprevp = c->dprevp;
 	pp = &o->chans[chan_bucket(o->nchanb, c->src, c->dst, c->tag, c->ctx)];
 	while (*pp != c)
 		pp = &(*pp)->hnext;
@@ -914,10 +1033,6 @@ depends_on(struct order *o, struct order_task *s, const struct order_node *x)
 static int	patient(const struct order *, const struct order_node *, uint64_t);
 
 /*
- * Did a end before b began, on the reference timeline, whatever the
- * error of the hosts' clock estimates?
- */
-/*
  * Puts a group call on the reference timeline, once the clock can bound
  * its host's error (the estimates of that moment are kept).
  */
@@ -938,13 +1053,28 @@ ref_times(const struct order *o, struct order_node *n)
 	return 0;
 }
 
+/*
+ * Is n on the reference timeline?  The group calls held in a window are
+ * compared pairwise, over and over: the check that it already is must
+ * cost no call.
+ */
+static inline int
+ref_known(const struct order *o, struct order_node *n)
+{
+	return n->ref_err != INT64_MAX || ref_times(o, n) == 0;
+}
+
+/*
+ * Did a end before b began, on the reference timeline, whatever the
+ * error of the hosts' clock estimates?
+ */
 static int
 ended_before(const struct order *o, struct order_node *a,
     struct order_node *b)
 {
 	if (a->task->host == b->task->host)
 		return a->rec.t_ns < b->prev_t;
-	if (ref_times(o, a) == -1 || ref_times(o, b) == -1)
+	if (!ref_known(o, a) || !ref_known(o, b))
 		return 0;
 	return a->ref_end + a->ref_err + b->ref_err < b->ref_begin;
 }
@@ -956,7 +1086,7 @@ began_after(const struct order *o, uint32_t h, uint64_t t,
 {
 	int64_t eh;
 
-	if (ref_times(o, x) == -1 ||
+	if (!ref_known(o, x) ||
 	    (eh = clock_error(o->clock, h)) == INT64_MAX)
 		return 0;
 	return x->ref_end + x->ref_err + eh <
@@ -1385,16 +1515,43 @@ send_dests(const struct order_task *t, const struct record *r,
 	return (int)n;
 }
 
-/* Puts a released send into the FIFO of each of its channels. */
+/*
+ * A counted send for channel c: a receive released before it came takes
+ * it (the debt), else it waits in the FIFO for its receive.
+ */
+static inline int
+chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
+{
+	if (c->dead)
+		return 0;
+	if (c->debt > 0) {
+		c->debt--;
+		c->paid = s->seq + 1;
+		return 0;
+	}
+	if (chan_push(c, s) == -1)
+		return -1;
+	o->retained++;
+	wake_receiver(o, c);
+	return 0;
+}
+
+/*
+ * Puts a released send into the FIFO of each of its channels, if its
+ * index there is known: none of its task's records before it is missing.
+ */
 static int
 push_sends(struct order *o, struct order_task *t, const struct record *r,
     uint64_t corr)
 {
-	struct order_sent s = { r->seq, r->t_ns, corr, t->host };
+	struct order_sent s = { r->seq, r->t_ns, corr, t->host,
+	    r->call == PMON_CALL_bcast ? SENT_DELIVERED : SENT_END };
 	struct order_chan *c;
 	int32_t buf[64], *dst;
 	int i, n, rv = 0;
 
+	if (r->seq >= t->lost_from)
+		return 0;
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
 			return 0;
@@ -1403,11 +1560,7 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 		    (c = t->out_chan = chan_get(o, t->tid, r->peer, r->tag,
 		    r->ctx)) == NULL)
 			return -1;
-		if (chan_push(c, &s) == -1)
-			return -1;
-		o->retained++;
-		wake_receiver(o, c);
-		return 0;
+		return chan_feed(o, c, &s);
 	}
 	if ((n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]),
 	    &dst)) == -1)
@@ -1416,26 +1569,33 @@ push_sends(struct order *o, struct order_task *t, const struct record *r,
 		if (task_gone(o, dst[i]))
 			continue;
 		if ((c = chan_get(o, t->tid, dst[i], r->tag, r->ctx)) == NULL ||
-		    chan_push(c, &s) == -1) {
+		    chan_feed(o, c, &s) == -1) {
 			rv = -1;
 			break;
 		}
-		o->retained++;
-		wake_receiver(o, c);
 	}
 	if (dst != buf)
 		free(dst);
 	return rv;
 }
 
-/* Takes a send back out of channel c if it is still last there. */
+/*
+ * Takes a send back out of channel c if it is still last there, or gives
+ * back the debt it paid.  (A receive never took it: a receive waits for
+ * the end of the send it would take, sent_ready.)
+ */
 static void
 retract_from(struct order *o, struct order_chan *c, uint64_t seq)
 {
-	if (c != NULL && c->count > 0 &&
+	if (c == NULL)
+		return;
+	if (c->count > 0 &&
 	    c->sent[(c->first + c->count - 1) % c->cap].seq == seq) {
 		c->count--;
 		o->retained--;
+	} else if (c->paid == seq + 1) {
+		c->debt++;
+		c->paid = 0;
 	}
 }
 
@@ -1449,7 +1609,6 @@ static void
 retract_sends(struct order *o, struct order_task *t, const struct record *r)
 {
 	struct order_chan *c;
-	size_t i;
 
 	if (r->phase != PMON_END || r->rc >= 0)
 		return;
@@ -1460,10 +1619,8 @@ retract_sends(struct order *o, struct order_task *t, const struct record *r)
 	}
 	if (r->call != PMON_CALL_mcast)
 		return;
-	for (i = 0; i < o->nchanb; i++)
-		for (c = o->chans[i]; c != NULL; c = c->hnext)
-			if (c->src == t->tid)
-				retract_from(o, c, r->seq - 1);
+	for (c = t->outs; c != NULL; c = c->snext)
+		retract_from(o, c, r->seq - 1);
 }
 
 /* Remembers a released spawn begin for the clock of its children. */
@@ -1483,7 +1640,62 @@ spawn_note(struct order_task *t, const struct record *r, uint64_t corr)
 	t->spawns[t->nspawns].seq = r->seq;
 	t->spawns[t->nspawns].raw = r->t_ns;
 	t->spawns[t->nspawns].corr = corr;
+	t->spawns[t->nspawns].children = UINT32_MAX;
+	t->spawns[t->nspawns].started = 0;
 	t->nspawns++;
+}
+
+/* The spawn begin of t at seq, or NULL. */
+static struct order_spawn *
+spawn_find(struct order_task *t, uint64_t seq)
+{
+	size_t i;
+
+	for (i = t->nspawns; i-- > 0;)
+		if (t->spawns[i].seq == seq)
+			return &t->spawns[i];
+	return NULL;
+}
+
+/* Forgets a spawn once every child it made has started. */
+static void
+spawn_trim(struct order_task *t, struct order_spawn *sp)
+{
+	if (sp->children == UINT32_MAX || sp->started < sp->children)
+		return;
+	memmove(sp, sp + 1, (size_t)(&t->spawns[t->nspawns] - (sp + 1)) *
+	    sizeof(*sp));
+	t->nspawns--;
+}
+
+/* The end of a spawn: the children it made. */
+static void
+spawn_ended(struct order_task *t, const struct record *r)
+{
+	struct order_spawn *sp;
+	unsigned i;
+
+	if ((sp = spawn_find(t, r->seq - 1)) == NULL)
+		return;
+	sp->children = 0;
+	for (i = 0; i < r->npeers; i++)
+		sp->children += record_peer(r, i) > 0;
+	spawn_trim(t, sp);
+}
+
+/* A child started (or ended before it could): its spawn serves less. */
+static void
+child_started(struct order *o, struct order_task *t)
+{
+	struct order_task *p;
+	struct order_spawn *sp;
+
+	if (t->parent_tid == 0 || t->spawn_seq == 0 ||
+	    (p = task_find(o, t->parent_tid)) == NULL ||
+	    (sp = spawn_find(p, t->spawn_seq)) == NULL)
+		return;
+	sp->started++;
+	spawn_trim(p, sp);
 }
 
 /* Remembers a pvm_notify(PvmTaskExit) for the notifies it will bring. */
@@ -1611,6 +1823,60 @@ coll_next(struct order_task *t, struct order_group *g, int kind)
 	return &nt[t->ntcoll++].next[kind];
 }
 
+/* The instance k of a collective kind on g, kept from cbase on. */
+static struct order_coll *
+coll_at(struct order_group *g, int kind, uint64_t k)
+{
+	return &g->coll[kind][k - g->cbase[kind]];
+}
+
+/*
+ * Forgets the oldest instances that every member entered and left: no
+ * end waits for them, and a member's next call is a later instance.
+ */
+static void
+coll_trim(struct order_group *g, int kind)
+{
+	struct order_coll *c = g->coll[kind];
+	size_t n = 0;
+
+	while (n < g->cn[kind] && c[n].arrivals >= g->nmembers &&
+	    c[n].left >= c[n].arrivals)
+		n++;
+	if (n == 0)
+		return;
+	memmove(c, c + n, (g->cn[kind] - n) * sizeof(*c));
+	memset(c + g->cn[kind] - n, 0, n * sizeof(*c));
+	g->cn[kind] -= n;
+	g->cbase[kind] += n;
+}
+
+/* Room for instance k; NULL when out of memory. */
+static struct order_coll *
+coll_room(struct order_group *g, int kind, uint64_t k)
+{
+	struct order_coll *c;
+	size_t need = (size_t)(k - g->cbase[kind]) + 1, ncap;
+
+	if (need > g->ncoll[kind]) {
+		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
+		while (ncap < need)
+			ncap *= 2;
+		if ((c = reallocarray(g->coll[kind], ncap, sizeof(*c))) ==
+		    NULL)
+			return NULL;
+		memset(c + g->ncoll[kind], 0,
+		    (ncap - g->ncoll[kind]) * sizeof(*c));
+		g->coll[kind] = c;
+		g->ncoll[kind] = ncap;
+	}
+	if (need > g->cn[kind])
+		g->cn[kind] = need;
+	return coll_at(g, kind, k);
+}
+
+static void	coll_leave(struct order_task *);
+
 /* The begin of a reduce, gather or scatter joins its instance. */
 static void
 coll_enter(struct order *o, struct order_task *t, struct order_node *n,
@@ -1620,25 +1886,15 @@ coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	struct order_coll *c;
 	int kind = coll_kind(&n->rec);
 	uint64_t *next, k;
-	size_t ncap;
 
-	t->coll_group = NULL;
+	coll_leave(t);
 	if ((next = coll_next(t, g, kind)) == NULL)
 		return;		/* out of memory: its end will not wait */
 	k = (*next)++;
-	if (k >= g->ncoll[kind]) {
-		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
-		while (ncap <= k)
-			ncap *= 2;
-		c = reallocarray(g->coll[kind], ncap, sizeof(*c));
-		if (c == NULL)
-			return;
-		memset(c + g->ncoll[kind], 0,
-		    (ncap - g->ncoll[kind]) * sizeof(*c));
-		g->coll[kind] = c;
-		g->ncoll[kind] = ncap;
-	}
-	c = &g->coll[kind][k];
+	/* An instance forgotten (a late member) or not counted: no wait. */
+	if (g->lossy || k < g->cbase[kind] ||
+	    (c = coll_room(g, kind, k)) == NULL)
+		return;
 	c->arrivals++;
 	if (corr > c->corr)
 		c->corr = corr;
@@ -1649,7 +1905,26 @@ coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	}
 	t->coll_group = g;
 	t->coll_k = k;
+	t->coll_kind = kind;
 	wake_list(o, &g->waiters);
+}
+
+/*
+ * t leaves the instance it entered (its end was released, or it ended):
+ * once all have, the instance may go.
+ */
+static void
+coll_leave(struct order_task *t)
+{
+	struct order_group *g = t->coll_group;
+
+	if (g == NULL)
+		return;
+	t->coll_group = NULL;
+	if (g->lossy)
+		return;
+	coll_at(g, t->coll_kind, t->coll_k)->left++;
+	coll_trim(g, t->coll_kind);
 }
 
 /* A broadcast that did not reach a departed task: pvmgs knows by now. */
@@ -1691,11 +1966,37 @@ groups_depart(struct order *o, struct order_task *t)
 	}
 }
 
+/*
+ * A member of g lost records: its barrier entries and collective calls
+ * cannot be counted any more, so the exits and ends that wait for them
+ * go at once, flagged (step_barrier_out, step_coll_out), from now on.
+ */
+static void
+group_lossy(struct order *o, struct order_group *g)
+{
+	int kind;
+
+	if (g->lossy)
+		return;
+	g->lossy = 1;
+	g->lossy_episode = g->episode;
+	for (kind = 0; kind < COLL_KINDS; kind++) {
+		free(g->coll[kind]);
+		g->coll[kind] = NULL;
+		g->ncoll[kind] = g->cn[kind] = 0;
+	}
+	wake_list(o, &g->waiters);
+}
+
 /* What a released event changes in the model. */
 static void
 model_apply(struct order *o, struct order_task *t, struct order_node *n,
     uint64_t corr)
 {
+	/* An entry that may not be the one its count says. */
+	if ((n->kind == NODE_BARRIER_IN || n->kind == NODE_COLL_IN) &&
+	    n->rec.seq >= t->lost_from)
+		group_lossy(o, n->group);
 	switch (n->kind) {
 	case NODE_JOIN:
 		n->group->held_changes--;
@@ -1722,9 +2023,15 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 	case NODE_COLL_IN:
 		coll_enter(o, t, n, corr);
 		break;
+	case NODE_COLL_OUT:
+		if (t->coll_group == n->group)
+			coll_leave(t);
+		break;
 	default:
 		break;
 	}
+	if (n->rec.call == PMON_CALL_spawn && n->rec.phase == PMON_END)
+		spawn_ended(t, &n->rec);
 	if (n->rec.phase != PMON_BEGIN)
 		return;
 	if (n->rec.call == PMON_CALL_spawn)
@@ -1733,6 +2040,104 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 		notify_note(t, &n->rec);
 	else if (n->rec.call == PMON_CALL_exit)
 		t->exiting = 1;
+}
+
+/*
+ * Where t's next look is due (task_watch): its first release while its
+ * parent keeps the spawn for it, else once it released all it can count.
+ */
+static void
+watch_rearm(struct order_task *t)
+{
+	t->watch_at = t->spawn_pending || t->waiters_on > 0 ? 0 :
+	    t->uncount_at;
+}
+
+/*
+ * t released every record before the first that may be missing: from
+ * now on its sends and receives cannot be counted on their channels.
+ * The receives that wait for its messages are judged again (a send
+ * still to come from it cannot be counted), the sends kept for its own
+ * receives go, and the groups it is in lose their barrier counts.
+ */
+static void
+task_uncounted(struct order *o, struct order_task *t)
+{
+	struct order_chan *c;
+	struct order_group *g;
+
+	t->uncounted = 1;
+	t->uncount_at = UINT64_MAX;
+	t->waiters_on = 0;
+	watch_rearm(t);
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
+	for (c = t->ins; c != NULL; c = c->dnext) {
+		o->retained -= c->count;
+		free(c->sent);
+		c->sent = NULL;
+		c->first = c->count = c->cap = 0;
+		c->debt = 0;
+		c->dead = 1;
+	}
+	for (g = o->groups; g != NULL; g = g->next)
+		if (group_has(g, t->tid))
+			group_lossy(o, g);
+}
+
+/*
+ * The first record of t that may be missing is seq (or an earlier one):
+ * once every record before it is out, t counts no more.
+ */
+static void
+lost_at(struct order *o, struct order_task *t, uint64_t seq)
+{
+	if (seq >= t->lost_from || t->uncounted)
+		return;
+	t->lost_from = seq;
+	t->uncount_at = seq - 1;
+	if (t->uncount_at < t->watch_at)
+		t->watch_at = t->uncount_at;
+	if (t->released >= t->uncount_at)
+		task_uncounted(o, t);
+}
+
+/* t went on: the receives that wait for its progress look again. */
+static void
+wake_waiters_on(struct order *o, struct order_task *t)
+{
+	struct order_chan *c;
+
+	t->waiters_on = 0;
+	watch_rearm(t);
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
+}
+
+/* A receive waits for t's progress: t's next release wakes it. */
+static void
+watch_task(struct order_task *t)
+{
+	t->waiters_on++;
+	t->watch_at = 0;
+}
+
+/*
+ * t released past its watch point: wake the receives that wait for its
+ * progress, and stop counting it once it released all it can count.
+ */
+static void
+task_watch(struct order *o, struct order_task *t)
+{
+	if (t->spawn_pending) {
+		t->spawn_pending = 0;
+		child_started(o, t);
+	}
+	if (t->waiters_on > 0)
+		wake_waiters_on(o, t);
+	if (t->released >= t->uncount_at)
+		task_uncounted(o, t);
+	watch_rearm(t);
 }
 
 /* Keeps a released small node for the next event. */
@@ -1772,7 +2177,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	o->progress = 1;
 	t->started = 1;
 	t->released = n->last;
-	set_wait(o, t, WAIT_NONE);
+	if (t->wait != WAIT_NONE)
+		set_wait(o, t, WAIT_NONE);
 	ev.tid = t->tid;
 	ev.flags = n->flags | flags;
 	ev.match_tid = match_tid;
@@ -1795,6 +2201,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 			gs_advance(o);
 		}
 	}
+	if (t->released >= t->watch_at)
+		task_watch(o, t);
 	node_free(o, n);
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
@@ -1876,6 +2284,10 @@ step_barrier_out(struct order *o, struct order_task *t, int force)
 
 	if (n->rec.rc < 0)
 		return release_plain(o, t, 0);
+	/* Its episode may not be the one the count says, or never close. */
+	if (g->lossy && !(t->bar_group == g && t->bar_count <= 0 &&
+	    t->bar_episode < g->lossy_episode))
+		return release_plain(o, t, EVENT_INCONSISTENT);
 	if (t->bar_group == g && t->bar_count > 0) {
 		struct order_counted *k = counted_get(g, t->bar_count);
 		uint64_t c = (uint64_t)t->bar_count;
@@ -1923,11 +2335,16 @@ step_coll_out(struct order *o, struct order_task *t, int force)
 	int kind = coll_kind(&n->rec);
 	const struct order_coll *c;
 	struct clock_pred pred;
-	int ready;
+	int ready, waits;
 
+	/* The root of a reduce or gather, a member of a scatter, would wait. */
+	if (g->lossy && n->rec.rc >= 0) {
+		waits = (kind == 2) != (group_inst(g, t->tid) == n->rec.inst);
+		return release_plain(o, t, waits ? EVENT_INCONSISTENT : 0);
+	}
 	if (force || n->rec.rc < 0 || t->coll_group != g)
 		return release_plain(o, t, 0);
-	c = &g->coll[kind][t->coll_k];
+	c = coll_at(g, kind, t->coll_k);
 	memset(&pred, 0, sizeof(pred));
 	pred.host = t->host;
 	if (kind == 2) {
@@ -1983,7 +2400,13 @@ step_notify(struct order *o, struct order_task *t, int force)
 	}
 	if (ndone <= nt->received && !force)
 		return wait_on(o, t, &o->notifyw, WAIT_NOTIFY, NULL);
-	nt->received++;
+	/* Every notify it asked for came: forget it. */
+	if (++nt->received == nt->ntids) {
+		free(nt->tids);
+		memmove(nt, nt + 1, (size_t)(&t->notifies[t->nnotifies] -
+		    (nt + 1)) * sizeof(*nt));
+		t->nnotifies--;
+	}
 	return release_head(o, t, 0, 0, 0, pred.corr ? &pred : NULL) == -1 ?
 	    -1 : 1;
 }
@@ -2085,6 +2508,206 @@ step_constrained(struct order *o, struct order_task *t, int force)
 }
 
 /*
+ * Can the receive take the send s at the front of c?  1: yes.  0: not
+ * yet: the send's end, which says whether it delivered anything, is not
+ * out.  -1: never: its end was lost, so whether the receive got this
+ * message or the next is not known.
+ */
+static int
+sent_ready(const struct order_chan *c, const struct order_sent *s)
+{
+	const struct order_task *t = c->stask;
+
+	if (s->end == SENT_DELIVERED)
+		return 1;
+	if (s->end == SENT_UNKNOWN || t->lost_from == s->seq + 1)
+		return -1;
+	/*
+	 * A task that ended inside the send made no later one: the
+	 * receive got this message.
+	 */
+	return t->released > s->seq || (t->ended && t->next_seq == s->seq + 1);
+}
+
+/* The receive at t's head gets the send at the front of c. */
+static int
+take_sent(struct order *o, struct order_task *t, struct order_chan *c,
+    int peek)
+{
+	struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
+	struct clock_pred pred;
+
+	if (!peek)
+		o->retained--;
+	o->nmatched++;
+	pred.raw = s.raw;
+	pred.corr = s.corr;
+	pred.host = s.host;
+	pred.message = 1;
+	return release_head(o, t, EVENT_MATCHED, c->src, s.seq, &pred) ==
+	    -1 ? -1 : 1;
+}
+
+/*
+ * Will no counted send come from s any more?  It ended and released all
+ * it had, or released all it can count; an unknown sender may still
+ * register, except at shutdown (task_exhausted).
+ */
+static int
+sender_done(const struct order *o, const struct order_task *s)
+{
+	if (s == NULL || !s->registered)
+		return o->draining;
+	return s->uncounted || (s->head == NULL && (s->ended || o->draining));
+}
+
+/* The receive at t's head goes without its send. */
+static int
+release_unmatched(struct order *o, struct order_task *t)
+{
+	o->nunmatched++;
+	return release_plain(o, t, EVENT_UNMATCHED);
+}
+
+/*
+ * Releases the receive at t's head without its send, which has not come
+ * and may still: the first counted send of its channel to come is the
+ * one it got (chan_feed), so the receives after it are still counted.
+ * A probe takes nothing.
+ */
+static int
+release_owed(struct order *o, struct order_task *t, int peek)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c;
+
+	if (!peek) {
+		if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
+			return -1;
+		c->debt++;
+	}
+	return release_unmatched(o, t);
+}
+
+static int
+wait_chan(struct order *o, struct order_task *t, struct order_chan *c)
+{
+	c->waiter = t;
+	set_wait(o, t, WAIT_CHAN);
+	t->wait_tid = c->src;
+	return 0;
+}
+
+/*
+ * The raw time of s's host before which s's records surely came before
+ * raw on t's host: the same time on one host; across hosts, when the
+ * clock bounds both estimates, less both errors.  0 when not known.
+ */
+static uint64_t
+surely_before(const struct order *o, const struct order_task *t,
+    const struct order_task *s, uint64_t raw)
+{
+	int64_t et, es, b;
+
+	if (t->host == s->host)
+		return raw;
+	if (o->clock == NULL ||
+	    (et = clock_error(o->clock, t->host)) == INT64_MAX ||
+	    (es = clock_error(o->clock, s->host)) == INT64_MAX)
+		return 0;
+	b = (int64_t)raw + clock_offset(o->clock, t->host, raw) -
+	    clock_offset(o->clock, s->host, raw) - et - es;
+	return b > 0 ? (uint64_t)b : 0;
+}
+
+/*
+ * Has s released every record it made before raw time before?  Its
+ * next record, or its last one, is at or after it, or a round that
+ * began after the waiting receive came brought all that s made before.
+ */
+static int
+sender_past(const struct order *o, const struct order_task *s,
+    uint64_t before, const struct order_node *n)
+{
+	if (s->head != NULL)
+		return s->head->rec.t_ns >= before;
+	return s->last_raw >= before || n->added < o->synced;
+}
+
+/*
+ * A receive that cannot be matched (its task lost records before it)
+ * still goes after its send where the clocks can tell: after every
+ * record its sender made surely before the receive ended.  None of
+ * those can wait for the receive, and a round ends the wait.
+ */
+static int
+recv_uncounted(struct order *o, struct order_task *t, int force)
+{
+	const struct record *r = &t->head->rec;
+	struct order_task *s;
+	struct order_chan *c;
+	uint64_t before;
+
+	if (force || (s = task_find(o, r->peer)) == NULL || !s->registered ||
+	    (s->ended && s->head == NULL) ||
+	    (before = surely_before(o, t, s, r->t_ns)) == 0 ||
+	    sender_past(o, s, before, t->head))
+		return release_unmatched(o, t);
+	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
+		return -1;
+	watch_task(s);
+	return wait_chan(o, t, c);
+}
+
+/*
+ * The end of a receive that got a message, or of a probe that saw one.
+ * Only a receive whose index on its channel is known (none of its task's
+ * records before it is missing) can be matched, and only to a send whose
+ * index is known (push_sends): the k-th receive from S with a tag and
+ * context got S's k-th send to it with them (doc/ordering.md).
+ */
+static int
+step_recv(struct order *o, struct order_task *t, int force, int peek)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c;
+	struct order_task *s;
+	int ready;
+
+	if (r->seq >= t->lost_from)
+		return recv_uncounted(o, t, force);
+	c = t->in_chan;
+	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
+	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
+		t->in_chan = c;
+	if (c != NULL && c->count > 0) {
+		if ((ready = sent_ready(c, &c->sent[c->first])) > 0)
+			return take_sent(o, t, c, peek);
+		if (ready == 0 && !force) {
+			watch_task(c->stask);
+			return wait_chan(o, t, c);
+		}
+		if (!peek) {
+			chan_pop(c);
+			o->retained--;
+		}
+		return release_unmatched(o, t);
+	}
+	/* No counted send can come any more. */
+	s = c != NULL ? c->stask : task_find(o, r->peer);
+	if (force || r->peer == 0 || sender_done(o, s))
+		return release_unmatched(o, t);
+	/* A round found its sender unmonitored: it would not come. */
+	if (s != NULL && s->absent && !s->registered)
+		return release_owed(o, t, peek);
+	if (c == NULL &&
+	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
+	    NULL)
+		return -1;
+	return wait_chan(o, t, c);
+}
+
+/*
  * Tries to release the head of t; force releases it whatever it waits
  * for.  Returns 1 if it released one, 0 if the head waits or there is
  * none, -1 when out of memory.
@@ -2093,7 +2716,6 @@ static int
 task_step(struct order *o, struct order_task *t, int force)
 {
 	const struct record *r;
-	struct order_chan *c;
 	struct clock_pred pred;
 	int peek, has_pred = 0;
 
@@ -2131,32 +2753,7 @@ task_step(struct order *o, struct order_task *t, int force)
 		return release_plain(o, t, 0);
 	if (r->peer & ORDER_TID_DAEMON)
 		return step_notify(o, t, force);
-	c = t->in_chan;
-	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
-	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
-		t->in_chan = c;
-	if (c != NULL && c->count > 0) {
-		struct order_sent s = peek ? c->sent[c->first] : chan_pop(c);
-
-		if (!peek)
-			o->retained--;
-		pred.raw = s.raw;
-		pred.corr = s.corr;
-		pred.host = s.host;
-		pred.message = 1;
-		return release_head(o, t, EVENT_MATCHED, r->peer, s.seq,
-		    &pred) == -1 ? -1 : 1;
-	}
-	if (force || r->peer == 0 || task_exhausted(o, r->peer))
-		return release_plain(o, t, EVENT_UNMATCHED);
-	if (c == NULL &&
-	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
-	    NULL)
-		return -1;
-	c->waiter = t;
-	set_wait(o, t, WAIT_CHAN);
-	t->wait_tid = r->peer;
-	return 0;
+	return step_recv(o, t, force, peek);
 }
 
 /*
@@ -2202,6 +2799,24 @@ order_run(struct order *o)
 }
 
 /*
+ * t is done: the ends of the sends it kept in c were released, or lost.
+ * (A reused tid must not make them wait for its new records.)
+ */
+static void
+sends_settle(const struct order_task *t, struct order_chan *c)
+{
+	struct order_sent *s;
+	size_t i;
+
+	for (i = 0; i < c->count; i++) {
+		s = &c->sent[(c->first + i) % c->cap];
+		if (s->end == SENT_END)
+			s->end = t->lost_from == s->seq + 1 ? SENT_UNKNOWN :
+			    SENT_DELIVERED;
+	}
+}
+
+/*
  * A task that ended and holds nothing: the children and receivers that
  * waited for it may go, channels into it can never be read again, and it
  * is no longer a member of any group.
@@ -2210,20 +2825,23 @@ static void
 order_task_done(struct order *o, struct order_task *t)
 {
 	struct order_chan *c, *next;
-	size_t i;
 
 	t->done = 1;
+	if (t->spawn_pending) {
+		t->spawn_pending = 0;
+		child_started(o, t);
+	}
+	coll_leave(t);
 	wake_children(o, t, 1);
-	for (i = 0; i < o->nchanb; i++)
-		for (c = o->chans[i]; c != NULL; c = next) {
-			next = c->hnext;
-			if (c->src == t->tid)
-				wake_receiver(o, c);
-			if (c->dst == t->tid ||
-			    (c->src == t->tid && c->count == 0 &&
-			    c->waiter == NULL))
-				chan_del(o, c);
-		}
+	for (c = t->outs; c != NULL; c = next) {
+		next = c->snext;
+		sends_settle(t, c);
+		wake_receiver(o, c);
+		if (c->dst == t->tid || (c->count == 0 && c->waiter == NULL))
+			chan_del(o, c);
+	}
+	while (t->ins != NULL)
+		chan_del(o, t->ins);
 	/*
 	 * The server drops a task from its groups when pvmd tells it of the
 	 * exit (GS_DEAD); until then, or without a server, it goes now.
@@ -2401,6 +3019,10 @@ task_reset(struct order *o, struct order_task *t)
 	t->next_seq = 1;
 	t->released = 0;
 	t->lost = 0;
+	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
+	t->uncounted = 0;
+	t->waiters_on = 0;
+	t->spawn_pending = 0;
 	t->nspawns = 0;
 	t->bar_group = NULL;
 	t->coll_group = NULL;
@@ -2429,11 +3051,17 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 		task_reset(o, t);
 	else {
 		t->registered = 1;
+		t->absent = 0;
 		o->registered++;
 	}
 	t->host = host;
 	t->parent_tid = parent_tid;
 	t->spawn_seq = spawn_seq;
+	/* Its first release lets the parent forget the spawn (task_watch). */
+	if (parent_tid != 0 && spawn_seq != 0) {
+		t->spawn_pending = 1;
+		t->watch_at = 0;
+	}
 	return 0;
 }
 
@@ -2456,6 +3084,8 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 	t->next_seq = next_seq;
 	t->released = next_seq - 1;
 	t->started = 1;
+	/* What it sent and received before is not known: nothing counts. */
+	lost_at(o, t, 1);
 	wake_children(o, t, 0);
 	order_run(o);
 	return 0;
@@ -2697,9 +3327,12 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		order_run(o);
 		return 0;
 	}
-	if (r->seq > t->next_seq &&
-	    add_lost(o, t, t->next_seq, r->seq - t->next_seq, r->t_ns) == -1)
-		goto nomem;
+	if (r->seq > t->next_seq) {
+		if (add_lost(o, t, t->next_seq, r->seq - t->next_seq,
+		    r->t_ns) == -1)
+			goto nomem;
+		lost_at(o, t, t->next_seq);
+	}
 	t->next_seq = r->seq + 1;
 	if ((n = node_new(o, r, 0, r->seq)) == NULL)
 		goto nomem;
@@ -2709,6 +3342,9 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	o->changes++;
 	if (node_classify(o, t, n) == -1)
 		n->kind = NODE_PLAIN;	/* out of memory: not modelled */
+	/* A receive waiting for t's progress may see its new head. */
+	if (t->waiters_on > 0)
+		wake_waiters_on(o, t);
 	work_push(o, t);
 	/* Events ahead of a waiting join may change what it waits for. */
 	o->progress = 1;
@@ -2735,10 +3371,13 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 		wake_list(o, &t->open_group->waiters);
 		t->open_group = NULL;
 	}
-	if (!t->server && dropped > t->lost &&
-	    add_lost(o, t, t->next_seq, dropped - t->lost, t->last_raw) == -1) {
-		*why = "out of memory";
-		return -1;
+	if (!t->server && dropped > t->lost) {
+		if (add_lost(o, t, t->next_seq, dropped - t->lost,
+		    t->last_raw) == -1) {
+			*why = "out of memory";
+			return -1;
+		}
+		lost_at(o, t, t->next_seq);
 	}
 	if (t->head == NULL)
 		order_task_done(o, t);
@@ -2979,6 +3618,109 @@ release_hopeless(struct order *o, uint64_t mark, uint64_t stuck)
 	}
 }
 
+/* Does t hold, unreleased and counted, a send to dst with tag and ctx? */
+static int
+holds_send(const struct order_task *t, int32_t dst, int32_t tag, int32_t ctx)
+{
+	const struct order_node *n;
+	unsigned i;
+
+	for (n = t->head; n != NULL && n->rec.seq < t->lost_from;
+	    n = n->next) {
+		if (!record_is_send(&n->rec) || n->rec.tag != tag ||
+		    n->rec.ctx != ctx)
+			continue;
+		if (n->rec.call == PMON_CALL_send ||
+		    n->rec.call == PMON_CALL_psend) {
+			if (n->rec.peer == dst)
+				return 1;
+			continue;
+		}
+		for (i = 0; i < n->rec.npeers; i++)
+			if (record_peer(&n->rec, i) == dst && dst != t->tid)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * A receive that came before mark was recorded before the round began,
+ * and so was the send it got: that send has come by now, unless it was
+ * lost.  If neither its channel nor its sender holds it, the receive
+ * goes unmatched, owing its send to the channel (release_owed); the
+ * sender lost records after the last that came (or is not monitored:
+ * absent), and counts no more from there.  1 when released.
+ */
+static int
+recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
+{
+	const struct record *r;
+	struct order_chan *c;
+	struct order_task *s;
+
+	if (t->wait != WAIT_CHAN || t->head == NULL ||
+	    t->head->added >= mark)
+		return 0;
+	r = &t->head->rec;
+	/* Its sender made everything before it by now. */
+	if (r->seq >= t->lost_from)
+		return release_unmatched(o, t) == 1;
+	/* A send waiting for its end: the end comes after the send. */
+	if ((c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&
+	    c->count > 0)
+		return 0;
+	if ((s = task_find(o, r->peer)) == NULL || !s->registered) {
+		if ((s = task_get(o, r->peer)) == NULL)
+			return 0;
+		s->absent = 1;
+	} else if (holds_send(s, t->tid, r->tag, r->ctx))
+		return 0;
+	else
+		lost_at(o, s, s->next_seq);
+	return release_owed(o, t, is_probe_hit(r)) == 1;
+}
+
+/*
+ * Judges, after a round, the receives that wait for a send, and again
+ * after what that released: a chain of receives whose sends wait
+ * behind receives resolves in one round.
+ */
+static void
+recv_judge(struct order *o, uint64_t mark)
+{
+	struct order_task *t, **v = NULL, **nv;
+	size_t i, n, cap = 0;
+	int again = 1;
+
+	while (again) {
+		again = 0;
+		n = 0;
+		for (i = 0; i < o->ntaskb; i++)
+			for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+				if (t->wait != WAIT_CHAN || t->head == NULL ||
+				    t->head->added >= mark)
+					continue;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 16;
+					if ((nv = reallocarray(v, cap,
+					    sizeof(*v))) == NULL)
+						goto out;
+					v = nv;
+				}
+				v[n++] = t;
+			}
+		for (i = 0; i < n; i++)
+			if (recv_unsent(o, v[i], mark)) {
+				/* What came after it may go too. */
+				work_push(o, v[i]);
+				again = 1;
+			}
+		order_run(o);
+	}
+out:
+	free(v);
+}
+
 void
 order_synced(struct order *o, uint64_t mark)
 {
@@ -2991,6 +3733,7 @@ order_synced(struct order *o, uint64_t mark)
 	o->rounds++;
 	wake_list(o, &o->syncw);
 	order_run(o);
+	recv_judge(o, mark);
 	/*
 	 * Stuck: since the round before, nothing arrived, nothing ended and
 	 * nothing was released.  Only inconsistent data does that.
@@ -3016,7 +3759,11 @@ order_wants_sync(const struct order *o)
 
 	if (o->syncw.n > 0 || o->nserverw > 0)
 		return ORDER_SYNC_SOON;
-	if (o->notifyw.n > 0)
+	/*
+	 * A big window: a round judges the receives in it that wait for a
+	 * send that may have been lost.
+	 */
+	if (o->notifyw.n > 0 || o->held >= ORDER_SYNC_HELD)
 		return ORDER_SYNC_LATER;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->waiters.n; i++)
@@ -3124,8 +3871,10 @@ order_release_all(struct order *o)
 void
 order_stats(const struct order *o, struct order_stats *st)
 {
+	const struct order_group *g;
 	struct order_task *t;
 	size_t i;
+	int k;
 
 	memset(st, 0, sizeof(*st));
 	st->tasks = o->registered;
@@ -3133,8 +3882,15 @@ order_stats(const struct order *o, struct order_stats *st)
 	st->retained = o->retained;
 	st->released = o->nreleased;
 	st->inconsistent = o->ninconsistent;
+	st->matched = o->nmatched;
+	st->unmatched = o->nunmatched;
+	st->channels = o->nchans;
+	for (g = o->groups; g != NULL; g = g->next)
+		for (k = 0; k < COLL_KINDS; k++)
+			st->kept += g->cn[k];
 	for (i = 0; i < o->ntaskb; i++)
 		for (t = o->tasks[i]; t != NULL; t = t->hnext) {
+			st->kept += t->nspawns + t->nnotifies;
 			if (t->head == NULL)
 				continue;
 			st->blocked++;

@@ -38,7 +38,11 @@
  *
  * A sequence gap (records dropped by a full ring) is released as one
  * synthetic PMON_CALL_LOST event (EVENT_LOST; seq = first missing, bytes =
- * number missing) and ordering goes on.
+ * number missing) and ordering goes on.  From its first missing record
+ * on, a task's sends and receives cannot be counted on their channels:
+ * its receives are released unmatched, its sends match no receive, and
+ * its groups' barrier and collective counts are given up.  A match is
+ * never wrong (doc/ordering.md, "Losses").
  *
  * Every released event gets a corrected time from the clock set with
  * order_set_clock (clock.h), or its raw time when there is none.
@@ -88,6 +92,11 @@ struct order_stats {
 				   on a flush round */
 	uint64_t released;	/* events released so far */
 	uint64_t inconsistent;	/* released with EVENT_INCONSISTENT */
+	uint64_t matched;	/* receives and probes with their send */
+	uint64_t unmatched;	/* and without (EVENT_UNMATCHED) */
+	size_t	channels;	/* (src, dst, tag, ctx) channels kept */
+	size_t	kept;		/* spawn begins, collective instances and
+				   notifies kept for events still to come */
 };
 
 struct clock;
@@ -162,14 +171,23 @@ void	order_release_all(struct order *);
 /*
  * Flush rounds.  Take a mark before asking every agent to ship what it
  * has; once all have answered, order_synced says that every record made
- * before the mark was taken has been added.  order_wants_sync is not 0
- * while events wait for rounds: ORDER_SYNC_SOON when joins or leaves
- * wait for one, ORDER_SYNC_LATER when only a broadcast or gsize waits for
- * the two rounds after which it may be judged impossible (the caller may
- * space those out: a join the broadcast saw can be recorded after it).
+ * before the mark was taken has been added.  A receive that came before
+ * the mark and whose send has not come is then released unmatched.
+ * order_wants_sync is not 0 while events wait for rounds:
+ * ORDER_SYNC_SOON when joins or leaves wait for one, ORDER_SYNC_LATER
+ * when only a broadcast or gsize waits for the two rounds after which it
+ * may be judged impossible (the caller may space those out: a join the
+ * broadcast saw can be recorded after it), or a notify, or when the
+ * window holds ORDER_SYNC_HELD events or more.
  */
 #define ORDER_SYNC_LATER	1
 #define ORDER_SYNC_SOON		2
+/*
+ * A window of this many held events asks for rounds (ORDER_SYNC_LATER):
+ * after one, a receive whose send has not come is released
+ * (doc/ordering.md, "Losses").
+ */
+#define ORDER_SYNC_HELD		16384
 /*
  * The rounds a call served by pvmgs waits for pvmgs's records before it
  * is ordered without them (pvmgs not instrumented, or its records lost).

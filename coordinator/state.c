@@ -1655,6 +1655,27 @@ retract_sends(struct state *s, struct task *t, const struct record *r)
 }
 
 /*
+ * A receive released without its send (records were lost: the order
+ * cannot tell which send it got) still took a message of its channel:
+ * the oldest queued one goes, so that the queue does not keep, and
+ * report at the exit as unreceived, one message per such receive.  No
+ * clock is merged: the send is not known.
+ */
+static void
+queue_take_oldest(struct task *t, int32_t from, int32_t tag, int32_t ctx)
+{
+	struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (q->from == from && q->tag == tag && q->ctx == ctx) {
+			TAILQ_REMOVE(&t->queue, q, entry);
+			t->nqueue--;
+			qmsg_free(q);
+			return;
+		}
+}
+
+/*
  * The end of a receive that got a message: the message leaves the
  * queue, the receiver's clock takes the send's, and the race checks
  * run.  filter is the receive's begin when it is known.
@@ -1672,8 +1693,11 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 
 	t->recv_msgs++;
 	t->recv_bytes += nbytes(r->bytes);
-	if (!(ev->flags & EVENT_MATCHED))
+	if (!(ev->flags & EVENT_MATCHED)) {
+		if (ev->flags & EVENT_UNMATCHED)
+			queue_take_oldest(t, r->peer, r->tag, r->ctx);
 		return 0;
+	}
 	q = queue_take(t, ev->match_tid, ev->match_seq);
 	snd = task_find(s, ev->match_tid);
 	if (q != NULL)

@@ -10,7 +10,10 @@
  *    notify after k watched tasks' last events;
  *  - every record exactly once, byte for byte, and one lost marker per
  *    dropped range;
- *  - the send named by order_event the true one;
+ *  - the send named by order_event the true one, whatever was lost;
+ *    and every receive matched where the records the core can count on
+ *    were all shipped: none of its task's records before it, none of
+ *    the sender's records up to the send's end;
  *  - consistent with the group state replayed from the stream itself
  *    (VISTOP): a broadcast reaches exactly the other members, gsize says
  *    the size; nothing flagged inconsistent when nothing was lost;
@@ -30,9 +33,10 @@
  * It also measures each clock algorithm's distortion of local intervals
  * and fails if the controlled logical clock does not beat Lamport's.
  *
- *	proptest [-aNqv] [-g 0|1] [-n runs] [-s seed] [-S scenario] [-d|-D]
- *	    [-k] [-x prop,...] [-z every]
+ *	proptest [-aNqv] [-g 0|1] [-l scale] [-n runs] [-s seed] [-S scenario]
+ *	    [-d|-D] [-k] [-x prop,...] [-z every]
  *
+ * -l multiplies the programs' loop lengths (default 1).
  * -z N checks the horizon in one run of N (default 16; with -s always).
  * -g 0 runs every execution without the group server, -g 1 with it
  * (where there are groups); by default the seed decides.
@@ -67,6 +71,7 @@ enum prop {
 	P_BARRIER,	/* exit after its episode's entries */
 	P_NOTIFY,	/* k-th notify after k watched tasks ended */
 	P_MATCH,	/* match_tid/match_seq are the true send */
+	P_WRONG,	/* a receive matched to a send it did not get */
 	P_FLAGS,	/* no stray MATCHED/UNMATCHED/LOST flags */
 	P_STATE,	/* group state consistency */
 	P_INCONS,	/* EVENT_INCONSISTENT without losses */
@@ -81,6 +86,7 @@ enum prop {
 	P_DRAIN,	/* with losses, release_all misorders (warning) */
 	P_HORIZON,	/* frontiers: the same, or the error where cut */
 	P_HZ_SAME,	/* the horizon changes nothing else */
+	P_HOLD,		/* an event held more than HOLD_ROUNDS rounds */
 	P_NPROPS
 };
 
@@ -108,10 +114,10 @@ enum prop {
 
 static const char *const prop_names[P_NPROPS] = {
 	"sim", "api", "once", "bytes", "lost", "seq", "recv", "spawn", "barrier",
-	"notify", "match", "flags", "state", "inconsistent", "gs-state",
+	"notify", "match", "wrong-match", "flags", "state", "inconsistent", "gs-state",
 	"gs-inconsistent", "stats",
 	"clock-msg", "clock-probe", "clock-mono", "clock-pred", "same-order",
-	"drain", "horizon", "horizon-same"
+	"drain", "horizon", "horizon-same", "hold"
 };
 
 static const enum clock_algo algos[NALGOS] = {
@@ -166,6 +172,7 @@ struct gs_count {
 
 static struct {
 	int		 verbose, quiet, primary_only, notify, kills;
+	unsigned	 scale;		/* -l: loop lengths */
 	uint64_t	 hz_every;	/* -z: the horizon in one run of */
 	int		 gs_server;	/* -g, or -1 */
 	uint32_t	 ignore;	/* properties not counted */
@@ -180,6 +187,8 @@ static struct {
 	uint64_t	 w_runs;
 	uint64_t	 events, lost_markers, runs, drop_runs, failed_runs;
 	uint64_t	 hz_frontiers, hz_beyond;	/* compared, errors */
+	uint64_t	 hold_max, hold_runs;	/* rounds an event waited, in
+						   runs held to HOLD_ROUNDS */
 	uint64_t	 scen_runs[SIM_NSCENARIOS], scen_failed[SIM_NSCENARIOS];
 	struct gs_count	 gs[GS_NKINDS];
 } g;
@@ -197,11 +206,14 @@ struct check {
 	int64_t		*first, *last;	/* first and last item of a task */
 	int64_t		*endpos;	/* outputs before order_task_end */
 	uint8_t		*tainted_group;
-	struct chkey	*tchans;
-	size_t		 ntchans;
+	uint64_t	*first_drop;	/* per task: its first dropped seq,
+					   UINT64_MAX: none */
 	uint64_t	 lmin;
 	enum clock_algo	 algo;		/* of the run being checked */
 	int64_t		 drain_pos;	/* outputs before order_release_all */
+	uint64_t	 rounds;	/* flush rounds completed */
+	uint64_t	*at_round;	/* per record: rounds when it came */
+	int		 hold_check;	/* messages only: HOLD_ROUNDS holds */
 	int		 asked_drops;	/* the run was asked to drop (-d) */
 	long		 server;	/* the group server's index, or -1 */
 	int		 exact;		/* pvmgs, nothing lost, none killed */
@@ -209,9 +221,6 @@ struct check {
 	uint64_t	 nincons;	/* unflagged state inconsistencies */
 };
 
-struct chkey {
-	int32_t		src, dst, tag, ctx;
-};
 
 static void	fail(struct check *, enum prop, const char *, ...)
 		    __attribute__((format(printf, 3, 4)));
@@ -260,6 +269,32 @@ fail(struct check *c, enum prop p, const char *fmt, ...)
 }
 
 /* --- collecting the stream -------------------------------------------- */
+
+/*
+ * The window stays bounded when rounds come (doc/ordering.md, "Losses"):
+ * an event that only waits for messages (no group, no notify in the
+ * run) waits for at most HOLD_ROUNDS completed rounds.  Its send was
+ * recorded before it, so it has come, or is known lost, by the end of
+ * the first round that began after the event came, and so has the send
+ * of every receive the send itself waited for; the end of a send that
+ * a receive waits for may be recorded after the receive, and comes by
+ * the end of the next round.
+ */
+#define HOLD_ROUNDS	2
+
+static void
+check_hold(struct check *c, const struct order_event *ev, size_t ti)
+{
+	uint64_t h = c->rounds - c->at_round[c->base[ti] + ev->rec->seq - 1];
+
+	if (c->hold_check && h > g.hold_max)
+		g.hold_max = h;
+	if (c->hold_check && h > HOLD_ROUNDS)
+		fail(c, P_HOLD, "t%x seq %" PRIu64 " (%s) released %" PRIu64
+		    " rounds after it came", (unsigned)ev->tid, ev->rec->seq,
+		    record_call_name(ev->rec->call), h);
+}
+
 
 struct collect {
 	struct run		*run;
@@ -332,6 +367,8 @@ collect_cb(const struct order_event *ev, void *arg)
 		    (unsigned)ev->tid, ev->rec->seq);
 		return;
 	}
+	if ((int64_t)r->n <= co->c->drain_pos)
+		check_hold(co->c, ev, (size_t)ti);
 	len = sim_encode(co->s, (size_t)ti, ev->rec->seq - 1, buf);
 	if (len != ev->len || memcmp(buf, ev->bytes, len) != 0)
 		fail(co->c, P_BYTES, "t%x seq %" PRIu64 ": released bytes "
@@ -718,6 +755,10 @@ act_cb(const struct sim_act *a, void *arg)
 		l->c->endpos[a->task] = (int64_t)l->run->n;
 	if (a->type == SIM_ACT_RELEASE_ALL && l->c != NULL)
 		l->c->drain_pos = (int64_t)l->run->n;
+	if (a->type == SIM_ACT_SYNCED && l->c != NULL)
+		l->c->rounds++;
+	if (a->type == SIM_ACT_ADD && l->c != NULL)
+		l->c->at_round[l->c->base[a->task] + a->rec] = l->c->rounds;
 	if (a->type == SIM_ACT_MARK)
 		l->w->marks++;
 	if (l->st != NULL && l->st[0] != NULL)
@@ -746,100 +787,49 @@ act_cb(const struct sim_act *a, void *arg)
 
 /* --- ground truth helpers ----------------------------------------------- */
 
-static int
-chkey_cmp(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct chkey));
-}
-
-static void
-taint_chan(struct check *c, size_t *cap, int32_t src, int32_t dst,
-    int32_t tag, int32_t ctx)
-{
-	struct chkey *k;
-
-	if (c->ntchans == *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		if ((c->tchans = realloc(c->tchans, *cap * sizeof(*k))) ==
-		    NULL)
-			abort();
-	}
-	k = &c->tchans[c->ntchans++];
-	memset(k, 0, sizeof(*k));
-	k->src = src;
-	k->dst = dst;
-	k->tag = tag;
-	k->ctx = ctx;
-}
-
-static int
-chan_tainted(const struct check *c, int32_t src, int32_t dst, int32_t tag,
-    int32_t ctx)
-{
-	struct chkey k;
-
-	if (c->ntchans == 0)
-		return 0;
-	memset(&k, 0, sizeof(k));
-	k.src = src;
-	k.dst = dst;
-	k.tag = tag;
-	k.ctx = ctx;
-	return bsearch(&k, c->tchans, c->ntchans, sizeof(k), chkey_cmp) !=
-	    NULL;
-}
-
-/* A record carrying a message's destinations: record_is_send's rule. */
-static int
-is_sender(const struct sim_rec *r)
-{
-	struct record rec = { .call = r->call, .phase = r->phase };
-
-	return record_is_send(&rec);
-}
-
 /*
- * With records lost, matching is only defined where nothing of the
- * channel was lost: a lost send or receive shifts the FIFO count.  The
- * groups whose records were lost cannot be replayed either.
+ * With records lost, the k-th receive on a channel is known to have got
+ * the k-th send only where neither count can be off: a record lost
+ * anywhere before them may have been a send or a receive of the same
+ * channel.  A send is countable when none of its task's records up to
+ * its end (which says whether it delivered anything) was lost, a
+ * receive when none of its task's records up to it was.  The groups
+ * whose records were lost cannot be replayed either.
  */
 static void
 taint(struct check *c)
 {
 	const struct sim *s = c->s;
-	const int32_t *peers = sim_peers(s);
 	const struct sim_task *t;
 	const struct sim_rec *r;
-	const struct sim_msg *m;
-	size_t i, k, cap = 0;
-	unsigned p;
+	size_t i, k;
 
 	for (i = 0; i < sim_ntasks(s); i++) {
 		t = sim_task(s, i);
-		for (k = 0; k < t->nrecs; k++) {
+		c->first_drop[i] = UINT64_MAX;
+		for (k = t->nrecs; k-- > 0;) {
 			r = &t->recs[k];
 			if (!r->dropped)
 				continue;
+			c->first_drop[i] = k + 1;
 			if (r->group != 0)
 				c->tainted_group[r->group] = 1;
-			if (r->msg != 0) {
-				m = sim_msg(s, r->msg - 1);
-				taint_chan(c, &cap, m->src_tid, t->tid,
-				    m->tag, m->ctx);
-			}
-			if (!is_sender(r))
-				continue;
-			if (r->call == PMON_CALL_send ||
-			    r->call == PMON_CALL_psend)
-				taint_chan(c, &cap, t->tid, r->peer, r->tag,
-				    r->ctx);
-			for (p = 0; p < r->npeers; p++)
-				taint_chan(c, &cap, t->tid, peers[r->peers + p],
-				    r->tag, r->ctx);
 		}
 	}
-	if (c->ntchans > 0)
-		qsort(c->tchans, c->ntchans, sizeof(*c->tchans), chkey_cmp);
+}
+
+/* Can the core count the message m, received by record k of task ti? */
+static int
+countable(const struct check *c, const struct sim_msg *m, size_t ti,
+    size_t k)
+{
+	const struct sim_task *st = sim_task(c->s, m->src);
+	uint64_t end = m->send_rec + 1;
+
+	if (st->recs[m->send_rec].call != PMON_CALL_bcast &&
+	    end < st->nrecs)
+		end++;
+	return c->first_drop[m->src] > end && c->first_drop[ti] > k + 1;
 }
 
 static int64_t
@@ -944,8 +934,13 @@ check_msg(struct check *c, const struct run *r, size_t ti, size_t k)
 	int probe = rec->call == PMON_CALL_probe;
 
 	st = sim_task(s, m->src);
-	if (st->recs[m->send_rec].dropped ||
-	    chan_tainted(c, m->src_tid, t->tid, m->tag, m->ctx))
+	if ((o->flags & EVENT_MATCHED) && (o->match_tid != st->tid ||
+	    o->match_seq != m->send_rec + 1))
+		fail(c, P_WRONG, "t%x seq %zu (%s end) got t%x seq %u, "
+		    "released matched to t%x seq %" PRIu64, (unsigned)t->tid,
+		    k + 1, record_call_name(rec->call), (unsigned)st->tid,
+		    m->send_rec + 1, (unsigned)o->match_tid, o->match_seq);
+	if (!countable(c, m, ti, k))
 		return;
 	sp = pos_of(c, m->src, m->send_rec);
 	if (c->drops && p >= c->drain_pos &&
@@ -994,6 +989,9 @@ check_barrier(struct check *c, const struct run *r, size_t ti, size_t k)
 	uint32_t i;
 
 	if (c->tainted_group[rec->group])
+		return;
+	/* A member lost records: pmon could not count the episode. */
+	if (c->drops && (r->outs[p].flags & EVENT_INCONSISTENT))
 		return;
 	for (i = 0; i < e->nentries; i++) {
 		ep = pos_of(c, en[i].task, en[i].rec);
@@ -1602,6 +1600,23 @@ check_server(struct check *c)
 
 /* --- running one seed ---------------------------------------------------- */
 
+/* Do the tasks only send and receive messages (no group, no notify)? */
+static int
+messages_only(const struct sim *s)
+{
+	const struct sim_task *t;
+	size_t i, k;
+
+	for (i = 0; i < sim_ntasks(s); i++) {
+		t = sim_task(s, i);
+		for (k = 0; k < t->nrecs; k++)
+			if (t->recs[k].group != 0 ||
+			    t->recs[k].call == PMON_CALL_notify)
+				return 0;
+	}
+	return 1;
+}
+
 /* Counts a run with groups by what pvmgs did. */
 static void
 gs_tally(const struct check *c)
@@ -1655,6 +1670,7 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	sp.seed = seed;
 	sp.scenario = sc;
 	sp.drops = drops;
+	sp.scale = g.scale;
 	sp.notify = g.notify;
 	sp.kills = g.kills;
 	sp.gs_server = g.gs_server;
@@ -1695,19 +1711,25 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 	c.drain_pos = INT64_MAX;
 	c.lmin = sp.lmin_ns;
 	c.base = calloc(nt + 1, sizeof(*c.base));
+	c.at_round = calloc(total + 1, sizeof(*c.at_round));
 	c.pos = calloc(total + 1, sizeof(*c.pos));
 	c.first = calloc(nt + 1, sizeof(*c.first));
 	c.last = calloc(nt + 1, sizeof(*c.last));
 	c.endpos = calloc(nt + 1, sizeof(*c.endpos));
 	c.tainted_group = calloc(256, 1);
+	c.first_drop = calloc(nt + 1, sizeof(*c.first_drop));
 	co.lastseq = calloc(nt + 1, sizeof(*co.lastseq));
-	if (!c.base || !c.pos || !c.first || !c.last || !c.endpos ||
-	    !c.tainted_group || !co.lastseq)
+	if (!c.base || !c.at_round || !c.pos || !c.first || !c.last ||
+	    !c.endpos || !c.tainted_group || !c.first_drop || !co.lastseq)
 		abort();
-	for (i = 0; i < nt; i++)
+	for (i = 0, total = 0; i < nt; i++) {
 		c.endpos[i] = INT64_MAX;
-	if (drops)
-		taint(&c);
+		c.base[i] = total;
+		total += sim_task(s, i)->nrecs;
+	}
+	taint(&c);
+	c.hold_check = messages_only(s);
+	g.hold_runs += (uint64_t)c.hold_check;
 	memset(runs, 0, sizeof(runs));
 	memset(&w, 0, sizeof(w));
 	for (a = 0; a < (g.primary_only ? 1 : NALGOS); a++) {
@@ -1774,12 +1796,13 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		free(runs[a].outs);
 	sim_script_free(&script);
 	free(c.base);
+	free(c.at_round);
 	free(c.pos);
 	free(c.first);
 	free(c.last);
 	free(c.endpos);
 	free(c.tainted_group);
-	free(c.tchans);
+	free(c.first_drop);
 	free(co.lastseq);
 	sim_free(s);
 	f = (c.failed & ~g.ignore & ~SOFT_PROPS) != 0;
@@ -1795,9 +1818,9 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: proptest [-aNqv] [-g 0|1] [-n runs] "
-	    "[-s seed] [-S scenario] [-d | -D] [-k] [-x prop,...] "
-	    "[-z every]\n");
+	fprintf(stderr, "usage: proptest [-aNqv] [-g 0|1] [-l scale] "
+	    "[-n runs] [-s seed] [-S scenario] [-d | -D] [-k] "
+	    "[-x prop,...] [-z every]\n");
 	exit(2);
 }
 
@@ -1851,10 +1874,13 @@ report(double secs)
 	struct failure *f;
 	int sc, p, a, bad = 0, soft;
 	double d[NALGOS];
-	char gsopt[16] = "";
+	char gsopt[32] = "";
 
 	if (g.gs_server >= 0)
 		snprintf(gsopt, sizeof(gsopt), " -g %d", g.gs_server);
+	if (g.scale != 1)
+		snprintf(gsopt + strlen(gsopt), sizeof(gsopt) - strlen(gsopt),
+		    " -l %u", g.scale);
 
 	for (sc = 0; sc < SIM_NSCENARIOS; sc++)
 		for (p = 0; p < P_NPROPS; p++) {
@@ -1881,6 +1907,9 @@ report(double secs)
 		d[a] = g.dist_n[a] ? g.dist_sum[a] / (double)g.dist_n[a] : 0;
 	printf("horizon: %" PRIu64 " frontiers compared, %" PRIu64 " beyond "
 	    "the horizon\n", g.hz_frontiers, g.hz_beyond);
+	printf("hold: in %" PRIu64 " runs of messages only, an event waited "
+	    "at most %" PRIu64 " rounds (bound %d)\n", g.hold_runs,
+	    g.hold_max, HOLD_ROUNDS);
 	/* The horizon's error must have been seen, not only its absence. */
 	if (g.hz_frontiers >= 1000 && g.hz_beyond == 0) {
 		printf("FAIL horizon: no frontier was beyond the horizon\n");
@@ -1930,7 +1959,8 @@ main(int argc, char *argv[])
 	g.kills = -1;
 	g.hz_every = 16;
 	g.gs_server = -1;
-	while ((ch = getopt(argc, argv, "adDg:kn:Nqs:S:vx:z:")) != -1) {
+	g.scale = 1;
+	while ((ch = getopt(argc, argv, "adDg:kl:n:Nqs:S:vx:z:")) != -1) {
 		switch (ch) {
 		case 'a':
 			g.primary_only = 1;
@@ -1949,6 +1979,10 @@ main(int argc, char *argv[])
 			break;
 		case 'k':
 			g.kills = 1;
+			break;
+		case 'l':
+			if ((g.scale = (unsigned)strtoul(optarg, NULL, 0)) == 0)
+				usage();
 			break;
 		case 'n':
 			nruns = strtoull(optarg, NULL, 0);

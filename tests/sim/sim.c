@@ -2948,8 +2948,13 @@ sim_deliver(struct sim *s, struct order *o, struct sim_script *sc,
 	}
 	drain_ns = s->p.scenario == SIM_BENCH ? 20 * MS :
 	    rng_range(&s->drng, 2 * MS, 30 * MS);
-	ds.period = s->p.scenario == SIM_BENCH ? 200 * MS :
-	    rng_range(&s->drng, 10 * MS, 200 * MS);
+	/* One delivery in four has rounds every few milliseconds. */
+	if (s->p.scenario == SIM_BENCH)
+		ds.period = 200 * MS;
+	else if (rng_chance(&s->drng, 0.25))
+		ds.period = rng_range(&s->drng, 1 * MS, 4 * MS);
+	else
+		ds.period = rng_range(&s->drng, 10 * MS, 200 * MS);
 	ds.round_at = rng_below(&s->drng, ds.period);
 	for (i = 0; i < s->ntasks; i++)
 		s->dt[i].detect = rng_below(&s->drng, 5 * MS);

@@ -19,7 +19,7 @@
 #define C	0x80003
 #define PVMD	((int32_t)0x80040000)
 
-#define OUT_MAX	256
+#define OUT_MAX	8192
 
 struct gout {
 	int32_t		tid;
@@ -293,6 +293,8 @@ test_join_needed_by_held(void)
 {
 	struct rspec snd = { PMON_CALL_send, PMON_BEGIN, 0, B, 7, -1, NULL, 0,
 	    NULL, 0 };
+	struct rspec snd_end = { PMON_CALL_send, PMON_END, 0, B, 7, -1, NULL,
+	    0, NULL, 0 };
 	struct rspec rcv = { PMON_CALL_recv, PMON_END, 4, A, 7, -1, NULL, 0,
 	    NULL, 0 };
 	struct order *o = grig();
@@ -301,6 +303,7 @@ test_join_needed_by_held(void)
 	round_with(o, NULL);
 	gcall(o, A, 1, PMON_CALL_joingroup, 1);
 	gadd(o, A, 3, &snd);
+	gadd(o, A, 4, &snd_end);
 	gadd(o, B, 1, &rcv);
 	gcall(o, B, 2, PMON_CALL_gsize, 1);
 	gcall(o, C, 3, PMON_CALL_lvgroup, 0);
@@ -544,6 +547,8 @@ test_corrected_receive(void)
 {
 	struct rspec snd = { PMON_CALL_send, PMON_BEGIN, 0, C, 7, -1, NULL, 0,
 	    NULL, 5000000 };
+	struct rspec snd_end = { PMON_CALL_send, PMON_END, 0, C, 7, -1, NULL,
+	    0, NULL, 5001000 };
 	struct rspec rcv = { PMON_CALL_recv, PMON_END, 4, A, 7, -1, NULL, 0,
 	    NULL, 1000000 };
 	struct clock_params cp;
@@ -563,12 +568,72 @@ test_corrected_receive(void)
 	/* C's clock is 4 ms behind A's: its receive looks early. */
 	gadd(o, C, 1, &rcv);
 	gadd(o, A, 1, &snd);
-	CU_ASSERT_EQUAL(ngout, 2);
+	gadd(o, A, 2, &snd_end);
+	CU_ASSERT_EQUAL(ngout, 3);
 	CU_ASSERT(gouts[gpos(C, 1)].t_corr >=
 	    gouts[gpos(A, 1)].t_corr + cp.lmin_ns);
 	CU_ASSERT_EQUAL(gouts[gpos(A, 1)].t_corr, 5000000);
 	order_free(o);
 	clock_free(clk);
+}
+
+/*
+ * Reduces that every member entered and left are forgotten: the order
+ * keeps the instances still in use, not one per call of the run.
+ */
+static void
+test_collectives_forgotten(void)
+{
+	struct rspec in = { PMON_CALL_reduce, PMON_BEGIN, 0, 0, -1, 0, "g",
+	    0, NULL, 0 };
+	struct rspec out = in;
+	struct order_stats st;
+	struct order *o = grig();
+	uint64_t k;
+
+	out.phase = PMON_END;
+	gcall(o, A, 1, PMON_CALL_joingroup, 0);
+	gcall(o, B, 1, PMON_CALL_joingroup, 1);
+	round_with(o, NULL);
+	CU_ASSERT_EQUAL(ngout, 4);
+	for (k = 0; k < 1000; k++) {
+		gadd(o, A, 3 + 2 * k, &in);
+		gadd(o, A, 4 + 2 * k, &out);	/* the root waits for B */
+		CU_ASSERT_EQUAL(gpos(A, 4 + 2 * k), -1);
+		gadd(o, B, 3 + 2 * k, &in);
+		gadd(o, B, 4 + 2 * k, &out);
+		CU_ASSERT(gpos(A, 4 + 2 * k) > gpos(B, 3 + 2 * k));
+	}
+	CU_ASSERT_EQUAL(ngout, 4004);
+	order_stats(o, &st);
+	CU_ASSERT_EQUAL(st.kept, 0);
+	CU_ASSERT_EQUAL(ninconsistent(o), 0);
+	order_free(o);
+}
+
+/*
+ * A member lost records: its barrier entries cannot be counted, so the
+ * others' exits no longer wait for them, and say so.
+ */
+static void
+test_barrier_lossy(void)
+{
+	struct rspec in = { PMON_CALL_barrier, PMON_BEGIN, 0, 0, -1, -1, "g",
+	    0, NULL, 0 };
+	struct rspec out = in;
+	struct order *o = grig();
+
+	out.phase = PMON_END;
+	gcall(o, A, 1, PMON_CALL_joingroup, 0);
+	gcall(o, B, 1, PMON_CALL_joingroup, 1);
+	round_with(o, NULL);
+	gadd(o, B, 3, &in);
+	gadd(o, B, 4, &out);
+	CU_ASSERT_EQUAL(gpos(B, 4), -1);	/* waits for A's entry */
+	gadd(o, A, 6, &in);			/* 3 to 5 lost */
+	CU_ASSERT(gpos(B, 4) >= 0);
+	CU_ASSERT(gouts[gpos(B, 4)].flags & EVENT_INCONSISTENT);
+	order_free(o);
 }
 
 static CU_TestInfo group_tests[] = {
@@ -579,6 +644,8 @@ static CU_TestInfo group_tests[] = {
 	{ "gsize", test_gsize },
 	{ "join a held gsize depends on", test_join_needed_by_held },
 	{ "barrier episodes", test_barrier },
+	{ "collectives are forgotten", test_collectives_forgotten },
+	{ "a barrier after lost records", test_barrier_lossy },
 	{ "hopeless broadcast", test_hopeless_broadcast },
 	{ "notify after exit", test_notify_after_exit },
 	{ "corrected receive", test_corrected_receive },
