@@ -24,9 +24,10 @@
 # coordinator's CPU time (utime + stime, /proc/PID/stat, before the
 # shutdown) per event and its peak RSS (VmHWM); pmon record's CPU; the
 # agent's peak RSS and CPU (on stderr).
-# After the last run, the recording is replayed twice to time the tools
-# on their own CPU (GNU time's user + system): `pmon record -o copy.pmr`
-# and `pmon trace --json >/dev/null`, as events per second.
+# After the last run, the recording is replayed to time the tools on
+# their own CPU (GNU time's user + system): `pmon record -o copy.pmr`
+# and `pmon trace --json >/dev/null`, as events per second; and pmon
+# web's CPU until it has the whole recording (on stderr).
 #
 # The last line is the summary (medians over the runs; lost is the
 # largest):
@@ -131,12 +132,32 @@ tool_rate() {
 	awk -v e="$events" '{ printf "%.0f\n", e / ($1 + $2) }' "$out"
 }
 
+# Events per second of pmon web's CPU, loading the recording from a
+# replay (it keeps serving after the replay's end: we stop it then).
+web_rate() {
+	local dir=$RUN/webreplay web_pid ticks
+	mkdir -p "$dir"
+	PVM_TMP=$dir "$PMON" replay "$RUN/run.pmr" >/dev/null 2>"$dir/replay.err" ||
+	    fail "replay: $(cat "$dir/replay.err")"
+	bg env PVM_TMP="$dir" "$PMON" web --port 0 >/dev/null 2>"$dir/web.err"
+	web_pid=$BG_PID
+	wait_for 600 grep -q "coordinator is gone" "$dir/web.err" ||
+	    fail "pmon web did not load the recording: $(cat "$dir/web.err")"
+	ticks=$(cpu_ticks "$web_pid")
+	kill "$web_pid"
+	wait "$web_pid" 2>/dev/null
+	PVM_TMP=$dir "$PMON" shutdown >/dev/null 2>&1
+	awk -v e="$events" -v t="$ticks" -v hz="$hz" \
+	    'BEGIN { printf "%.0f\n", e * hz / (t > 0 ? t : 1) }'
+}
+
 for i in $(seq 1 "$runs"); do
 	run_plain
 	run_pmon "$i"
 done
 record_rate=$(tool_rate "$PMON" record -o "$RUN/copy.pmr")
 json_rate=$(tool_rate "$PMON" trace --json)
+pm_log "pmon web loads the recording at $(web_rate) events per CPU second"
 awk -v e="$events" -v l="$(sort -n "$RUN/lost" | tail -n 1)" \
     -v p="$(median "$RUN/plain.wall")" -v m="$(median "$RUN/pmon.wall")" \
     -v c="$(median "$RUN/coordns")" -v h="$(sort -n "$RUN/hwm_kb" | tail -n 1)" \
