@@ -259,7 +259,8 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 # error printers replaced by the target's.
 EXPORT_SRCS	:= $(wildcard tools/export*.c)
 
-build-fuzz/fuzz_export: tests/fuzz/fuzz_export.c $(FUZZ_LINKED) $(EXPORT_SRCS)
+build-fuzz/fuzz_export: tests/fuzz/fuzz_export.c $(FUZZ_LINKED) $(EXPORT_SRCS) \
+	    tools/trace_fmt.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Icommon -Iclient-api -Icoordinator \
 	    -Inode-agent -Itools $(OTF2_CFLAGS) \

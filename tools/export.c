@@ -471,47 +471,6 @@ export_write(struct export *x, const void *buf, size_t len)
 	return 0;
 }
 
-/* Two decimal digits at a time: half the divisions of one at a time. */
-static const char export_digits[] =
-	    "0001020304050607080910111213141516171819"
-	    "2021222324252627282930313233343536373839"
-	    "4041424344454647484950515253545556575859"
-	    "6061626364656667686970717273747576777879"
-	    "8081828384858687888990919293949596979899";
-
-char *
-export_put_u64(char *p, uint64_t v)
-{
-	uint64_t m = 10;
-	unsigned r, n = 1;
-	char *q;
-
-	while (n < 20 && v >= m) {
-		n++;
-		m *= 10;
-	}
-	/* Written from the end back, two digits at a time. */
-	for (q = p + n; v >= 100; v /= 100) {
-		r = (unsigned)(v % 100);
-		q -= 2;
-		memcpy(q, export_digits + 2 * r, 2);
-	}
-	if (v >= 10)
-		memcpy(q - 2, export_digits + 2 * v, 2);
-	else
-		q[-1] = (char)('0' + v);
-	return p + n;
-}
-
-char *
-export_put_i64(char *p, int64_t v)
-{
-	if (v >= 0)
-		return export_put_u64(p, (uint64_t)v);
-	*p++ = '-';
-	return export_put_u64(p, -(uint64_t)v);
-}
-
 char *
 export_put_fixed(char *p, int64_t v, uint64_t div, int digits)
 {
@@ -520,15 +479,11 @@ export_put_fixed(char *p, int64_t v, uint64_t div, int digits)
 
 	if (v < 0)
 		*p++ = '-';
-	p = export_put_u64(p, a / div);
+	p = trace_fmt_u64(p, a / div);
 	*p++ = '.';
 	f = a % div;
-	for (i = digits; i >= 2; i -= 2) {
-		memcpy(p + i - 2, export_digits + 2 * (f % 100), 2);
-		f /= 100;
-	}
-	if (i == 1)
-		p[0] = (char)('0' + f % 10);
+	for (i = digits; i > 0; i--, f /= 10)
+		p[i - 1] = (char)('0' + f % 10);
 	return p + digits;
 }
 

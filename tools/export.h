@@ -165,9 +165,7 @@ int		 export_is_blocking(int call);
 /* Tids as PVM writes them: "t40003". */
 const char	*export_tidstr(int32_t tid, char *buf, size_t size);
 
-/* Decimal digits of v, at p; returns the end. */
-char		*export_put_u64(char *p, uint64_t v);
-char		*export_put_i64(char *p, int64_t v);
+/* Decimal digits: trace_fmt_u64, trace_fmt_i64 (pmon-tool.h). */
 /* v / div, '.', then v % div in digits digits (div = 10^digits). */
 char		*export_put_fixed(char *p, int64_t v, uint64_t div,
 		    int digits);

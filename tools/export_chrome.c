@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "export.h"
+#include "pmon-tool.h"
 #include "record.h"
 
 struct chrome {
@@ -103,10 +104,10 @@ chrome_meta(struct export *x, const char *name, unsigned pid, int32_t tid,
 	p = export_put_lit(p, "{\"ph\":\"M\",\"name\":\"");
 	p = export_put_str(p, name);
 	p = export_put_lit(p, "\",\"pid\":");
-	p = export_put_u64(p, pid);
+	p = trace_fmt_u64(p, pid);
 	if (tid != 0) {
 		p = export_put_lit(p, ",\"tid\":");
-		p = export_put_i64(p, tid);
+		p = trace_fmt_i64(p, tid);
 	}
 	p = export_put_lit(p, ",\"args\":{\"");
 	p = export_put_str(p, arg);
@@ -130,7 +131,7 @@ chrome_names(struct export *x, const char *what, unsigned pid, int32_t tid,
 	if (chrome_meta(x, key, pid, tid, "sort_index") == -1 ||
 	    (p = export_reserve(x, 32)) == NULL)
 		return -1;
-	p = export_put_u64(p, sort);
+	p = trace_fmt_u64(p, sort);
 	export_commit(x, export_put_lit(p, "}}"));
 	return 0;
 }
@@ -167,9 +168,9 @@ chrome_head(struct export *x, const struct export_task *t, const char *ph,
 	p = export_put_lit(p, "\",\"ts\":");
 	p = export_put_fixed(p, ts, 1000, 3);
 	p = export_put_lit(p, ",\"pid\":");
-	p = export_put_u64(p, t->host->index);
+	p = trace_fmt_u64(p, t->host->index);
 	p = export_put_lit(p, ",\"tid\":");
-	return export_put_i64(p, t->tid);
+	return trace_fmt_i64(p, t->tid);
 }
 
 /* "TID:SEQ", the id of an event. */
@@ -177,9 +178,9 @@ static char *
 chrome_id(char *p, int32_t tid, uint64_t seq)
 {
 	*p++ = '"';
-	p = export_put_i64(p, tid);
+	p = trace_fmt_i64(p, tid);
 	*p++ = ':';
-	p = export_put_u64(p, seq);
+	p = trace_fmt_u64(p, seq);
 	*p++ = '"';
 	return p;
 }
@@ -197,7 +198,7 @@ chrome_dsts(struct export *x, char *p, const struct pmon_event *ev)
 			return NULL;
 		if (i > 0)
 			*p++ = ',';
-		p = export_put_i64(p, ev->peers[i]);
+		p = trace_fmt_i64(p, ev->peers[i]);
 	}
 	*p++ = ']';
 	return p;
@@ -213,17 +214,17 @@ chrome_msg_args(struct export *x, char *p, const struct pmon_event *ev)
 				return NULL;
 		} else {
 			p = export_put_lit(p, ",\"dst\":");
-			p = export_put_i64(p, ev->peer);
+			p = trace_fmt_i64(p, ev->peer);
 		}
 	} else if (export_is_recv(ev->call)) {
 		p = export_put_lit(p, ",\"src\":");
-		p = export_put_i64(p, ev->peer);
+		p = trace_fmt_i64(p, ev->peer);
 	} else
 		return p;
 	p = export_put_lit(p, ",\"tag\":");
-	p = export_put_i64(p, ev->tag);
+	p = trace_fmt_i64(p, ev->tag);
 	p = export_put_lit(p, ",\"bytes\":");
-	p = export_put_i64(p, ev->bytes);
+	p = trace_fmt_i64(p, ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED) {
 		p = export_put_lit(p, ",\"match\":");
 		p = chrome_id(p, ev->match_tid, ev->match_seq);
@@ -251,12 +252,12 @@ chrome_flow(struct export *x, const char *cat, const struct export_send *s,
 	if ((p = chrome_head(x, s->task, "s", cat, cat, from)) == NULL)
 		return -1;
 	p = export_put_lit(p, ",\"id\":");
-	p = export_put_u64(p, c->flows);
+	p = trace_fmt_u64(p, c->flows);
 	export_commit(x, export_put_lit(p, "}"));
 	if ((p = chrome_head(x, to, "f", cat, cat, until)) == NULL)
 		return -1;
 	p = export_put_lit(p, ",\"bp\":\"e\",\"id\":");
-	p = export_put_u64(p, c->flows);
+	p = trace_fmt_u64(p, c->flows);
 	export_commit(x, export_put_lit(p, "}"));
 	return 0;
 }
@@ -289,7 +290,7 @@ chrome_slice(struct export *x, const struct export_event *e)
 		p = chrome_id(p, ev->tid, ev->seq);
 	}
 	p = export_put_lit(p, ",\"rc\":");
-	p = export_put_i64(p, ev->rc);
+	p = trace_fmt_i64(p, ev->rc);
 	if ((p = chrome_msg_args(x, p, ev)) == NULL)
 		return -1;
 	export_commit(x, export_put_lit(p, "}}"));
@@ -308,13 +309,13 @@ chrome_instant(struct export *x, const struct export_event *e)
 		    e->t)) == NULL)
 			return -1;
 		p = export_put_lit(p, ",\"s\":\"t\",\"args\":{\"count\":");
-		p = export_put_u64(p, (uint32_t)ev->bytes);
+		p = trace_fmt_u64(p, (uint32_t)ev->bytes);
 	} else {
 		if ((p = chrome_head(x, e->task, "i", "breakpoint", "break",
 		    e->t)) == NULL)
 			return -1;
 		p = export_put_lit(p, ",\"s\":\"t\",\"args\":{\"id\":");
-		p = export_put_i64(p, ev->inst);
+		p = trace_fmt_i64(p, ev->inst);
 		p = export_put_lit(p, ",\"at\":\"");
 		p = export_put_str(p, record_call_name((unsigned)ev->rc));
 		p = export_put_lit(p, "\",\"before\":");

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "pmon-tool.h"
 #include "record.h"
 
 /* What may come at one time, in this order. */
@@ -357,9 +358,9 @@ paje_value(char *p, const struct paje_line *l)
 	switch (l->value) {
 	case V_MSG:
 		p = export_put_lit(p, " \"tag ");
-		p = export_put_i64(p, l->a);
+		p = trace_fmt_i64(p, l->a);
 		p = export_put_lit(p, ", ");
-		p = export_put_i64(p, l->b);
+		p = trace_fmt_i64(p, l->b);
 		return export_put_lit(p, " B\"");
 	case V_SPAWN:
 		return export_put_lit(p, " \"spawn\"");
@@ -378,16 +379,16 @@ paje_rest_container(struct export *x, char *p, const struct paje_line *l)
 	switch (l->kind) {
 	case L_HOST_CREATE:
 		p = export_put_lit(p, " h");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		p = export_put_lit(p, " HOST 0 \"");
 		p = paje_clean(p, export_host_at(x, l->who)->name);
 		return export_put_lit(p, "\"");
 	case L_TASK_CREATE:
 		t = export_task_at(x, l->who);
 		p = export_put_lit(p, " k");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		p = export_put_lit(p, " TASK h");
-		p = export_put_u64(p, t->host->index);
+		p = trace_fmt_u64(p, t->host->index);
 		p = export_put_lit(p, " \"");
 		p = paje_clean(p, t->program);
 		p = export_put_lit(p, " t");
@@ -395,10 +396,10 @@ paje_rest_container(struct export *x, char *p, const struct paje_line *l)
 		return export_put_lit(p, "\"");
 	case L_TASK_DESTROY:
 		p = export_put_lit(p, " TASK k");
-		return export_put_u64(p, l->who);
+		return trace_fmt_u64(p, l->who);
 	default:
 		p = export_put_lit(p, " HOST h");
-		return export_put_u64(p, l->who);
+		return trace_fmt_u64(p, l->who);
 	}
 }
 
@@ -409,7 +410,7 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 	switch (l->kind) {
 	case L_STATE:
 		p = export_put_lit(p, " STATE k");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		return paje_value(p, l);
 	case L_LINK_START:
 	case L_LINK_END:
@@ -417,21 +418,21 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 			p = export_put_lit(p, " MSG 0 k");
 		else
 			p = export_put_lit(p, " SPAWN 0 k");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		p = paje_value(p, l);
 		p = export_put_lit(p, " l");
-		return export_put_u64(p, l->link);
+		return trace_fmt_u64(p, l->link);
 	case L_LOST:
 		p = export_put_lit(p, " LOST k");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		p = export_put_lit(p, " \"");
-		p = export_put_u64(p, (uint32_t)l->a);
+		p = trace_fmt_u64(p, (uint32_t)l->a);
 		return export_put_lit(p, " events\"");
 	case L_BREAK:
 		p = export_put_lit(p, " BREAK k");
-		p = export_put_u64(p, l->who);
+		p = trace_fmt_u64(p, l->who);
 		p = export_put_lit(p, " \"breakpoint ");
-		p = export_put_i64(p, l->a);
+		p = trace_fmt_i64(p, l->a);
 		return export_put_lit(p, "\"");
 	default:
 		return paje_rest_container(x, p, l);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "pmon-tool.h"
 
 /* A clock: entries by task index, n of them (later tasks are 0). */
 struct vclock {
@@ -187,7 +188,7 @@ shiviz_write_clock(struct export *x, const struct shiviz *s,
 		if (!first)
 			p = export_put_lit(p, ", ");
 		p = export_put(p, k->key, k->len);
-		p = export_put_u64(p, v->c[i]);
+		p = trace_fmt_u64(p, v->c[i]);
 		first = 0;
 	}
 	*p++ = '}';
@@ -203,7 +204,7 @@ shiviz_id(char *p, int32_t tid, uint64_t seq)
 	*p++ = 't';
 	p = export_put_hex(p, (uint32_t)tid);
 	*p++ = ':';
-	return export_put_u64(p, seq);
+	return trace_fmt_u64(p, seq);
 }
 
 /* " to A B C" of a multicast, which may be long: one at a time. */
@@ -242,9 +243,9 @@ shiviz_msg(struct export *x, char *p, const struct pmon_event *ev)
 	}
 	if (msg) {
 		p = export_put_lit(p, " tag ");
-		p = export_put_i64(p, ev->tag);
+		p = trace_fmt_i64(p, ev->tag);
 		*p++ = ' ';
-		p = export_put_i64(p, ev->bytes);
+		p = trace_fmt_i64(p, ev->bytes);
 		p = export_put_lit(p, " B");
 	}
 	return p;
@@ -261,7 +262,7 @@ shiviz_text(struct export *x, const struct export_event *e)
 		return -1;
 	if (ev->flags & PMON_EV_LOST) {
 		p = export_put_lit(p, "lost ");
-		p = export_put_u64(p, (uint32_t)ev->bytes);
+		p = trace_fmt_u64(p, (uint32_t)ev->bytes);
 		p = export_put_lit(p, " events (");
 		p = shiviz_id(p, ev->tid, ev->seq);
 		export_commit(x, export_put_lit(p, ")\n"));

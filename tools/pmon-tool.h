@@ -10,6 +10,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit statuses of every command. */
@@ -97,6 +98,9 @@ char		*trace_fmt_task_json(char *, const struct pmon_task *);
 char		*trace_fmt_task_text(char *, const struct pmon_task *);
 struct json_t	*trace_event_json(const struct pmon_event *);
 struct json_t	*trace_task_json(const struct pmon_task *);
+/* v in decimal at o (up to 20 digits, or 21 with a sign); returns the end. */
+char		*trace_fmt_u64(char *o, uint64_t v);
+char		*trace_fmt_i64(char *o, int64_t v);
 
 /* trace_summary.c */
 struct pmon_event;

@@ -130,8 +130,8 @@ put_pair_before(char *t, uint32_t v)
  * v in decimal, written from its last digit, two at a time, in 32-bit
  * arithmetic once v fits (eight digits of the 20 at a time before).
  */
-static char *
-put_u64(char *o, uint64_t v)
+char *
+trace_fmt_u64(char *o, uint64_t v)
 {
 	char *end = o + u64_digits(v), *t = end;
 	uint32_t w;
@@ -153,13 +153,13 @@ put_u64(char *o, uint64_t v)
 }
 
 /* Signed, as printf's %lld and %d write it. */
-static char *
-put_i64(char *o, int64_t v)
+char *
+trace_fmt_i64(char *o, int64_t v)
 {
 	if (v >= 0)
-		return put_u64(o, (uint64_t)v);
+		return trace_fmt_u64(o, (uint64_t)v);
 	*o++ = '-';
-	return put_u64(o, -(uint64_t)v);
+	return trace_fmt_u64(o, -(uint64_t)v);
 }
 
 /* PVM writes tids in hex with a t (t40001); -1 is "any". */
@@ -321,7 +321,7 @@ put_tids_json(char *o, const int32_t *tids, unsigned n)
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			*o++ = ',';
-		o = put_i64(o, tids[i]);
+		o = trace_fmt_i64(o, tids[i]);
 	}
 	*o++ = ']';
 	return o;
@@ -334,9 +334,9 @@ static char *
 put_id_json(char *o, int32_t tid, uint64_t seq)
 {
 	*o++ = '"';
-	o = put_i64(o, tid);
+	o = trace_fmt_i64(o, tid);
 	*o++ = ':';
-	o = put_u64(o, seq);
+	o = trace_fmt_u64(o, seq);
 	*o++ = '"';
 	return o;
 }
@@ -346,20 +346,20 @@ static char *
 put_msg_json(char *o, const struct pmon_event *ev, enum msg_role role)
 {
 	o = PUT(o, ",\"src\":");
-	o = put_i64(o, role == ROLE_SEND ? ev->tid : ev->peer);
+	o = trace_fmt_i64(o, role == ROLE_SEND ? ev->tid : ev->peer);
 	o = PUT(o, ",\"dst\":");
 	if (role != ROLE_SEND)
-		o = put_i64(o, ev->tid);
+		o = trace_fmt_i64(o, ev->tid);
 	else if (multi_dest(ev->call))
 		o = put_tids_json(o, ev->peers, ev->npeers);
 	else
-		o = put_i64(o, ev->peer);
+		o = trace_fmt_i64(o, ev->peer);
 	o = PUT(o, ",\"tag\":");
-	o = put_i64(o, ev->tag);
+	o = trace_fmt_i64(o, ev->tag);
 	o = PUT(o, ",\"ctx\":");
-	o = put_i64(o, ev->ctx);
+	o = trace_fmt_i64(o, ev->ctx);
 	o = PUT(o, ",\"bytes\":");
-	o = put_i64(o, ev->bytes);
+	o = trace_fmt_i64(o, ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED) {
 		o = PUT(o, ",\"match\":");
 		o = put_id_json(o, ev->match_tid, ev->match_seq);
@@ -378,15 +378,15 @@ put_base_json(char *o, const struct pmon_event *ev)
 	o = PUT(o, "{\"id\":");
 	o = put_id_json(o, ev->tid, ev->seq);
 	o = PUT(o, ",\"tid\":");
-	o = put_i64(o, ev->tid);
+	o = trace_fmt_i64(o, ev->tid);
 	o = KSTR(o, ",\"host\":", ev->task->host);
 	o = KSTR(o, ",\"program\":", ev->task->program);
 	o = PUT(o, ",\"seq\":");
-	o = put_i64(o, (int64_t)ev->seq);
+	o = trace_fmt_i64(o, (int64_t)ev->seq);
 	o = PUT(o, ",\"t\":");
-	o = put_i64(o, (int64_t)ev->t_ns);
+	o = trace_fmt_i64(o, (int64_t)ev->t_ns);
 	o = PUT(o, ",\"tc\":");
-	o = put_i64(o, (int64_t)ev->t_corr);
+	o = trace_fmt_i64(o, (int64_t)ev->t_corr);
 	if (ev->flags & PMON_EV_INCONSISTENT)
 		o = PUT(o, ",\"inconsistent\":true");
 	return o;
@@ -401,7 +401,7 @@ trace_fmt_event_json(char *o, const struct pmon_event *ev)
 	o = put_base_json(o, ev);
 	if (ev->flags & PMON_EV_LOST) {
 		o = PUT(o, ",\"call\":\"lost\",\"count\":");
-		o = put_u64(o, (uint32_t)ev->bytes);
+		o = trace_fmt_u64(o, (uint32_t)ev->bytes);
 		return PUT(o, "}\n");
 	}
 	o = KSTR(o, ",\"call\":", ev->call_name);
@@ -409,13 +409,13 @@ trace_fmt_event_json(char *o, const struct pmon_event *ev)
 	    PUT(o, ",\"phase\":\"end\"");
 	if (ev->phase == PMON_PHASE_END) {
 		o = PUT(o, ",\"rc\":");
-		o = put_i64(o, ev->rc);
+		o = trace_fmt_i64(o, ev->rc);
 	}
 	if (role != ROLE_NONE)
 		o = put_msg_json(o, ev, role);
 	else if (ev->peer != -1) {
 		o = PUT(o, ",\"peer\":");
-		o = put_i64(o, ev->peer);
+		o = trace_fmt_i64(o, ev->peer);
 	}
 	if (spawn_end(ev)) {
 		o = PUT(o, ",\"children\":");
@@ -425,7 +425,7 @@ trace_fmt_event_json(char *o, const struct pmon_event *ev)
 		o = KSTR(o, ",\"group\":", ev->group);
 		if (ev->inst != -1) {
 			o = PUT(o, ",\"inst\":");
-			o = put_i64(o, ev->inst);
+			o = trace_fmt_i64(o, ev->inst);
 		}
 	}
 	return PUT(o, "}\n");
@@ -436,15 +436,15 @@ char *
 trace_fmt_task_json(char *o, const struct pmon_task *t)
 {
 	o = PUT(o, "{\"type\":\"task\",\"tid\":");
-	o = put_i64(o, t->tid);
+	o = trace_fmt_i64(o, t->tid);
 	o = KSTR(o, ",\"host\":", t->host);
 	o = KSTR(o, ",\"program\":", t->program);
 	o = PUT(o, ",\"pid\":");
-	o = put_u64(o, t->pid);
+	o = trace_fmt_u64(o, t->pid);
 	o = PUT(o, ",\"parent\":");
-	o = put_i64(o, t->parent);
+	o = trace_fmt_i64(o, t->parent);
 	o = PUT(o, ",\"spawn_seq\":");
-	o = put_i64(o, (int64_t)t->spawn_seq);
+	o = trace_fmt_i64(o, (int64_t)t->spawn_seq);
 	return PUT(o, "}\n");
 }
 
@@ -479,17 +479,17 @@ put_msg_text(char *o, const struct pmon_event *ev, enum msg_role role)
 	else
 		o = put_tid_text(o, ev->peer);
 	o = PUT(o, " tag ");
-	o = put_i64(o, ev->tag);
+	o = trace_fmt_i64(o, ev->tag);
 	if (ev->bytes >= 0) {	/* -1 at a receive's begin */
 		*o++ = ' ';
-		o = put_i64(o, ev->bytes);
+		o = trace_fmt_i64(o, ev->bytes);
 		o = PUT(o, " B");
 	}
 	if (ev->flags & PMON_EV_MATCHED) {
 		o = PUT(o, " match ");
 		o = put_tid_text(o, ev->match_tid);
 		*o++ = ':';
-		o = put_u64(o, ev->match_seq);
+		o = trace_fmt_u64(o, ev->match_seq);
 	}
 	if (ev->flags & PMON_EV_UNMATCHED)
 		o = PUT(o, " unmatched");
@@ -504,7 +504,7 @@ put_head_text(char *o, const struct pmon_event *ev)
 
 	e = put_tid_text(id, ev->tid);
 	*e++ = ':';
-	e = put_u64(e, ev->seq);
+	e = trace_fmt_u64(e, ev->seq);
 	*e = '\0';
 	o = put_padded(o, id, 14);
 	*o++ = ' ';
@@ -524,7 +524,7 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 	o = put_head_text(o, ev);
 	if (ev->flags & PMON_EV_LOST) {
 		o = PUT(o, "LOST ");
-		o = put_u64(o, (uint32_t)ev->bytes);
+		o = trace_fmt_u64(o, (uint32_t)ev->bytes);
 		return PUT(o, " events\n");
 	}
 	o = put_padded(o, ev->call_name, 13);
@@ -544,11 +544,11 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 		o = PUT(o, " group ");
 		o = put_str(o, ev->group, strlen(ev->group));
 		o = PUT(o, " inst ");
-		o = put_i64(o, ev->inst);
+		o = trace_fmt_i64(o, ev->inst);
 	}
 	if (ev->phase == PMON_PHASE_END) {
 		o = PUT(o, " rc ");
-		o = put_i64(o, ev->rc);
+		o = trace_fmt_i64(o, ev->rc);
 	}
 	*o++ = '\n';
 	return o;
@@ -564,7 +564,7 @@ trace_fmt_task_text(char *o, const struct pmon_task *t)
 	*o++ = ' ';
 	o = put_str(o, t->program, strlen(t->program));
 	o = PUT(o, " pid ");
-	o = put_u64(o, t->pid);
+	o = trace_fmt_u64(o, t->pid);
 	if (t->parent > 0) {
 		o = PUT(o, " parent ");
 		o = put_tid_text(o, t->parent);
@@ -572,7 +572,7 @@ trace_fmt_task_text(char *o, const struct pmon_task *t)
 			o = PUT(o, " spawned at ");
 			o = put_tid_text(o, t->parent);
 			*o++ = ':';
-			o = put_u64(o, t->spawn_seq);
+			o = trace_fmt_u64(o, t->spawn_seq);
 		}
 	}
 	*o++ = '\n';
