@@ -184,36 +184,20 @@ parse_fd(const char *s)
 	return (int)v;
 }
 
-/* -Q: bytes a tool may have queued before it loses events. */
-static size_t
-parse_size(const char *s)
+/* A decimal number from lo to hi; fatal otherwise (bad start-up). */
+static unsigned long long
+parse_num(const char *opt, const char *s, unsigned long long lo,
+    unsigned long long hi)
 {
-	char *end;
 	unsigned long long v;
+	char *end;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || s[0] == '-' || v < COORD_TOOL_HIGH_MIN ||
-	    v > COORD_TOOL_HIGH_MAX)
-		fatalx("-Q %s: not a number of bytes from %d to %d", s,
-		    COORD_TOOL_HIGH_MIN, COORD_TOOL_HIGH_MAX);
-	return (size_t)v;
-}
-
-/* -W: seconds a lossless tool may read nothing before it is degraded. */
-static uint64_t
-parse_wait(const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' ||
-	    v > COORD_LOSSLESS_WAIT_MAX / 1000)
-		fatalx("-W %s: not a number of seconds from 0 (never) to %d",
-		    s, COORD_LOSSLESS_WAIT_MAX / 1000);
-	return v * 1000;
+	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' || v < lo ||
+	    v > hi)
+		fatalx("%s %s: not a number from %llu to %llu", opt, s, lo, hi);
+	return v;
 }
 
 /*
@@ -224,15 +208,7 @@ static void
 agent_arg(char *dst, size_t size, const char *opt, const char *s,
     unsigned long long lo, unsigned long long hi)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' || v < lo ||
-	    v > hi)
-		fatalx("%s %s: not a number from %llu to %llu", opt, s, lo, hi);
-	snprintf(dst, size, "%llu", v);
+	snprintf(dst, size, "%llu", parse_num(opt, s, lo, hi));
 }
 
 /* Checks that nothing stands in our way, before daemonizing. */
@@ -403,10 +379,13 @@ main(int argc, char *argv[])
 			    "-i", optarg, CAPTURE_LIVE_MIN, CAPTURE_LIVE_MAX);
 			break;
 		case 'Q':
-			coord.tool_high = parse_size(optarg);
+			coord.tool_high = parse_num("-Q", optarg,
+			    COORD_TOOL_HIGH_MIN, COORD_TOOL_HIGH_MAX);
 			break;
 		case 'W':
-			coord.lossless_wait_ms = parse_wait(optarg);
+			/* Seconds; 0: never degraded. */
+			coord.lossless_wait_ms = 1000 * parse_num("-W",
+			    optarg, 0, COORD_LOSSLESS_WAIT_MAX / 1000);
 			break;
 		case 'C':
 			if ((algo = clock_algo_lookup(optarg)) == -1)

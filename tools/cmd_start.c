@@ -184,19 +184,6 @@ tool_coordd_path(char *buf, size_t size)
 	return 0;
 }
 
-/* pmon-coordd -Q's bounds (coord.h). */
-static int
-queue_size_ok(const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno == 0 && *end == '\0' && s[0] >= '0' && s[0] <= '9' &&
-	    v >= 65536 && v <= 1073741824ULL;
-}
-
 /* A decimal number from lo to hi. */
 static int
 number_ok(const char *s, unsigned long long lo, unsigned long long hi)
@@ -373,7 +360,9 @@ cmd_start(const struct cmd_args *a)
 	if (a->arg['C'] != NULL && !clock_name_ok(a->arg['C']))
 		return tool_usage_error("unknown clock correction: %s "
 		    "(clc, tc, kz, lamport or raw)", a->arg['C']);
-	if (a->arg['Q'] != NULL && !queue_size_ok(a->arg['Q']))
+	/* pmon-coordd -Q's bounds (coord.h). */
+	if (a->arg['Q'] != NULL &&
+	    !number_ok(a->arg['Q'], 65536, 1073741824ULL))
 		return tool_usage_error("--tool-queue %s: not a number of bytes "
 		    "from 65536 to 1073741824", a->arg['Q']);
 	if (a->arg['W'] != NULL && !number_ok(a->arg['W'], 0, 3600))
