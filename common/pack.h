@@ -157,7 +157,7 @@ pack_unzigzag(uint64_t v)
 
 /* A varint of at most 10 bytes; sets rd->err on a short or overlong one. */
 static inline uint64_t
-pack_get_varint(struct wire_reader *rd)
+pack_get_varint_long(struct wire_reader *rd)
 {
 	uint64_t v = 0;
 	unsigned shift;
@@ -175,6 +175,15 @@ pack_get_varint(struct wire_reader *rd)
 	}
 	rd->err = 1;
 	return 0;
+}
+
+/* The same, with the common one-byte varint read in line. */
+static inline uint64_t
+pack_get_varint(struct wire_reader *rd)
+{
+	if (!rd->err && rd->off < rd->len && rd->p[rd->off] < 0x80)
+		return rd->p[rd->off++];
+	return pack_get_varint_long(rd);
 }
 
 /*
