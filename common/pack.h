@@ -160,7 +160,7 @@ pack_unzigzag(uint64_t v)
  * Read from the bytes directly: a time delta takes three or four.
  */
 static inline uint64_t
-pack_get_varint(struct wire_reader *rd)
+pack_get_varint_long(struct wire_reader *rd)
 {
 	const uint8_t *p, *end;
 	uint64_t v = 0;
@@ -186,6 +186,15 @@ pack_get_varint(struct wire_reader *rd)
 	rd->off = (size_t)(p - rd->p);
 	rd->err = 1;
 	return 0;
+}
+
+/* The same, with the common one-byte varint read in line. */
+static inline uint64_t
+pack_get_varint(struct wire_reader *rd)
+{
+	if (!rd->err && rd->off < rd->len && rd->p[rd->off] < 0x80)
+		return rd->p[rd->off++];
+	return pack_get_varint_long(rd);
 }
 
 /*
