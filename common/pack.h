@@ -173,6 +173,7 @@ pack_get_varint_long(struct wire_reader *rd)
 	}
 	p = rd->p + rd->off;
 	end = rd->p + rd->len;
+	/* The tenth byte (shift 63) ends the varint or makes it overlong. */
 	for (shift = 0; p < end; shift += 7) {
 		b = *p++;
 		if (shift == 63 && b > 1)
