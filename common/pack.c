@@ -51,17 +51,20 @@ ref_slot(struct pack_state *s, unsigned call, unsigned phase)
 	return &s->ref[(call * 2 + phase) % PACK_SLOTS];
 }
 
+/* What a record of call and phase is compared with when none came before. */
+static const struct pack_ref ref_none = {
+	.peer = -1, .tag = -1, .inst = -1
+};
+
 /* The reference a record of call and phase is packed against. */
-static struct pack_ref
+static const struct pack_ref *
 ref_get(struct pack_state *s, unsigned call, unsigned phase)
 {
-	struct pack_ref *slot = ref_slot(s, call, phase), none;
+	const struct pack_ref *slot = ref_slot(s, call, phase);
 
 	if (slot->used && slot->call == call && slot->phase == phase)
-		return *slot;
-	memset(&none, 0, sizeof(none));
-	none.peer = none.tag = none.inst = -1;
-	return none;
+		return slot;
+	return &ref_none;
 }
 
 static void
@@ -127,7 +130,7 @@ void
 pack_record(struct pack_state *s, int mode, struct pack_out *o,
     const struct record *r)
 {
-	struct pack_ref ref = ref_get(s, r->call, r->phase);
+	const struct pack_ref *ref = ref_get(s, r->call, r->phase);
 	uint8_t *p = o->rec + o->nrec, *tp = o->time + o->ntime, *maskp;
 	uint8_t x = 0, mask = 0;
 	int64_t v[7], rv[7];
@@ -135,7 +138,7 @@ pack_record(struct pack_state *s, int mode, struct pack_out *o,
 	int32_t prev;
 
 	fields_of(r, v);
-	fields_of_ref(&ref, rv);
+	fields_of_ref(ref, rv);
 	for (i = 0; i < 7; i++)
 		if (v[i] != rv[i])
 			mask |= 1U << i;
@@ -249,16 +252,17 @@ static int
 unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
     struct record *r)
 {
-	static const int64_t hi[7] = { INT32_MAX, INT32_MAX, INT32_MAX,
-	    INT32_MAX, INT32_MAX, INT32_MAX, UINT8_MAX };
 	int64_t v[7];
-	unsigned i;
+	unsigned i, m;
 
 	fields_of_ref(f, v);
-	for (i = 0; i < 7; i++)
-		if ((mask & (1U << i)) && get_field(rd, v[i],
-		    i == 6 ? 0 : INT32_MIN, hi[i], &v[i]) == -1)
+	/* In PACK_F_* bit order, only those present: often none. */
+	for (m = mask & ~PACK_F_EXTRA; m != 0; m &= m - 1) {
+		i = (unsigned)__builtin_ctz(m);
+		if (get_field(rd, v[i], i == 6 ? 0 : INT32_MIN,
+		    i == 6 ? UINT8_MAX : INT32_MAX, &v[i]) == -1)
 			return -1;
+	}
 	r->rc = (int32_t)v[0];
 	r->peer = (int32_t)v[1];
 	r->tag = (int32_t)v[2];
@@ -320,23 +324,25 @@ unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
     const char **why)
 {
 	int32_t peers[RECORD_PEERS_MAX];
-	struct pack_ref ref;
-	const uint8_t *g = NULL;
 	uint8_t mask, x;
 
-	memset(r, 0, sizeof(*r));
+	/* Every field is set below: the head, the fields, these. */
+	r->npeers = 0;
+	r->glen = 0;
+	r->group = NULL;
+	r->peers = NULL;
 	if (unpack_head(s, mode, rd, td, r, &mask, &x, why) == -1)
 		return -1;
-	ref = ref_get(s, r->call, r->phase);
-	if (rd->err || unpack_fields(rd, mask, &ref, r) == -1) {
+	if (rd->err || unpack_fields(rd, mask, ref_get(s, r->call, r->phase),
+	    r) == -1) {
 		*why = rd->err ? "packed record truncated" :
 		    "packed record has a field out of range";
 		return -1;
 	}
 	if (x & PACK_X_GROUP) {
 		r->glen = wire_read8(rd);
-		g = wire_take(rd, r->glen);
-		if (g == NULL || r->glen == 0) {
+		r->group = (const char *)wire_take(rd, r->glen);
+		if (r->group == NULL || r->glen == 0) {
 			*why = "packed record has a bad group name";
 			return -1;
 		}
@@ -348,18 +354,18 @@ unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
 		return -1;
 	}
 	r->t_ns = s->t;
-	r->group = (const char *)g;
 	r->len = (uint16_t)record_size(r);
 	/*
 	 * Peers travel in host order here, and as encoded bytes in a
 	 * struct record: only a record with peers goes through out.  The
-	 * others, nearly all, are complete as they are.
+	 * others, nearly all, are complete as they are; unpack_head checked
+	 * what record_check would of all but a group name.
 	 */
 	if (r->npeers > 0) {
 		record_encode(out, r, peers);
 		if (record_decode(out, r->len, r, why) == -1)
 			return -1;
-	} else if (record_check(r, why) == -1)
+	} else if (r->glen > 0 && record_check(r, why) == -1)
 		return -1;
 	s->started = 1;
 	s->seq = r->seq;

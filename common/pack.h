@@ -155,26 +155,47 @@ pack_unzigzag(uint64_t v)
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
-/* A varint of at most 10 bytes; sets rd->err on a short or overlong one. */
+/*
+ * A varint of at most 10 bytes; sets rd->err on a short or overlong one.
+ * Read from the bytes directly: a time delta takes three or four.
+ */
 static inline uint64_t
-pack_get_varint(struct wire_reader *rd)
+pack_get_varint_long(struct wire_reader *rd)
 {
+	const uint8_t *p, *end;
 	uint64_t v = 0;
 	unsigned shift;
 	uint8_t b;
 
-	for (shift = 0; shift < 70; shift += 7) {
-		b = wire_read8(rd);
-		if (rd->err)
-			return 0;
+	if (rd->err || rd->off == rd->len) {
+		rd->err = 1;
+		return 0;
+	}
+	p = rd->p + rd->off;
+	end = rd->p + rd->len;
+	/* The tenth byte (shift 63) ends the varint or makes it overlong. */
+	for (shift = 0; p < end; shift += 7) {
+		b = *p++;
 		if (shift == 63 && b > 1)
 			break;
 		v |= (uint64_t)(b & 0x7f) << shift;
-		if ((b & 0x80) == 0)
+		if ((b & 0x80) == 0) {
+			rd->off = (size_t)(p - rd->p);
 			return v;
+		}
 	}
+	rd->off = (size_t)(p - rd->p);
 	rd->err = 1;
 	return 0;
+}
+
+/* The same, with the common one-byte varint read in line. */
+static inline uint64_t
+pack_get_varint(struct wire_reader *rd)
+{
+	if (!rd->err && rd->off < rd->len && rd->p[rd->off] < 0x80)
+		return rd->p[rd->off++];
+	return pack_get_varint_long(rd);
 }
 
 /*

@@ -35,12 +35,6 @@ record_call_lookup(const char *name)
 	return -1;
 }
 
-size_t
-record_size(const struct record *r)
-{
-	return RECORD_HDR_SIZE + r->glen + 4 * (size_t)r->npeers;
-}
-
 /*
  * Encodes r, with its group name from r->group and its peer list from
  * peers (host order), or, when peers is NULL, from the encoded list at
@@ -158,40 +152,4 @@ int32_t
 record_peer(const struct record *r, unsigned i)
 {
 	return (int32_t)wire_get32(r->peers + 4 * (size_t)i);
-}
-
-/*
- * A record that carries a message's destinations: the begin of a
- * point-to-point send or a multicast, or the end of a broadcast (libgpvm3
- * learns the members only during the call; the instrumentation lists
- * them in the end record).
- */
-int
-record_is_send(const struct record *r)
-{
-	switch (r->call) {
-	case PMON_CALL_send:
-	case PMON_CALL_psend:
-	case PMON_CALL_mcast:
-		return r->phase == PMON_BEGIN;
-	case PMON_CALL_bcast:
-		return r->phase == PMON_END;
-	default:
-		return 0;
-	}
-}
-
-/* The end of a receive that consumed a message (peer and tag are real). */
-int
-record_is_recv(const struct record *r)
-{
-	switch (r->call) {
-	case PMON_CALL_recv:
-	case PMON_CALL_trecv:
-	case PMON_CALL_nrecv:
-	case PMON_CALL_precv:
-		return r->phase == PMON_END && (r->flags & RECORD_MSG);
-	default:
-		return 0;
-	}
 }

@@ -138,7 +138,6 @@ struct record {
 
 const char	*record_call_name(unsigned call);
 int		 record_call_lookup(const char *name);
-size_t		 record_size(const struct record *);
 size_t		 record_encode(uint8_t *out, const struct record *,
 		    const int32_t *peers);
 int		 record_decode(const uint8_t *in, size_t avail,
@@ -146,8 +145,52 @@ int		 record_decode(const uint8_t *in, size_t avail,
 int		 record_check(const struct record *, const char **why);
 int32_t		 record_peer(const struct record *, unsigned i);
 
-/* What the coordinator needs to know of a call to order it. */
-int	record_is_send(const struct record *);
-int	record_is_recv(const struct record *);
+/*
+ * In line, as what follows: the coordinator asks them of every event,
+ * several times.
+ */
+static inline size_t
+record_size(const struct record *r)
+{
+	return RECORD_HDR_SIZE + r->glen + 4 * (size_t)r->npeers;
+}
+
+/*
+ * What the coordinator needs to know of a call to order it.
+ *
+ * A record that carries a message's destinations: the begin of a
+ * point-to-point send or a multicast, or the end of a broadcast (libgpvm3
+ * learns the members only during the call; the instrumentation lists
+ * them in the end record).
+ */
+static inline int
+record_is_send(const struct record *r)
+{
+	switch (r->call) {
+	case PMON_CALL_send:
+	case PMON_CALL_psend:
+	case PMON_CALL_mcast:
+		return r->phase == PMON_BEGIN;
+	case PMON_CALL_bcast:
+		return r->phase == PMON_END;
+	default:
+		return 0;
+	}
+}
+
+/* The end of a receive that consumed a message (peer and tag are real). */
+static inline int
+record_is_recv(const struct record *r)
+{
+	switch (r->call) {
+	case PMON_CALL_recv:
+	case PMON_CALL_trecv:
+	case PMON_CALL_nrecv:
+	case PMON_CALL_precv:
+		return r->phase == PMON_END && (r->flags & RECORD_MSG);
+	default:
+		return 0;
+	}
+}
 
 #endif

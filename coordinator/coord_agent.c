@@ -303,20 +303,25 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 }
 
 /* A task adopted too late (agent_task_late), by this agent? */
+static int
+agent_is_late(struct coord_agent *a, const struct coord_task *t)
+{
+	return t != NULL && t->agent == a && t->late;
+}
+
 static struct coord_task *
 agent_late(struct coord_agent *a, int32_t tid)
 {
 	struct coord_task *t = coord_task_find(a->coord, tid);
 
-	return t != NULL && t->agent == a && t->late ? t : NULL;
+	return agent_is_late(a, t) ? t : NULL;
 }
 
 /* A task's records may come only from the agent that announced it. */
 static int
-agent_owns(struct coord_agent *a, int32_t tid, const char **why)
+agent_owns_task(struct coord_agent *a, const struct coord_task *t,
+    const char **why)
 {
-	struct coord_task *t = coord_task_find(a->coord, tid);
-
 	if (t == NULL || t->agent != a) {
 		*why = "records or end of a task this agent did not announce";
 		return 0;
@@ -329,19 +334,24 @@ agent_owns(struct coord_agent *a, int32_t tid, const char **why)
 }
 
 static int
+agent_owns(struct coord_agent *a, int32_t tid, const char **why)
+{
+	return agent_owns_task(a, coord_task_find(a->coord, tid), why);
+}
+
+static int
 agent_record(int32_t tid, const struct record *r, void *arg,
     const char **why)
 {
 	struct coord_agent *a = arg;
-	struct coord_task *t;
+	struct coord_task *t = coord_task_find(a->coord, tid);
 
-	if ((t = agent_late(a, tid)) != NULL) {
+	if (agent_is_late(a, t)) {
 		t->late_records++;
 		return 0;
 	}
-	if (!agent_owns(a, tid, why))
+	if (!agent_owns_task(a, t, why))
 		return -1;
-	t = coord_task_find(a->coord, tid);
 	/* Sent again after a reconnection or by a new agent: we have it. */
 	if (t->resumed && r->seq <= t->seen_seq) {
 		t->dups++;

@@ -41,6 +41,8 @@
 #define STATE_WILD_HISTORY	64
 /* Receives one queued message may have overtaken, kept for the check. */
 #define STATE_MSG_CANDS		4
+/* Queued-message entries kept for reuse: a storm queues and takes many. */
+#define STATE_QMSG_SPARE	256
 /* Runs (packs of one type in a row) a message may have and be checked. */
 #define STATE_PACK_RUNS		32
 
@@ -278,6 +280,9 @@ struct state {
 	size_t		*map;		/* tid hash: task idx + 1, 0 empty */
 	size_t		 mapcap;
 	struct task	*last;		/* state_event's last task, if current */
+	/* Spare queued messages (qmsg_done), a plain array: swapped whole. */
+	struct qmsg	*qspare[STATE_QMSG_SPARE];
+	size_t		 nqspare;
 	struct group	*groups;
 	struct problem	*problems;
 	size_t		 nproblems, probcap;
@@ -385,6 +390,32 @@ qmsg_free(struct qmsg *q)
 	pkseq_unref(q->pk);
 	vc_unref(q->vc);
 	free(q);
+}
+
+/* A cleared queued message, a spare one if there is. */
+static struct qmsg *
+qmsg_new(struct state *s)
+{
+	struct qmsg *q;
+
+	if (s->nqspare == 0)
+		return calloc(1, sizeof(*q));
+	q = s->qspare[--s->nqspare];
+	memset(q, 0, sizeof(*q));
+	return q;
+}
+
+/* A message left its queue: kept for the next one, or freed. */
+static void
+qmsg_done(struct state *s, struct qmsg *q)
+{
+	if (s->nqspare >= STATE_QMSG_SPARE) {
+		qmsg_free(q);
+		return;
+	}
+	pkseq_unref(q->pk);
+	vc_unref(q->vc);
+	s->qspare[s->nqspare++] = q;
 }
 
 /* --- vector clocks ----------------------------------------------------- */
@@ -1565,11 +1596,11 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	p->bytes += nbytes(r->bytes);
 	if (d->end != TASK_LIVE)
 		return 0;	/* PVM drops it, and so does the order */
-	if ((q = calloc(1, sizeof(*q))) == NULL)
+	if ((q = qmsg_new(s)) == NULL)
 		return -1;
 	/* pvm_psend packs its own message. */
 	if (r->call != PMON_CALL_psend && pack_share(t, &q->pk) == -1) {
-		free(q);
+		qmsg_done(s, q);
 		return -1;
 	}
 	q->from = t->tid;
@@ -1626,7 +1657,7 @@ queue_take(struct task *t, int32_t from, uint64_t seq)
 
 /* A failed send delivered nothing: take its message back out of d. */
 static void
-retract_from(struct task *t, struct task *d, uint64_t seq)
+retract_from(struct state *s, struct task *t, struct task *d, uint64_t seq)
 {
 	struct qmsg *q;
 	struct pair *p;
@@ -1639,7 +1670,7 @@ retract_from(struct task *t, struct task *d, uint64_t seq)
 		p->msgs--;
 		p->bytes -= nbytes(q->bytes);
 	}
-	qmsg_free(q);
+	qmsg_done(s, q);
 }
 
 static void
@@ -1648,10 +1679,10 @@ retract_sends(struct state *s, struct task *t, const struct record *r)
 	size_t i;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
-		retract_from(t, task_find(s, r->peer), r->seq - 1);
+		retract_from(s, t, task_find(s, r->peer), r->seq - 1);
 	else if (r->call == PMON_CALL_mcast)
 		for (i = 0; i < s->ntasks; i++)
-			retract_from(t, s->tasks[i], r->seq - 1);
+			retract_from(s, t, s->tasks[i], r->seq - 1);
 }
 
 /*
@@ -1662,7 +1693,8 @@ retract_sends(struct state *s, struct task *t, const struct record *r)
  * clock is merged: the send is not known.
  */
 static void
-queue_take_oldest(struct task *t, int32_t from, int32_t tag, int32_t ctx)
+queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
+    int32_t ctx)
 {
 	struct qmsg *q;
 
@@ -1670,7 +1702,7 @@ queue_take_oldest(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 		if (q->from == from && q->tag == tag && q->ctx == ctx) {
 			TAILQ_REMOVE(&t->queue, q, entry);
 			t->nqueue--;
-			qmsg_free(q);
+			qmsg_done(s, q);
 			return;
 		}
 }
@@ -1695,7 +1727,7 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 	t->recv_bytes += nbytes(r->bytes);
 	if (!(ev->flags & EVENT_MATCHED)) {
 		if (ev->flags & EVENT_UNMATCHED)
-			queue_take_oldest(t, r->peer, r->tag, r->ctx);
+			queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
 		return 0;
 	}
 	q = queue_take(t, ev->match_tid, ev->match_seq);
@@ -1722,7 +1754,7 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 		wild_note(t, &w);
 	}
 	if (q != NULL)
-		qmsg_free(q);
+		qmsg_done(s, q);
 	return rv;
 }
 
@@ -2127,7 +2159,7 @@ ended_queue(struct state *s, struct task *t)
 			rv = report_unreceived(s, t, q);
 		for (i = 0; i < q->ncand && rv == 0; i++)
 			rv = report_race(s, t, &q->cand[i], q);
-		qmsg_free(q);
+		qmsg_done(s, q);
 	}
 	return rv;
 }
@@ -2184,6 +2216,8 @@ state_free(struct state *s)
 		return;
 	for (i = 0; i < s->ntasks; i++)
 		task_free(s->tasks[i]);
+	for (i = 0; i < s->nqspare; i++)
+		free(s->qspare[i]);
 	free(s->tasks);
 	free(s->map);
 	while ((g = s->groups) != NULL) {
@@ -3554,7 +3588,7 @@ state_restore_message(struct state *s, int32_t to, int32_t from,
 	struct task *d = task_find(s, to);
 	struct qmsg *q;
 
-	if (d == NULL || (q = calloc(1, sizeof(*q))) == NULL)
+	if (d == NULL || (q = qmsg_new(s)) == NULL)
 		return -1;
 	q->from = from;
 	q->seq = seq;
