@@ -173,18 +173,6 @@ chrome_head(struct export *x, const struct export_task *t, const char *ph,
 	return trace_fmt_i64(p, t->tid);
 }
 
-/* "TID:SEQ", the id of an event. */
-static char *
-chrome_id(char *p, int32_t tid, uint64_t seq)
-{
-	*p++ = '"';
-	p = trace_fmt_i64(p, tid);
-	*p++ = ':';
-	p = trace_fmt_u64(p, seq);
-	*p++ = '"';
-	return p;
-}
-
 /* A multicast's destinations, which may be many: one at a time. */
 static char *
 chrome_dsts(struct export *x, char *p, const struct pmon_event *ev)
@@ -227,7 +215,7 @@ chrome_msg_args(struct export *x, char *p, const struct pmon_event *ev)
 	p = trace_fmt_i64(p, ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED) {
 		p = export_put_lit(p, ",\"match\":");
-		p = chrome_id(p, ev->match_tid, ev->match_seq);
+		p = trace_fmt_id(p, ev->match_tid, ev->match_seq);
 	}
 	return p;
 }
@@ -276,7 +264,7 @@ chrome_slice(struct export *x, const struct export_event *e)
 		    e->t)) == NULL)
 			return -1;
 		p = export_put_lit(p, ",\"s\":\"t\",\"args\":{\"end\":");
-		p = chrome_id(p, ev->tid, ev->seq);
+		p = trace_fmt_id(p, ev->tid, ev->seq);
 		p = export_put_lit(p, ",\"begin_lost\":true");
 	} else {
 		if ((p = chrome_head(x, e->task, "X", ev->call_name, cat,
@@ -285,9 +273,9 @@ chrome_slice(struct export *x, const struct export_event *e)
 		p = export_put_lit(p, ",\"dur\":");
 		p = export_put_fixed(p, e->t - e->begin->t, 1000, 3);
 		p = export_put_lit(p, ",\"args\":{\"begin\":");
-		p = chrome_id(p, ev->tid, e->begin->seq);
+		p = trace_fmt_id(p, ev->tid, e->begin->seq);
 		p = export_put_lit(p, ",\"end\":");
-		p = chrome_id(p, ev->tid, ev->seq);
+		p = trace_fmt_id(p, ev->tid, ev->seq);
 	}
 	p = export_put_lit(p, ",\"rc\":");
 	p = trace_fmt_i64(p, ev->rc);
@@ -359,7 +347,7 @@ chrome_unfinished(struct export *x, const struct export_task *t,
 	p = export_put_lit(p, ",\"dur\":");
 	p = export_put_fixed(p, tm - call->t, 1000, 3);
 	p = export_put_lit(p, ",\"args\":{\"begin\":");
-	p = chrome_id(p, t->tid, call->seq);
+	p = trace_fmt_id(p, t->tid, call->seq);
 	export_commit(x, export_put_lit(p, ",\"unfinished\":true}}"));
 	return 0;
 }

@@ -101,6 +101,8 @@ struct json_t	*trace_task_json(const struct pmon_task *);
 /* v in decimal at o (up to 20 digits, or 21 with a sign); returns the end. */
 char		*trace_fmt_u64(char *o, uint64_t v);
 char		*trace_fmt_i64(char *o, int64_t v);
+/* "TID:SEQ" (with the quotes): an event's id in JSON. */
+char		*trace_fmt_id(char *o, int32_t tid, uint64_t seq);
 
 /* trace_summary.c */
 struct pmon_event;

@@ -329,9 +329,9 @@ put_tids_json(char *o, const int32_t *tids, unsigned n)
 
 /* --- JSON events ------------------------------------------------------------ */
 
-/* "TID:SEQ" */
-static char *
-put_id_json(char *o, int32_t tid, uint64_t seq)
+/* "TID:SEQ", an event's id as a JSON string. */
+char *
+trace_fmt_id(char *o, int32_t tid, uint64_t seq)
 {
 	*o++ = '"';
 	o = trace_fmt_i64(o, tid);
@@ -362,7 +362,7 @@ put_msg_json(char *o, const struct pmon_event *ev, enum msg_role role)
 	o = trace_fmt_i64(o, ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED) {
 		o = PUT(o, ",\"match\":");
-		o = put_id_json(o, ev->match_tid, ev->match_seq);
+		o = trace_fmt_id(o, ev->match_tid, ev->match_seq);
 	}
 	if (ev->flags & PMON_EV_UNMATCHED)
 		o = PUT(o, ",\"unmatched\":true");
@@ -376,7 +376,7 @@ static char *
 put_base_json(char *o, const struct pmon_event *ev)
 {
 	o = PUT(o, "{\"id\":");
-	o = put_id_json(o, ev->tid, ev->seq);
+	o = trace_fmt_id(o, ev->tid, ev->seq);
 	o = PUT(o, ",\"tid\":");
 	o = trace_fmt_i64(o, ev->tid);
 	o = KSTR(o, ",\"host\":", ev->task->host);
