@@ -430,6 +430,11 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	}
 	explicit_bzero(h.secret, sizeof(h.secret));
 	log_name(t->name, sizeof(t->name), h.name);
+	/*
+	 * The events released before it came go to the tools that were
+	 * there: t's stream starts with the tasks' TASK_INFO.
+	 */
+	coord_batch_flush(t->coord);
 	t->state = COORD_P_ACTIVE;
 	t->subscribed = (h.flags & TOOL_SUBSCRIBE) != 0;
 	t->want_snapshot = t->subscribed && (h.flags & TOOL_SNAPSHOT);
