@@ -5,8 +5,9 @@
 # SIGKILLed while a task makes calls; the agent keeps the task and dials
 # the same address again; a new coordinator there (which takes over the
 # secret) gets TASK_NEW, TASK_RESUME and every record not acknowledged.
-# Its stream continues the task from exactly the first record the ring
-# holds unacknowledged, up to the ring's last write, nothing lost; the
+# Its stream continues the task from the first record the ring holds
+# unacknowledged (or from a later one the old coordinator's last ACK
+# freed, if A got it), up to the ring's last write, nothing lost; the
 # first coordinator's stream reaches at least the record before (it may
 # have released a few more than it acknowledged: those come twice), and
 # the two together are one complete stream.
@@ -87,9 +88,14 @@ b_first=$(jq -s "[.[] | $sel | .seq] | min" "$RUN/b.json")
 b_last=$(jq -s "[.[] | $sel | .seq] | max" "$RUN/b.json")
 b_events=$(jq -s "[.[] | $sel] | length" "$RUN/b.json")
 pm_log "trace A: up to $a_last; the ring held from $first; trace B: $b_first to $b_last"
-expect_eq "the new coordinator's first record of burst" "$first" "$b_first"
+# An ACK the old coordinator sent just before it died may still wait in
+# the stopped agent's socket: the agent applies it when it goes on, and
+# the new coordinator starts after it, but never past what A received.
+[ "$b_first" -ge "$first" ] && [ "$b_first" -le $((a_last + 1)) ] ||
+    fail "the new coordinator's first record of burst is $b_first:" \
+	"the ring held from $first, trace A got up to $a_last"
 expect_eq "the new coordinator's last record of burst" "$written" "$b_last"
-expect_eq "events of burst at the new coordinator" $((written - first + 1)) \
+expect_eq "events of burst at the new coordinator" $((written - b_first + 1)) \
     "$b_events"
 [ "$a_last" -ge $((first - 1)) ] ||
     fail "records $((a_last + 1)) to $((first - 1)) reached neither coordinator"
