@@ -337,12 +337,14 @@ flush_again(struct coord *c, struct coord_flush *f)
 {
 	struct coord_flush *g;
 
-	if (f->tool == NULL || f->again > ORDER_PATIENCE_ROUNDS ||
+	if ((f->tool == NULL && f->op == 0) ||
+	    f->again > ORDER_PATIENCE_ROUNDS ||
 	    order_wants_sync(c->order) != ORDER_SYNC_SOON)
 		return 0;
 	g = flush_new(c, f->tool, f->tool_id, 0);
 	g->reply = f->reply;
 	g->snapshot = f->snapshot;
+	g->op = f->op;
 	g->again = f->again + 1;
 	flush_check(c, g);
 	return 1;
@@ -363,6 +365,8 @@ flush_check(struct coord *c, struct coord_flush *f)
 		c->sync_rounds--;
 	if (flush_again(c, f))
 		;	/* the tool is answered when the next round ends */
+	else if (f->op != 0)
+		coord_control_flushed(c, f->op);
 	else if (f->tool != NULL && f->snapshot)
 		coord_snapshot_send(c, f->tool);
 	else if (f->tool != NULL && f->reply)
@@ -492,6 +496,25 @@ coord_flush_snapshot(struct coord *c, struct coord_tool *tool)
 	f->snapshot = 1;
 	flush_check(c, f);
 	coord_sync_check(c);
+}
+
+/*
+ * A stop's notice and reply wait for this round (coord_control.c), so
+ * that every tool has the stopped tasks' records before it hears of the
+ * stop.  0 if no agent would be asked: nothing more can come.
+ */
+int
+coord_flush_op(struct coord *c, uint32_t op)
+{
+	struct coord_flush *f;
+
+	if (c->replay != NULL || !agents_active(c))
+		return 0;
+	f = flush_new(c, NULL, 0, 0);
+	f->op = op;
+	flush_check(c, f);
+	coord_sync_check(c);
+	return 1;
 }
 
 /*

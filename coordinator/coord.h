@@ -254,6 +254,8 @@ struct coord_flush {
 	int			 snapshot;	/* a snapshot (REPLY id 0), not
 						   FLUSH_DONE */
 	int			 again;		/* rounds after a tool's first */
+	uint32_t		 op;		/* a stop that ends with this
+						   round (coord_control.c) */
 	struct coord_agent	**waiting;
 	size_t			 nwaiting;
 };
@@ -386,6 +388,7 @@ void	coord_start_ready_timer(struct coord *);
 void	coord_flush_start(struct coord *, struct coord_tool *, uint32_t id);
 void	coord_flush_reply(struct coord *, struct coord_tool *, uint32_t id);
 void	coord_flush_snapshot(struct coord *, struct coord_tool *);
+int	coord_flush_op(struct coord *, uint32_t op);
 int	coord_request_run(struct coord *, struct coord_tool *,
 	    const struct coord_request *,
 	    char **body, size_t *len);
@@ -427,6 +430,7 @@ void	coord_control_task_new(struct coord *, struct coord_task *);
 void	coord_control_problem(struct coord *, const struct state_problem *);
 void	coord_control_tool_gone(struct coord *, struct coord_tool *);
 void	coord_control_agent_gone(struct coord *, struct coord_agent *);
+void	coord_control_flushed(struct coord *, uint32_t op);
 void	coord_control_free(struct coord *);
 void	coord_notice(struct coord *, const char *json);
 void	coord_json_str(FILE *, const char *);

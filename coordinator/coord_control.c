@@ -67,6 +67,8 @@ struct coord_op {
 	struct hit_snapshot	*snap;		/* waits for this op, or NULL */
 	int			 release;	/* a stop whose owner left:
 						   continue what it stopped */
+	int			 flushing;	/* answered; waits for its
+						   flush round */
 	struct op_target	*v;
 	size_t			 n;
 	struct coord_agent	**agents;	/* that still owe an answer */
@@ -583,13 +585,20 @@ release_end(struct coord *c, unsigned owner, struct req_objects *obs)
 	obs->n = 0;
 }
 
-/* Every agent answered: the model, the owners, the notice, the reply. */
+static void	op_end(struct coord *, struct coord_op *);
+
+/*
+ * Every agent answered: the model and the owners now; the notice and
+ * the reply once a stop's flush round has ordered everything its tasks
+ * recorded, so that a tool that hears of a stop already has the records
+ * up to it (the BREAK record of a hit too), and a snapshot it asks for
+ * then shows the tasks where they stopped.
+ */
 static void
 op_finish(struct coord *c, struct coord_op *o)
 {
-	struct req_objects obs = { .n = 0 };
 	struct coord_task *t;
-	size_t i;
+	size_t i, stopped = 0;
 
 	/* Sent, never answered: the agent left first. */
 	for (i = 0; i < o->n; i++)
@@ -609,6 +618,7 @@ op_finish(struct coord *c, struct coord_op *o)
 				t->stop_bp = o->bp;
 			state_task_stopped(c->state, t->tid, 1, t->stop_tool,
 			    t->stop_bp);
+			stopped++;
 			break;
 		case CONTROL_CONTINUE:
 			t->stop_tool = 0;
@@ -617,6 +627,31 @@ op_finish(struct coord *c, struct coord_op *o)
 			break;
 		}
 	}
+	o->flushing = stopped > 0 && coord_flush_op(c, o->id);
+	if (!o->flushing)
+		op_end(c, o);
+}
+
+/* The stop's round is over (coord.c), if the stop is still there. */
+void
+coord_control_flushed(struct coord *c, uint32_t id)
+{
+	struct coord_op *o;
+
+	TAILQ_FOREACH(o, &c->ops, entry)
+		if (o->id == id && o->flushing) {
+			op_end(c, o);
+			return;
+		}
+}
+
+/* The notice, the reply, and what a tool that left asked for. */
+static void
+op_end(struct coord *c, struct coord_op *o)
+{
+	struct req_objects obs = { .n = 0 };
+	size_t i;
+
 	notice_op(c, o);
 	if (o->tool != NULL && o->op == CONTROL_INFO)
 		info_reply(c, o);
@@ -642,10 +677,10 @@ op_answered(struct coord *c, struct coord_op *o, struct coord_agent *a)
 	for (i = 0; i < o->nagents; i++)
 		if (o->agents[i] == a) {
 			o->agents[i] = o->agents[--o->nagents];
-			break;
+			if (o->nagents == 0)
+				op_finish(c, o);
+			return;
 		}
-	if (o->nagents == 0)
-		op_finish(c, o);
 }
 
 /*

@@ -3644,6 +3644,27 @@ holds_send(const struct order_task *t, int32_t dst, int32_t tag, int32_t ctx)
 }
 
 /*
+ * A receive that came before a round began, whose channel's front send
+ * still waits for its end: if the sender has made nothing after that
+ * send's begin by the end of the round, it was inside the send when the
+ * round began (a debugger stopped it there, or it is slow), and made no
+ * later send before the receive ended; the receive got this message, so
+ * the send went out.  1 when that lets the receive go.
+ */
+static int
+sent_midcall(struct order_chan *c)
+{
+	struct order_sent *s = &c->sent[c->first];
+	const struct order_task *st = c->stask;
+
+	if (s->end != SENT_END || st == NULL || st->next_seq != s->seq + 1 ||
+	    s->seq >= st->lost_from)
+		return 0;
+	s->end = SENT_DELIVERED;
+	return 1;
+}
+
+/*
  * A receive that came before mark was recorded before the round began,
  * and so was the send it got: that send has come by now, unless it was
  * lost.  If neither its channel nor its sender holds it, the receive
@@ -3665,10 +3686,9 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	/* Its sender made everything before it by now. */
 	if (r->seq >= t->lost_from)
 		return release_unmatched(o, t) == 1;
-	/* A send waiting for its end: the end comes after the send. */
 	if ((c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&
 	    c->count > 0)
-		return 0;
+		return sent_midcall(c);
 	if ((s = task_find(o, r->peer)) == NULL || !s->registered) {
 		if ((s = task_get(o, r->peer)) == NULL)
 			return 0;

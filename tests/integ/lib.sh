@@ -23,6 +23,7 @@ PM_BG_PIDS=""		# background jobs of the test (pmon trace, ...)
 PM_PVMD_PIDS=""		# every master pvmd this test started
 PM_HOOKS=""		# cleanup functions registered by helpers (netns)
 PM_FAILED=0
+PM_FAIL_WHY=""		# what fail() said, repeated after the logs
 PM_COORD_PIDS=""	# every coordinator this test started
 PM_ON=""		# command prefix that runs on the master host (netns)
 PM_CLEANING=0
@@ -32,6 +33,7 @@ pm_log() { printf '%s: %s\n' "$TEST" "$*" >&2; }
 # fail prints the reason and ends the test; the trap cleans up.
 fail() {
 	printf 'FAIL: %s: %s\n' "$TEST" "$*"
+	PM_FAIL_WHY=$*
 	PM_FAILED=1
 	exit 1
 }
@@ -120,7 +122,12 @@ pm_cleanup() {
 	fi
 	for p in $PM_HOOKS; do "$p"; done
 	pm_check_sanitizers
-	[ "$PM_FAILED" = 1 ] && [ -n "$RUN" ] && pm_dump_logs
+	if [ "$PM_FAILED" = 1 ] && [ -n "$RUN" ]; then
+		pm_dump_logs
+		# Again after the logs: CI shows the end of the output.
+		[ -n "$PM_FAIL_WHY" ] &&
+		    printf 'FAIL: %s: %s\n' "$TEST" "$PM_FAIL_WHY"
+	fi
 	if [ -n "$PM_KEEP" ]; then	# for debugging one test by hand
 		pm_log "kept $RUN"
 	elif [ -n "$RUN" ]; then

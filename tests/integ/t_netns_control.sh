@@ -46,9 +46,17 @@ EXEC_PID=$BG_PID
 # The visualizer hears of the stop.
 wait_for 20 grep -q '"type":"notice","notice":"stopped"' "$RUN/trace.json" ||
     fail "the trace was not told of the stop: $(cat "$WATCH")"
-$PM_ON "$PMON" snapshot --json >"$RUN/bp.snap" 2>"$RUN/bp.err" ||
-    fail "pmon snapshot: $(cat "$RUN/bp.err")"
+# A worker that registers after the hit is stopped when it does ("stop
+# *" holds for tasks that start while the application is stopped), with
+# a notice of its own: wait until the snapshot shows every task stopped.
 live='[.tasks[] | select(.program == "pingpong" and .state != "exited")]'
+all_in_snapshot() {
+	$PM_ON "$PMON" snapshot --json >"$RUN/bp.snap" 2>"$RUN/bp.err" ||
+	    fail "pmon snapshot: $(cat "$RUN/bp.err")"
+	jq -e --argjson n $((k + 1)) "$live | length == \$n and
+	    all(.state == \"stopped\")" "$RUN/bp.snap" >/dev/null
+}
+wait_for 10 all_in_snapshot
 expect_eq "pingpong tasks" $((k + 1)) "$(jq "$live | length" "$RUN/bp.snap")"
 expect_eq "hosts of the pingpong tasks" 2 "$(jq -r "$live | .[].tid" \
     "$RUN/bp.snap" | while read -r t; do host_of "$t"; done | sort -u |

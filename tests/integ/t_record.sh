@@ -71,7 +71,7 @@ $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
 pmon_exec "$PROGS/unreceived" "$RUN/unreceived.log" ||
     fail "unreceived failed: $(cat "$RUN/unreceived.err")"
 # The receiver of unreceived outlives pmon exec (its parent).
-wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived.log"' ||
+wait_for 20 eval 'grep -qs "^exited" "$RUN/unreceived.log"' ||
     fail "unreceived's receiver did not exit: $(cat "$RUN/unreceived.log")"
 
 # barrierexit: two tasks deadlock in a barrier (a problem found between

@@ -33,7 +33,7 @@ timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
 # Before the loss: an unreceived message the recording holds whole.
 pmon_exec "$PROGS/unreceived" "$RUN/unreceived1.log" ||
     fail "unreceived failed: $(cat "$RUN/unreceived.err")"
-wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived1.log"' ||
+wait_for 20 eval 'grep -qs "^exited" "$RUN/unreceived1.log"' ||
     fail "unreceived's receiver did not exit"
 
 # The storm; once it runs, the recorder stops reading until it is
@@ -60,7 +60,7 @@ wait_for 30 recorder_degraded || fail "the stopped recorder was not \
 degraded: $(cat "$RUN/tools.json")"
 pmon_exec "$PROGS/unreceived" "$RUN/unreceived2.log" ||
     fail "unreceived failed: $(cat "$RUN/unreceived.err")"
-wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived2.log"' ||
+wait_for 20 eval 'grep -qs "^exited" "$RUN/unreceived2.log"' ||
     fail "the second unreceived's receiver did not exit"
 sleep 1
 kill -CONT "$REC_PID"

@@ -108,7 +108,7 @@ wait_for 10 grep -q '"what":"added"' "$WATCH" ||
 bg timeout 60 "$PMON" exec "$PROGS/unreceived" "$RUN/unreceived.log" \
     >"$RUN/unreceived.out" 2>&1
 UR_PID=$BG_PID
-wait_for 20 eval 'grep -q "^exited" "$RUN/unreceived.log"' ||
+wait_for 20 eval 'grep -qs "^exited" "$RUN/unreceived.log"' ||
     fail "unreceived's receiver did not get its message"
 read -r tag size < <(awk '$1 == "sent" { print $2, $3 }' \
     "$RUN/unreceived.log")
@@ -135,7 +135,7 @@ wait "$WATCH_PID" || fail "pmon watch exited with $?: $(cat "$WATCH.err")"
 f=$RUN/deadpair.tids
 bg timeout 60 "$PMON" exec "$PROGS/deadpair" "$f" >"$RUN/deadpair.out" 2>&1
 DP_PID=$BG_PID
-wait_for 20 eval '[ "$(wc -l <"$f" 2>/dev/null)" = 2 ]' ||
+wait_for 20 eval '[ "$(wc -l 2>/dev/null <"$f")" = 2 ]' ||
     fail "deadpair did not start"
 p=$(awk '$1 == "parent" { printf "t%x", $2 }' "$f")
 c=$(awk '$1 == "child" { printf "t%x", $2 }' "$f")

@@ -697,6 +697,37 @@ test_lost_send_end(void)
 }
 
 /*
+ * A debugger stopped A inside its send to D, after the message went out:
+ * D's receive waits for the send's end, which will not come while A is
+ * stopped.  After a round that began once the receive came, A has made
+ * nothing after the send's begin: the receive got that message.  The end
+ * coming later changes nothing, and the channel counts on.
+ */
+static void
+test_round_midsend(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, D, 1);
+	round_now(o);				/* before the receive came */
+	add(o, D, 1, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(pos(D, 1), -1);
+	round_now(o);
+	CU_ASSERT_FATAL(pos(D, 1) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 1)].match_seq, 1);
+	add(o, A, 2, PMON_CALL_send, PMON_END, D, 1);
+	send2(o, A, 3, D, 1);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, A, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].match_seq, 3);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/*
  * D lost records before its receive from A; A released all it had, made
  * before the receive.  A's next record comes, made as late, and waits
  * (for B's send): D's receive need not wait for it, nor for a round.
@@ -1342,6 +1373,8 @@ static CU_TestInfo order_tests[] = {
 	{ "a round releases a receive of a lost send", test_round_unsent },
 	{ "a round finds a sender absent", test_round_absent },
 	{ "the end of a send lost", test_lost_send_end },
+	{ "a round: the receive got the send its sender is inside",
+	    test_round_midsend },
 	{ "a lost receive, its sender's next held",
 	    test_lost_recv_sender_held },
 	{ "channels are forgotten", test_channels_forgotten },
