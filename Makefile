@@ -217,7 +217,7 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
 
 # Test tools (stream checkers, frame senders) read pmon's output.
-$(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h $(COMMON_OBJS)
+$(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h tests/tools/dial.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson $(LDLIBS_Z)
 

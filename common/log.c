@@ -41,6 +41,35 @@ vlog(const char *level, int with_errno, const char *fmt, va_list ap)
 	errno = saved;
 }
 
+/*
+ * May the caller log one more line of r?  The last line a window allows
+ * says that more will be left out; the first of the next window says how
+ * many were.
+ */
+int
+log_rate_ok(struct log_rate *r)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ts.tv_sec - r->window >= LOG_RATE_WINDOW) {
+		if (r->suppressed > 0)
+			log_warnx("%lu more lines of %s in %d s left out",
+			    r->suppressed, r->what, LOG_RATE_WINDOW);
+		r->window = ts.tv_sec;
+		r->n = 0;
+		r->suppressed = 0;
+	}
+	if (r->n < LOG_RATE_BURST) {
+		if (++r->n == LOG_RATE_BURST)
+			log_warnx("(the next lines of %s in %d s are left out "
+			    "and counted)", r->what, LOG_RATE_WINDOW);
+		return 1;
+	}
+	r->suppressed++;
+	return 0;
+}
+
 void
 log_warn(const char *fmt, ...)
 {

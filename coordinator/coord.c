@@ -115,6 +115,7 @@ coord_init(struct coord *c, struct event_base *base)
 	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
 	    (c->ev_check = event_new(base, -1, EV_PERSIST, check_timer_cb,
 	    c)) == NULL || coord_hold_init(c) == -1 ||
+	    coord_accept_init(c) == -1 ||
 	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL ||
 	    (c->batch.buf = malloc(COORD_BATCH_SIZE)) == NULL)
 		return -1;
@@ -175,6 +176,8 @@ coord_free(struct coord *c)
 		event_free(c->ev_sync);
 	if (c->ev_check != NULL)
 		event_free(c->ev_check);
+	if (c->ev_accept != NULL)
+		event_free(c->ev_accept);
 	if (c->ev_batch != NULL)
 		event_free(c->ev_batch);
 	free(c->batch.buf);
@@ -571,6 +574,7 @@ check_timer_cb(int fd, short ev, void *arg)
 	(void)ev;
 	if (c->shutting_down)
 		return;
+	coord_preauth_expire(c);
 	coord_agent_orphans_check(c, 0);
 	if (c->nagents == 0 || !TAILQ_EMPTY(&c->flushes))
 		return;

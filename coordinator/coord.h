@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "log.h"
 #include "order.h"
 #include "pack.h"
 #include "proto.h"
@@ -34,7 +35,11 @@ struct evconnlistener;
 #define COORD_READY_TIMEOUT	10	/* s to wait for spawned agents */
 #define COORD_FLUSH_TIMEOUT	5	/* s for the final flush round */
 #define COORD_DRAIN_TIMEOUT	5	/* s to write the last frames */
-#define COORD_HELLO_TIMEOUT	10	/* s for a peer to say hello */
+#define COORD_HELLO_TIMEOUT	10	/* s from accept to a peer's hello */
+#define COORD_PREAUTH_MAX	256	/* connections without a hello yet */
+#define COORD_PREAUTH_SOURCE	32	/* ...of them from one address */
+#define COORD_ACCEPT_PAUSE_MS	1000	/* no descriptor left: accept again
+					   after this */
 #define COORD_TOOL_HIGH		(8 * 1024 * 1024)  /* a tool's queue: full */
 #define COORD_TOOL_HIGH_MIN	(64 * 1024)		/* -Q bounds */
 #define COORD_TOOL_HIGH_MAX	(1024 * 1024 * 1024)
@@ -193,6 +198,22 @@ enum coord_peer_state {
 	COORD_P_CLOSING,	/* writing its last frames */
 };
 
+/*
+ * A connection that has not said a valid hello yet (coord_conn.c).  It
+ * has COORD_HELLO_TIMEOUT from its accept, however slowly it sends, and
+ * the oldest make room for new ones, so that a flood of idle or slow
+ * connections never keeps a real agent or tool out.
+ */
+struct coord_preauth {
+	TAILQ_ENTRY(coord_preauth) entry;
+	struct coord_agent	*agent;		/* the peer: one of the two */
+	struct coord_tool	*tool;
+	uint64_t		 deadline_ms;
+	char			 source[64];	/* its address, or "local" */
+	int			 listed;
+};
+TAILQ_HEAD(coord_preauths, coord_preauth);
+
 struct coord_agent {
 	TAILQ_ENTRY(coord_agent) entry;
 	struct coord		*coord;
@@ -206,6 +227,7 @@ struct coord_agent {
 	uint64_t		 wire_bytes;	/* bytes it sent (frames) */
 	int			 lost;		/* went away on its own: its
 						   tasks wait for another */
+	struct coord_preauth	 pre;
 };
 TAILQ_HEAD(coord_agents, coord_agent);
 
@@ -238,6 +260,9 @@ struct coord_tool {
 	uint64_t		 lost_problems;
 	char			 name[64];	/* for the log */
 	unsigned		 id;
+	int			 replies_held;	/* not reading its requests:
+						   its replies pile up */
+	struct coord_preauth	 pre;
 };
 TAILQ_HEAD(coord_tools, coord_tool);
 
@@ -319,7 +344,13 @@ struct coord {
 	struct evconnlistener	*agent_listener_wide; /* opened when a host
 						   joins a loopback VM */
 	struct coord_agents	 agents;
-	unsigned		 nagents;
+	unsigned		 nagents;	/* with those before their hello */
+	struct coord_preauths	 preauth;	/* agents and tools before their
+						   hello, oldest first */
+	unsigned		 npreauth;
+	struct event		*ev_accept;	/* accepting again after EMFILE */
+	struct log_rate		 accept_log;	/* failed accepts */
+	struct log_rate		 refuse_log;	/* peers refused before hello */
 
 	char			 sock_path[108];
 	char			 secret_path[108];	/* the secret's file */
@@ -492,9 +523,14 @@ void	coord_tools_write(struct coord *, int json, char **body, size_t *len);
 typedef int (*coord_frame_cb)(void *peer, uint8_t type,
     const uint8_t *payload, size_t len);
 int	coord_conn_read(struct bufferevent *, coord_frame_cb, void *peer,
-	    const char **why);
+	    const struct coord_preauth *, uint8_t hello, const char **why);
 void	coord_conn_close(struct bufferevent *, const char *error);
 int	coord_peer_name(int fd, char *buf, size_t size);
+void	coord_preauth_add(struct coord *, struct coord_preauth *, int fd);
+void	coord_preauth_done(struct coord *, struct coord_preauth *);
+void	coord_preauth_expire(struct coord *);
+int	coord_accept_init(struct coord *);
+void	coord_accept_error(struct coord *, const char *what);
 int	coord_secret_check(const struct coord *, const char *got, char *msg,
 	    size_t size);
 

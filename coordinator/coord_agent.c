@@ -109,6 +109,7 @@ coord_agent_free(struct coord_agent *a)
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
+	coord_preauth_done(c, &a->pre);
 	if (a->nrecords > 0)
 		log_info("agent %s (%s): %llu records in %llu bytes "
 		    "(%.3f B/record), %llu bytes inflated", a->peer,
@@ -146,11 +147,25 @@ coord_agent_drop(struct coord_agent *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_warnx("agent %s (%s): %s; dropping it", a->peer,
-	    a->host ? a->host : "no hello yet", msg);
+	/* A flood must not flood the log. */
+	if (!a->pre.listed || log_rate_ok(&a->coord->refuse_log))
+		log_warnx("agent %s (%s): %s; dropping it", a->peer,
+		    a->host ? a->host : "no hello yet", msg);
 	coord_conn_close(a->bev, msg);
 	a->bev = NULL;
 	coord_agent_free(a);
+}
+
+/* The agents that said hello (a hello is rare: the walk is cheap). */
+static unsigned
+agents_active(const struct coord *c)
+{
+	const struct coord_agent *a;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(a, &c->agents, entry)
+		n += a->state == COORD_P_ACTIVE;
+	return n;
 }
 
 static int
@@ -175,13 +190,17 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	explicit_bzero(h.secret, sizeof(h.secret));
+	if (agents_active(a->coord) >= COORD_MAX_AGENTS) {
+		coord_agent_drop(a, "too many agents (%d)", COORD_MAX_AGENTS);
+		return -1;
+	}
 	if ((a->host = strdup(h.host)) == NULL)
 		fatal("%s", __func__);
 	a->host_tid = h.host_tid;
 	a->state = COORD_P_ACTIVE;
+	coord_preauth_done(a->coord, &a->pre);
 	if (state_host(a->coord->state, h.host_tid, h.host, h.arch, 1) == -1)
 		fatal("%s", __func__);
-	bufferevent_set_timeouts(a->bev, NULL, NULL);
 	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
 	    (unsigned)h.host_tid, h.arch, h.pid);
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)
@@ -612,7 +631,8 @@ coord_agent_read(struct coord_agent *a)
 		    evbuffer_get_length(bufferevent_get_input(bev)));
 		return;
 	}
-	switch (coord_conn_read(bev, agent_frame_cb, a, &why)) {
+	switch (coord_conn_read(bev, agent_frame_cb, a, &a->pre,
+	    MSG_AGENT_HELLO, &why)) {
 	case -1:
 		coord_agent_drop(a, "%s", why);
 		return;
@@ -646,13 +666,10 @@ agent_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct coord_agent *a = arg;
 	size_t pending;
 
-	if (what & BEV_EVENT_TIMEOUT) {
-		coord_agent_drop(a, "no AGENT_HELLO within %d s",
-		    COORD_HELLO_TIMEOUT);
-		return;
-	}
 	pending = evbuffer_get_length(bufferevent_get_input(bev));
-	if (pending > 0 && a->state != COORD_P_CLOSING)
+	if (a->pre.listed && !log_rate_ok(&a->coord->refuse_log))
+		;	/* one of a flood, maybe */
+	else if (pending > 0 && a->state != COORD_P_CLOSING)
 		log_warnx("agent %s (%s): connection closed inside a frame "
 		    "(%zu bytes left unread)", a->peer,
 		    a->host ? a->host : "no hello yet", pending);
@@ -671,16 +688,13 @@ agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct coord *c = arg;
-	struct timeval tv = { COORD_HELLO_TIMEOUT, 0 };
 	struct coord_agent *a;
 	int one = 1;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	if (c->shutting_down || c->nagents >= COORD_MAX_AGENTS) {
-		log_warnx("refusing an agent connection: %s",
-		    c->shutting_down ? "shutting down" : "too many agents");
+	if (c->shutting_down) {
 		evutil_closesocket(fd);
 		return;
 	}
@@ -697,8 +711,9 @@ agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		fatalx("%s: bufferevent_socket_new", __func__);
 	bufferevent_setcb(a->bev, agent_read_cb, agent_write_cb,
 	    agent_event_cb, a);
-	bufferevent_set_timeouts(a->bev, &tv, NULL);
 	bufferevent_enable(a->bev, EV_READ | EV_WRITE);
+	a->pre.agent = a;
+	coord_preauth_add(c, &a->pre, fd);
 	TAILQ_INSERT_TAIL(&c->agents, a, entry);
 	c->nagents++;
 	log_debug("agent connection from %s", a->peer);
@@ -708,9 +723,7 @@ static void
 agent_listen_error_cb(struct evconnlistener *l, void *arg)
 {
 	(void)l;
-	(void)arg;
-	/* EMFILE and the like: the next accept may work. */
-	log_warn("accepting an agent");
+	coord_accept_error(arg, "an agent");
 }
 
 /* Formats the bound address as ADDR:PORT (IPv6 in brackets). */

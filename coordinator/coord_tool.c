@@ -45,6 +45,7 @@ coord_tool_free(struct coord_tool *t)
 	coord_hold_tool_gone(c, t);
 	TAILQ_REMOVE(&c->tools, t, entry);
 	c->ntools--;
+	coord_preauth_done(c, &t->pre);
 	coord_flush_forget_tool(c, t);
 	coord_control_tool_gone(c, t);
 	free(t->lost);
@@ -69,8 +70,10 @@ coord_tool_drop(struct coord_tool *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_warnx("tool %u (%s): %s; dropping it", t->id,
-	    t->name[0] ? t->name : "no hello yet", msg);
+	/* A flood must not flood the log. */
+	if (!t->pre.listed || log_rate_ok(&t->coord->refuse_log))
+		log_warnx("tool %u (%s): %s; dropping it", t->id,
+		    t->name[0] ? t->name : "no hello yet", msg);
 	/* The connection outlives t to send its error. */
 	tool_forget_output(t);
 	coord_conn_close(t->bev, msg);
@@ -408,6 +411,18 @@ log_name(char *dst, size_t size, const char *src)
 	dst[i] = '\0';
 }
 
+/* The tools that said hello (a hello is rare: the walk is cheap). */
+static unsigned
+tools_active(const struct coord *c)
+{
+	const struct coord_tool *t;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(t, &c->tools, entry)
+		n += t->state == COORD_P_ACTIVE;
+	return n;
+}
+
 static int
 tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 {
@@ -429,6 +444,10 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 		return -1;
 	}
 	explicit_bzero(h.secret, sizeof(h.secret));
+	if (tools_active(t->coord) >= COORD_MAX_TOOLS) {
+		coord_tool_drop(t, "too many tools (%d)", COORD_MAX_TOOLS);
+		return -1;
+	}
 	log_name(t->name, sizeof(t->name), h.name);
 	/*
 	 * The events released before it came go to the tools that were
@@ -440,7 +459,7 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 	t->want_snapshot = t->subscribed && (h.flags & TOOL_SNAPSHOT);
 	t->record = t->subscribed && (h.flags & TOOL_RECORD);
 	t->lossless = t->subscribed && (h.flags & TOOL_LOSSLESS);
-	bufferevent_set_timeouts(t->bev, NULL, NULL);
+	coord_preauth_done(t->coord, &t->pre);
 	coord_hold_tool_new(t);
 	log_info("tool %u: %s%s", t->id, t->name,
 	    !t->subscribed ? "" : t->lossless ? ", subscribed, lossless" :
@@ -528,10 +547,26 @@ coord_tool_frame(struct coord_tool *t, uint8_t type, const uint8_t *p,
 	}
 }
 
+/*
+ * A tool that sends requests and does not read the replies must not make
+ * them pile up without bound: once more than c->tool_high bytes wait for
+ * it, its requests are left unread (in its socket, then in the tool)
+ * until it has taken half of that.  It is not dropped: a slow reader
+ * gets every reply.
+ */
 static int
 tool_frame_cb(void *peer, uint8_t type, const uint8_t *p, size_t len)
 {
-	return coord_tool_frame(peer, type, p, len);
+	struct coord_tool *t = peer;
+
+	if (coord_tool_frame(t, type, p, len) == -1)
+		return -1;
+	if (evbuffer_get_length(bufferevent_get_output(t->bev)) <=
+	    t->coord->tool_high)
+		return 0;
+	t->replies_held = 1;
+	bufferevent_disable(t->bev, EV_READ);
+	return 1;
 }
 
 static void
@@ -545,8 +580,18 @@ tool_read_cb(struct bufferevent *bev, void *arg)
 		    evbuffer_get_length(bufferevent_get_input(bev)));
 		return;
 	}
-	if (coord_conn_read(bev, tool_frame_cb, t, &why) == -1)
+	if (coord_conn_read(bev, tool_frame_cb, t, &t->pre, MSG_TOOL_HELLO,
+	    &why) == -1)
 		coord_tool_drop(t, "%s", why);
+}
+
+/* The tool took half its queue: its held requests are read again. */
+static void
+tool_replies_resume(struct coord_tool *t)
+{
+	t->replies_held = 0;
+	bufferevent_enable(t->bev, EV_READ);
+	tool_read_cb(t->bev, t);
 }
 
 /* What the tool took from its queue: coord_hold.c's sign of life. */
@@ -566,6 +611,10 @@ tool_write_cb(struct bufferevent *bev, void *arg)
 	struct coord_tool *t = arg;
 
 	(void)bev;
+	if (t->replies_held && !t->coord->finishing) {
+		tool_replies_resume(t);
+		return;		/* it may be gone */
+	}
 	if (t->full && !t->coord->finishing)
 		tool_resume(t);
 	if (t->lossless)
@@ -582,13 +631,11 @@ tool_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct coord_tool *t = arg;
 	size_t pending;
 
-	if (what & BEV_EVENT_TIMEOUT) {
-		coord_tool_drop(t, "no TOOL_HELLO within %d s",
-		    COORD_HELLO_TIMEOUT);
-		return;
-	}
+	(void)what;
 	pending = evbuffer_get_length(bufferevent_get_input(bev));
-	if (pending > 0)
+	if (t->pre.listed && !log_rate_ok(&t->coord->refuse_log))
+		;	/* one of a flood, maybe */
+	else if (pending > 0 && !t->replies_held)
 		log_warnx("tool %u (%s): connection closed inside a frame "
 		    "(%zu bytes left unread)", t->id,
 		    t->name[0] ? t->name : "no hello yet", pending);
@@ -610,21 +657,35 @@ peer_allowed(int fd)
 	return cred.uid == getuid() || cred.uid == 0;
 }
 
+/* Ends a connection with the reason in an ERROR frame, not a reset. */
+static void
+tool_refuse(struct coord *c, evutil_socket_t fd, const char *why)
+{
+	struct bufferevent *bev;
+
+	if (log_rate_ok(&c->refuse_log))
+		log_warnx("refusing a tool connection: %s", why);
+	if ((bev = bufferevent_socket_new(c->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	coord_conn_close(bev, why);
+}
+
 static void
 tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
-	struct timeval tv = { COORD_HELLO_TIMEOUT, 0 };
 	struct coord *c = arg;
 	struct coord_tool *t;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	if (c->shutting_down || c->ntools >= COORD_MAX_TOOLS ||
-	    !peer_allowed(fd)) {
-		log_warnx("refusing a tool connection");
-		evutil_closesocket(fd);
+	if (c->shutting_down || !peer_allowed(fd)) {
+		tool_refuse(c, fd, c->shutting_down ? "shutting down" :
+		    "another user's coordinator");
 		return;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -641,8 +702,9 @@ tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (evbuffer_add_cb(bufferevent_get_output(t->bev), tool_output_cb,
 	    t) == NULL)
 		fatalx("%s: evbuffer_add_cb", __func__);
-	bufferevent_set_timeouts(t->bev, &tv, NULL);
 	bufferevent_enable(t->bev, EV_READ | EV_WRITE);
+	t->pre.tool = t;
+	coord_preauth_add(c, &t->pre, fd);
 	TAILQ_INSERT_TAIL(&c->tools, t, entry);
 	c->ntools++;
 }
@@ -691,8 +753,7 @@ static void
 tool_listen_error_cb(struct evconnlistener *l, void *arg)
 {
 	(void)l;
-	(void)arg;
-	log_warn("accepting a tool");
+	coord_accept_error(arg, "a tool");
 }
 
 int

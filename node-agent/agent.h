@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "capture.h"
+#include "log.h"
 #include "pack.h"
 #include "ring.h"
 #include "secret.h"
@@ -48,6 +49,8 @@ struct bufferevent;
 #define AGENT_PASS_MAX		(4 * 1024 * 1024) /* per task, per timer */
 #define AGENT_HELLO_TIMEOUT	5		/* seconds to send TASK_HELLO */
 #define AGENT_MAX_TASKS		4096
+#define AGENT_ACCEPT_PAUSE_MS	1000		/* no descriptor left:
+						   accept again after */
 #define AGENT_CLOCK_OFFSET_MAX	86400000000000LL /* ns: a day */
 #define AGENT_STOP_POLL_MS	1		/* waiting for a stop: /proc */
 #define AGENT_STOP_TIMEOUT_MS	1000		/* ...and how long */
@@ -156,6 +159,8 @@ struct agent {
 						   "" */
 	int			 listen_fd;
 	struct event		*ev_listen;
+	struct event		*ev_listen_again; /* after EMFILE */
+	struct log_rate		 conn_log;	/* refusals, failed accepts */
 	char			 sock_path[108];
 	struct event		*ev_timer;
 	struct agent_tasks	 tasks;

@@ -495,14 +495,16 @@ task_new(struct agent *a, int fd)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    cred.uid != geteuid()) {
-		log_warnx("task connection from another user refused");
+		if (log_rate_ok(&a->conn_log))
+			log_warnx("task connection from another user refused");
 		close(fd);
 		return;
 	}
 	if (a->ntasks >= AGENT_MAX_TASKS || (t = calloc(1, sizeof(*t))) ==
 	    NULL) {
-		log_warnx("task (pid %ld) refused: too many tasks",
-		    (long)cred.pid);
+		if (log_rate_ok(&a->conn_log))
+			log_warnx("task (pid %ld) refused: too many tasks",
+			    (long)cred.pid);
 		close(fd);
 		return;
 	}
@@ -651,6 +653,31 @@ agent_tasks_resume(struct agent *a)
 	agent_output(a);
 }
 
+/*
+ * Out of descriptors or memory, the next accept would fail too and the
+ * listening socket stays readable: the agent stops watching it for
+ * AGENT_ACCEPT_PAUSE_MS instead of spinning (tasks that connect
+ * meanwhile wait in the backlog, or go on unmonitored as when no agent
+ * runs).
+ */
+static void
+accept_failed(struct agent *a)
+{
+	struct timeval tv = { AGENT_ACCEPT_PAUSE_MS / 1000,
+	    AGENT_ACCEPT_PAUSE_MS % 1000 * 1000 };
+	int err = errno;
+	int pause = err == EMFILE || err == ENFILE || err == ENOBUFS ||
+	    err == ENOMEM;
+
+	if (log_rate_ok(&a->conn_log))
+		log_warnx("accepting a task: %s%s", strerror(err), pause ?
+		    "; not accepting for a second" : "");
+	if (!pause)
+		return;
+	event_del(a->ev_listen);
+	evtimer_add(a->ev_listen_again, &tv);
+}
+
 /* Accepts every pending connection (the listener is non-blocking). */
 void
 agent_accept_all(struct agent *a)
@@ -663,11 +690,22 @@ agent_accept_all(struct agent *a)
 		if (fd == -1) {
 			if (errno != EAGAIN && errno != EINTR &&
 			    errno != ECONNABORTED)
-				log_warn("accept");
+				accept_failed(a);
 			return;
 		}
 		task_new(a, fd);
 	}
+}
+
+static void
+listen_again_cb(int fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	event_add(a->ev_listen, NULL);
+	agent_accept_all(a);
 }
 
 static void
@@ -775,6 +813,8 @@ sock_in_use(const struct sockaddr_un *sun)
 int
 agent_listen(struct agent *a)
 {
+	static const struct log_rate conn_log =
+	    LOG_RATE_INIT("task connections refused or not accepted");
 	struct sockaddr_un sun;
 	mode_t old;
 	int fd;
@@ -812,7 +852,10 @@ agent_listen(struct agent *a)
 	a->listen_fd = fd;
 	a->ev_listen = event_new(a->base, fd, EV_READ | EV_PERSIST,
 	    listen_cb, a);
-	if (a->ev_listen == NULL || event_add(a->ev_listen, NULL) == -1) {
+	a->ev_listen_again = evtimer_new(a->base, listen_again_cb, a);
+	a->conn_log = conn_log;
+	if (a->ev_listen == NULL || a->ev_listen_again == NULL ||
+	    event_add(a->ev_listen, NULL) == -1) {
 		log_warnx("cannot watch the agent socket");
 		return -1;
 	}
@@ -825,7 +868,10 @@ agent_unlisten(struct agent *a)
 {
 	if (a->ev_listen != NULL)
 		event_free(a->ev_listen);
+	if (a->ev_listen_again != NULL)
+		event_free(a->ev_listen_again);
 	a->ev_listen = NULL;
+	a->ev_listen_again = NULL;
 	if (a->listen_fd != -1) {
 		close(a->listen_fd);
 		unlink(a->sock_path);

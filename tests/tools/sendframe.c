@@ -33,57 +33,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dial.h"
 #include "proto.h"
 #include "wire.h"
-
-static int
-connect_unix(const char *path)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "sendframe: path too long\n");
-		return -1;
-	}
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int
-connect_tcp(const char *addr)
-{
-	char host[256], *port;
-	struct addrinfo hints, *res, *ai;
-	int fd = -1;
-
-	snprintf(host, sizeof(host), "%s", addr);
-	if ((port = strrchr(host, ':')) == NULL)
-		return -1;
-	*port++ = '\0';
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, port, &hints, &res) != 0)
-		return -1;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		if ((fd = socket(ai->ai_family, SOCK_STREAM, 0)) == -1)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
 
 /* A hello: TOOL_HELLO (flags 0, name "sendframe") or AGENT_HELLO. */
 static ssize_t
@@ -248,8 +200,7 @@ main(int argc, char **argv)
 	if ((len = build(argv[optind + 1], secret, buf, sizeof(buf),
 	    &half_close)) == -1)
 		goto usage;
-	fd = strchr(argv[optind], '/') ? connect_unix(argv[optind]) :
-	    connect_tcp(argv[optind]);
+	fd = dial(argv[optind], 0);
 	if (fd == -1) {
 		fprintf(stderr, "sendframe: cannot connect to %s\n",
 		    argv[optind]);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "proto.h"
 #include "record.h"
 #include "ring.h"
@@ -641,6 +642,28 @@ test_bp_wire(void)
 	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), 0);
 }
 
+/* A flood of one kind of line: a burst, then counted, then a new window. */
+static void
+test_log_rate(void)
+{
+	struct log_rate r = LOG_RATE_INIT("test lines");
+	unsigned i, logged = 0;
+
+	for (i = 0; i < 3 * LOG_RATE_BURST; i++)
+		logged += log_rate_ok(&r);
+	CU_ASSERT_EQUAL(logged, LOG_RATE_BURST);
+	CU_ASSERT_EQUAL(r.suppressed, 2 * LOG_RATE_BURST);
+	r.window -= LOG_RATE_WINDOW;	/* as if the window had passed */
+	CU_ASSERT_EQUAL(log_rate_ok(&r), 1);
+	CU_ASSERT_EQUAL(r.suppressed, 0);
+	CU_ASSERT_EQUAL(r.n, 1);
+}
+
+static CU_TestInfo log_tests[] = {
+	{ "rate limit", test_log_rate },
+	CU_TEST_INFO_NULL
+};
+
 static CU_TestInfo record_tests[] = {
 	{ "round trip", test_record_roundtrip },
 	{ "rejects malformed records", test_record_rejects },
@@ -678,6 +701,7 @@ static CU_SuiteInfo common_suites[] = {
 	{ "frame", NULL, NULL, NULL, NULL, frame_tests },
 	{ "ring", NULL, NULL, NULL, NULL, ring_tests },
 	{ "breakpoints", NULL, NULL, NULL, NULL, bp_tests },
+	{ "log", NULL, NULL, NULL, NULL, log_tests },
 	CU_SUITE_INFO_NULL
 };
 
