@@ -2,8 +2,9 @@
  * pmon record: subscribes to the coordinator's stream and writes every
  * frame of it, as it came, to a recording (common/recfile.h,
  * doc/recording.md), which pmon replay serves to tools later.  It ends
- * at BYE, or on SIGINT/SIGTERM after writing what already arrived, and
- * always closes the file with its end block.
+ * at BYE, or on SIGINT/SIGTERM after catching up with what the
+ * coordinator released before the signal, and always closes the file
+ * with its end block.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +27,7 @@
 #define RECORD_POLL_MS		200
 #define RECORD_SYNC_MS		1000	/* a block at least this often */
 #define RECORD_DRAIN_MAX	1000
+#define RECORD_STOP_MS		10000	/* at a signal: catching up */
 #define RECORD_HOSTS_MAX	4096
 
 static int	cmd_record(const struct cmd_args *);
@@ -50,8 +52,10 @@ const struct cmd_entry cmd_record_entry = {
 	"\nStarted before the program, it records the whole run; started\n"
 	"later, it records from there on, with the state at that point\n"
 	"(doc/recording.md).  Ends with status 0 when the coordinator shuts\n"
-	"down or on SIGINT or SIGTERM, after writing everything that\n"
-	"arrived and the end block; prints a summary line on stderr.\n",
+	"down, or on SIGINT or SIGTERM once it has written what the\n"
+	"coordinator released before the signal (10 s at most; a second\n"
+	"signal stops waiting), and the end block; prints a summary line\n"
+	"on stderr, and one more if the coordinator dropped events for it.\n",
 	"+F:hQ:o:", record_longopts, 0, 0, cmd_record
 };
 
@@ -72,6 +76,9 @@ struct rec {
 	size_t			 nhosts;
 	int			 need_hosts;	/* a task on a new host */
 	int			 failed;
+	uint32_t		 stop_flush;	/* our flush at a signal */
+	int			 stop_flushed;
+	uint64_t		 dropped;	/* "lost" notices: our queue */
 };
 
 
@@ -168,6 +175,20 @@ release_held(struct rec *r)
 	r->held_tail = &r->held;
 }
 
+/* A "lost" notice is ours alone: what the coordinator dropped for us. */
+static void
+count_dropped(struct rec *r, const void *json, size_t len)
+{
+	json_t *o = json_loadb(json, len, 0, NULL);
+	const char *kind = json_string_value(json_object_get(o, "notice"));
+	json_t *events = json_object_get(o, "events");
+
+	if (kind != NULL && strcmp(kind, "lost") == 0 &&
+	    json_is_integer(events) && json_integer_value(events) > 0)
+		r->dropped += (uint64_t)json_integer_value(events);
+	json_decref(o);
+}
+
 static void
 record_frame(int type, const void *payload, size_t len, void *arg)
 {
@@ -185,6 +206,8 @@ record_frame(int type, const void *payload, size_t len, void *arg)
 		r->failed = 1;
 		return;
 	}
+	if (type == MSG_NOTICE)
+		count_dropped(r, payload, len);
 	if (type != MSG_TASK_INFO)
 		return;
 	wire_reader_init(&wr, payload, len);
@@ -233,7 +256,36 @@ now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
-/* Until BYE, close, error or a signal; then what already arrived. */
+static void
+record_flush_done(uint32_t id, void *arg)
+{
+	struct rec *r = arg;
+
+	if (id == r->stop_flush)
+		r->stop_flushed = 1;
+}
+
+/*
+ * Stopped by a signal: what the coordinator released before it may
+ * still wait in its queue for us (a lossless queue holds up to -Q).  A
+ * flush of our own brings all of it ahead of its FLUSH_DONE, so that the
+ * recording holds whatever a `pmon flush` before the signal covered.  A
+ * second signal, or RECORD_STOP_MS, ends the wait.
+ */
+static void
+record_catch_up(struct rec *r)
+{
+	long until = now_ms() + RECORD_STOP_MS;
+
+	if (pmon_closed(r->p) || pmon_send_flush(r->p, &r->stop_flush) == -1)
+		return;
+	while (!r->stop_flushed && tool_stop < 2 && !r->failed &&
+	    now_ms() < until)
+		if (pmon_wait(r->p, RECORD_POLL_MS) == -1)
+			break;
+}
+
+/* Until BYE, close, error or a signal; then what was released before. */
 static int
 record_loop(struct rec *r)
 {
@@ -251,6 +303,8 @@ record_loop(struct rec *r)
 			last_sync = now_ms();
 		}
 	}
+	if (tool_stop && rv != -1 && !r->failed)
+		record_catch_up(r);
 	for (i = 0; rv != -1 && i < RECORD_DRAIN_MAX && !r->failed; i++)
 		if ((rv = pmon_wait(r->p, 0)) == 0)
 			break;
@@ -316,7 +370,8 @@ make_header(struct recfile_header *h)
 }
 
 static void
-print_summary(const char *path, const struct recfile_end *e)
+print_summary(const char *path, const struct recfile_end *e,
+    uint64_t dropped)
 {
 	uint64_t bytes = e->file_bytes;
 
@@ -324,13 +379,18 @@ print_summary(const char *path, const struct recfile_end *e)
 	    "bytes, %.2f B/event\n", path, (unsigned long long)e->events,
 	    (unsigned long long)e->tasks, (unsigned long long)bytes,
 	    e->events ? (double)bytes / (double)e->events : 0.0);
+	if (dropped > 0)
+		fprintf(stderr, "pmon record: %s: the coordinator dropped %llu "
+		    "events for this recorder (it fell behind); the "
+		    "recording says where\n", path,
+		    (unsigned long long)dropped);
 }
 
 static int
 cmd_record(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .frame = record_frame,
-	    .snapshot = record_snapshot };
+	    .snapshot = record_snapshot, .flush_done = record_flush_done };
 	struct rec r = { .held_tail = &r.held };
 	struct recfile_header h;
 	struct recfile_end end;
@@ -369,7 +429,7 @@ cmd_record(const struct cmd_args *a)
 	if (recfile_finish(r.w, &end) == -1 && rv == 0)
 		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
 	else
-		print_summary(path, &end);
+		print_summary(path, &end, r.dropped);
 	recfile_writer_free(r.w);
 	for (i = 0; i < r.nhosts; i++)
 		free(r.hosts[i]);

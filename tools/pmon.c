@@ -84,12 +84,14 @@ static void
 on_stop(int sig)
 {
 	(void)sig;
-	tool_stop = 1;
+	if (tool_stop < 2)
+		tool_stop++;
 }
 
 /*
- * A tool that runs until told: SIGINT and SIGTERM set tool_stop, and
- * interrupt its poll (no SA_RESTART), so that it ends cleanly.
+ * A tool that runs until told: SIGINT and SIGTERM set tool_stop (2 at
+ * the second: a tool finishing its work stops waiting), and interrupt
+ * its poll (no SA_RESTART), so that it ends cleanly.
  */
 void
 tool_catch_stop(void)
