@@ -6,12 +6,16 @@
  * ones (recpack.h) and deflates cheaply; format 1 stores the frames with
  * three deltas and deflates at level 6.  The reader reads both.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -86,6 +90,8 @@ struct recfile_writer {
 	z_stream	 z;
 	int		 zready;
 	struct recfile_end counts;
+	struct recfile_end saved;	/* counts at the last block that
+					   reached the file */
 	int		 failed;
 	char		 err[256];
 };
@@ -376,6 +382,11 @@ flush_block(struct recfile_writer *w)
 	    0 : sizeof(mlen)) + w->rawlen + w->tlen) == -1)
 		return -1;
 	w->rawlen = w->tlen = 0;
+	/* Out to the file, so that a full disk is known block by block. */
+	errno = 0;
+	if (fflush(w->fp) == EOF)
+		return wfail(w, "writing the recording");
+	w->saved = w->counts;
 	return 0;
 }
 
@@ -640,7 +651,7 @@ recfile_finish(struct recfile_writer *w, struct recfile_end *out)
 		rv = wfail(w, "closing the recording");
 	w->fp = NULL;
 	if (out != NULL)
-		*out = w->counts;
+		*out = rv == 0 ? w->counts : w->saved;
 	return rv;
 }
 
@@ -769,13 +780,44 @@ recfile_open_fp(FILE *fp, char *err, size_t errsize)
 	return r;
 }
 
+static int
+regular_file(int fd, char *err, size_t errsize)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1)
+		errf(err, errsize, "%s", strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		errf(err, errsize, "a directory, not a recording");
+	else if (!S_ISREG(st.st_mode))
+		errf(err, errsize, "not a regular file (a recording is one)");
+	else
+		return 0;
+	return -1;
+}
+
+/*
+ * A recording is a regular file: a directory would read as empty, and
+ * opening a FIFO would wait for a writer (so it is opened non-blocking,
+ * and checked, before it is read).
+ */
 struct recfile *
 recfile_open(const char *path, char *err, size_t errsize)
 {
 	FILE *fp;
+	int fd;
 
-	if ((fp = fopen(path, "re")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		errf(err, errsize, "%s", strerror(errno));
+		return NULL;
+	}
+	if (regular_file(fd, err, errsize) == -1) {
+		close(fd);
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, 0) == -1 || (fp = fdopen(fd, "r")) == NULL) {
+		errf(err, errsize, "%s", strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	return recfile_open_fp(fp, err, errsize);

@@ -106,7 +106,9 @@ int	recfile_write_frame(struct recfile_writer *, uint8_t type,
 int	recfile_sync(struct recfile_writer *);
 /*
  * Writes the last block and the end block and closes the file; the
- * counts (may be NULL) then include the end block.
+ * counts (may be NULL) then include the end block.  When it fails (a
+ * full disk), they are those of the last block that reached the file:
+ * what it surely holds.
  */
 int	recfile_finish(struct recfile_writer *, struct recfile_end *);
 /* Closes without an end block (what a crash leaves).  NULL: no-op. */

@@ -222,6 +222,7 @@ struct coord_agent {
 	char			 peer[128];	/* address, for the log */
 	int32_t			 host_tid;
 	char			*host;
+	uint32_t		 pid;		/* its hello's */
 	struct zs_in		 zin;		/* its ZDATA stream */
 	uint64_t		 nrecords;	/* records it sent */
 	uint64_t		 wire_bytes;	/* bytes it sent (frames) */

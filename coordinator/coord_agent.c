@@ -168,10 +168,22 @@ agents_active(const struct coord *c)
 	return n;
 }
 
+static struct coord_agent *
+agent_of_host(const struct coord *c, int32_t host_tid)
+{
+	struct coord_agent *a;
+
+	TAILQ_FOREACH(a, &c->agents, entry)
+		if (a->state == COORD_P_ACTIVE && a->host_tid == host_tid)
+			return a;
+	return NULL;
+}
+
 static int
 agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 {
 	struct coord_agent_hello h;
+	struct coord_agent *old;
 	struct coord_host *host;
 	const char *why;
 	char msg[256];
@@ -194,9 +206,17 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "too many agents (%d)", COORD_MAX_AGENTS);
 		return -1;
 	}
+	/* One agent per host: a second must not take over its tasks. */
+	if ((old = agent_of_host(a->coord, h.host_tid)) != NULL) {
+		coord_agent_drop(a, "host %s (t%x) has an agent already: %s, "
+		    "pid %u", old->host, (unsigned)h.host_tid, old->peer,
+		    old->pid);
+		return -1;
+	}
 	if ((a->host = strdup(h.host)) == NULL)
 		fatal("%s", __func__);
 	a->host_tid = h.host_tid;
+	a->pid = h.pid;
 	a->state = COORD_P_ACTIVE;
 	coord_preauth_done(a->coord, &a->pre);
 	if (state_host(a->coord->state, h.host_tid, h.host, h.arch, 1) == -1)

@@ -288,6 +288,10 @@ coord_parse_request(const uint8_t *p, size_t len, struct coord_request *req,
 	wire_readstr(&r, req->text, sizeof(req->text));
 	if (reader_done(&r, why) == -1)
 		return -1;
+	if (req->id == 0) {
+		*why = "request id 0 (REPLY id 0 is the snapshot)";
+		return -1;
+	}
 	if (req->flags & ~(uint32_t)(REQUEST_JSON | REQUEST_UNOWNED)) {
 		*why = "request has unknown flags";
 		return -1;

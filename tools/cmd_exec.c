@@ -4,6 +4,7 @@
  * task the program spawns, on any host, is instrumented too.  The
  * program's exit status becomes pmon's (128+N when killed by signal N).
  */
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "pmon-tool.h"
 
 /* The status of a program that could not be found or run, as env(1). */
@@ -36,7 +38,9 @@ const struct cmd_entry cmd_exec_entry = {
 	"library ($PMON_PRELOAD, or ../lib/libpmon-pvm.so from the pmon\n"
 	"binary) and PVM_EXPORT gets LD_PRELOAD, so spawned tasks are\n"
 	"monitored too.  The exit status is the program's (128+N if killed\n"
-	"by signal N; 127 if it was not found, 126 if it could not run).\n",
+	"by signal N; 127 if it was not found, 126 if it could not run).\n"
+	"With no pmon agent on this host (pmon start) it runs nothing and\n"
+	"exits 1.\n",
 	"+h", exec_longopts, 1, -1, cmd_exec
 };
 
@@ -164,6 +168,26 @@ wait_status(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Is there an agent on this host for the program's tasks to register
+ * with?  Without one they would run unmonitored, which is not what was
+ * asked: say so, and run nothing.  (A socket left by an agent that died
+ * passes; its coordinator starts another.)
+ */
+static int
+agent_here(void)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (pmon_runtime_path(path, sizeof(path), PMON_SOCK_AGENT) == -1)
+		return tool_error("the agent's socket: %s", strerror(errno));
+	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		return 0;
+	return tool_error("no pmon agent on this host (%s): the program would "
+	    "run unmonitored; start pmon first (pmon start)", path);
+}
+
 static int
 cmd_exec(const struct cmd_args *a)
 {
@@ -172,7 +196,7 @@ cmd_exec(const struct cmd_args *a)
 	pid_t pid;
 	ssize_t n;
 
-	if (preload_path(preload, sizeof(preload)) != 0)
+	if (agent_here() != 0 || preload_path(preload, sizeof(preload)) != 0)
 		return EXIT_FAILURE;
 	if (setup_env(preload) == -1)
 		return tool_error("setting the environment: %s",

@@ -424,12 +424,14 @@ cmd_record(const struct cmd_args *a)
 	tool_catch_stop();
 	rv = record_loop(&r);
 	release_held(&r);	/* the snapshot never came: keep the rest */
-	if (r.failed)
-		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
-	if (recfile_finish(r.w, &end) == -1 && rv == 0)
-		rv = tool_error("%s: %s", path, recfile_writer_error(r.w));
-	else
+	if (recfile_finish(r.w, &end) == 0 && !r.failed)
 		print_summary(path, &end, r.dropped);
+	else
+		rv = tool_error("%s: %s; it holds at least the first %llu "
+		    "events (of %llu tasks), with no end block: pmon replay "
+		    "serves them", path, recfile_writer_error(r.w),
+		    (unsigned long long)end.events,
+		    (unsigned long long)end.tasks);
 	recfile_writer_free(r.w);
 	for (i = 0; i < r.nhosts; i++)
 		free(r.hosts[i]);

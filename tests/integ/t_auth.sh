@@ -85,6 +85,16 @@ wait_for 5 eval '[ "$(grep -c "wrong secret" "$log")" -ge 2 ]' ||
     fail "the coordinator logged no wrong secret"
 grep -q 'agent .*no secret: read' "$log" ||
     fail "the coordinator logged no agent without a secret"
+# A second agent for this host (t40000), with the secret, is refused:
+# it must not take the host, nor mark it down when it goes.
+hello agenthello "$COORD_ADDR" "$(cat "$SECRET")"
+[[ $got == "got ERROR: host "*" (t40000) has an agent already: "* ]] ||
+    fail "a second agent for the host: $got"
+$PM_ON timeout 20 "$PMON" hosts --json >"$RUN/hosts.json" ||
+    fail "pmon hosts failed"
+jq -e '[.hosts[] | select(.host_tid == 262144)] | length == 1 and
+    .[0].agent == "up"' "$RUN/hosts.json" >/dev/null ||
+    fail "the host lost its agent to the refused one: $(cat "$RUN/hosts.json")"
 
 # Everyone else is still served.
 pmon_exec master1 || fail "master1 failed after the refused peers"

@@ -12,6 +12,7 @@
 # - the record summary counts the events the live trace printed;
 # - a truncated and a corrupted copy: pmon replay names the offset of the
 #   damage and serves exactly a prefix of the live stream;
+# - a directory and a FIFO are refused with a clear error (no hang);
 # - control requests on a replay fail with a clear error, and pmon replay
 #   exits with its command's status.
 . "$(dirname "$0")/lib.sh"
@@ -242,6 +243,20 @@ off=$(sed -n 's/.*bad.pmr: corrupt block at offset \([0-9]*\): .*/\1/p' \
 [ -n "$off" ] && [ "$off" -le "$at" ] || fail "want a corrupt block at an \
 offset up to $at: $(cat "$RUN/bad.json.err")"
 prefix_of "$RUN/bad.json"
+
+# --- not a recording: a directory, a FIFO (which must not hang) ------------------
+
+mkdir "$RUN/adir"
+mkfifo "$RUN/afifo"
+for f in adir afifo; do
+	TMPDIR=$RUN timeout 10 "$PMON" replay "$RUN/$f" -- true </dev/null \
+	    2>"$RUN/$f.err"
+	expect_eq "pmon replay of $f exits 1" 1 "$?"
+done
+grep -q "adir: a directory, not a recording" "$RUN/adir.err" ||
+    fail "pmon replay of a directory: $(cat "$RUN/adir.err")"
+grep -q "afifo: not a regular file" "$RUN/afifo.err" ||
+    fail "pmon replay of a FIFO: $(cat "$RUN/afifo.err")"
 
 # --- no control on a recording; the command's status ------------------------------
 
