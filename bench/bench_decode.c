@@ -119,8 +119,7 @@ static void
 storm_event(struct storm *st, int i, uint8_t call, uint8_t phase,
     const struct record *tmpl, uint8_t flags, int32_t mtid, uint64_t mseq)
 {
-	uint8_t rbuf[RECORD_HDR_SIZE], fbuf[FRAME_HDR_SIZE + EVENT_HDR_SIZE +
-	    RECORD_HDR_SIZE];
+	uint8_t fbuf[FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_HDR_SIZE];
 	struct order_event ev;
 	struct record r = *tmpl;
 	size_t n;
@@ -136,8 +135,6 @@ storm_event(struct storm *st, int i, uint8_t call, uint8_t phase,
 	ev.match_seq = mseq;
 	ev.t_corr = r.t_ns + 20;
 	ev.rec = &r;
-	ev.bytes = rbuf;
-	ev.len = record_encode(rbuf, &r, NULL);
 	if ((n = coord_frame_event(fbuf, sizeof(fbuf), &ev)) == 0)
 		fatalx("an event frame does not fit");
 	stream_add(st->s, MSG_EVENT, fbuf + FRAME_HDR_SIZE,

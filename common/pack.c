@@ -202,26 +202,35 @@ get_field(struct wire_reader *rd, int64_t ref, int64_t lo, int64_t hi,
 	return *v < lo || *v > hi ? -1 : 0;
 }
 
+/* The time of a record after the task's first: a delta or a code. */
 static int
-unpack_time(struct pack_state *s, int mode, struct wire_reader *rd,
-    uint8_t x, const char **why)
+unpack_time_next(struct pack_state *s, int mode, struct wire_reader *rd)
 {
 	unsigned code;
 
-	if (x & PACK_X_ABSTIME) {
-		s->t = pack_get_varint(rd);
-		return 0;
-	}
 	if (mode == PACK_TIME_EXACT) {
 		s->t += (uint64_t)pack_unzigzag(pack_get_varint(rd));
 		return 0;
 	}
 	code = wire_read8(rd);
-	if (code > PACK_CODE_MAX) {
+	if (code > PACK_CODE_MAX)
+		return -1;
+	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
+	return 0;
+}
+
+static int
+unpack_time(struct pack_state *s, int mode, struct wire_reader *rd,
+    uint8_t x, const char **why)
+{
+	if (x & PACK_X_ABSTIME) {
+		s->t = pack_get_varint(rd);
+		return 0;
+	}
+	if (unpack_time_next(s, mode, rd) == -1) {
 		*why = "packed record has a bad time code";
 		return -1;
 	}
-	s->t += pack_code_advance(code) << PACK_TICK_SHIFT;
 	return 0;
 }
 
@@ -248,17 +257,16 @@ unpack_peers(struct wire_reader *rd, struct record *r, int32_t *peers,
 	return 0;
 }
 
+/* The fields present in mask, each the one in r plus its delta. */
 static int
-unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
-    struct record *r)
+unpack_deltas(struct wire_reader *rd, unsigned mask, struct record *r)
 {
 	int64_t v[7];
-	unsigned i, m;
+	unsigned i;
 
-	fields_of_ref(f, v);
-	/* In PACK_F_* bit order, only those present: often none. */
-	for (m = mask & ~PACK_F_EXTRA; m != 0; m &= m - 1) {
-		i = (unsigned)__builtin_ctz(m);
+	fields_of(r, v);
+	for (; mask != 0; mask &= mask - 1) {
+		i = (unsigned)__builtin_ctz(mask);
 		if (get_field(rd, v[i], i == 6 ? 0 : INT32_MIN,
 		    i == 6 ? UINT8_MAX : INT32_MAX, &v[i]) == -1)
 			return -1;
@@ -271,6 +279,22 @@ unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
 	r->inst = (int32_t)v[5];
 	r->flags = (uint8_t)v[6];
 	return 0;
+}
+
+static int
+unpack_fields(struct wire_reader *rd, uint8_t mask, const struct pack_ref *f,
+    struct record *r)
+{
+	r->rc = f->rc;
+	r->peer = f->peer;
+	r->tag = f->tag;
+	r->ctx = f->ctx;
+	r->bytes = f->bytes;
+	r->inst = f->inst;
+	r->flags = f->flags;
+	/* In PACK_F_* bit order, only those present: often none. */
+	mask &= (uint8_t)~PACK_F_EXTRA;
+	return mask == 0 ? 0 : unpack_deltas(rd, mask, r);
 }
 
 /* The head: call and phase, masks, seq; and the time. */
@@ -318,8 +342,65 @@ unpack_head(struct pack_state *s, int mode, struct wire_reader *rd,
 	return 0;
 }
 
-int
-unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
+/*
+ * The common record, nearly every one: the task's next (no extras), its
+ * call and phase in at most two bytes, read without the general path's
+ * steps for what it does not have.  Returns 1 when it unpacked r; 0 when
+ * the record is of another kind, or bad, with nothing consumed and s
+ * unchanged: the general path then reads it, and says what is wrong with
+ * a bad one.
+ */
+static int
+unpack_next(struct pack_state *s, int mode, struct wire_reader *rd,
+    struct wire_reader *td, struct record *r)
+{
+	const struct pack_ref *ref;
+	const uint8_t *p = rd->p + rd->off;
+	size_t off = rd->off, toff = td->off, n = 1;
+	uint64_t t = s->t;
+	unsigned cp, mask;
+
+	if (!s->started || rd->err || td->err || rd->len - off < 3 ||
+	    s->seq >= UINT64_MAX - 1)
+		return 0;
+	if ((cp = p[0]) >= 0x80) {
+		if (p[1] >= 0x80)
+			return 0;
+		cp = (cp & 0x7f) | (unsigned)p[1] << 7;
+		n = 2;
+	}
+	mask = p[n];
+	if (cp < 2 || cp >= 2 * PMON_CALL_MAX || (mask & PACK_F_EXTRA))
+		return 0;
+	rd->off += n + 1;
+	r->call = (uint8_t)(cp / 2);
+	r->phase = (uint8_t)(cp % 2);
+	ref = ref_get(s, r->call, r->phase);
+	if (unpack_fields(rd, (uint8_t)mask, ref, r) == -1 || rd->err ||
+	    unpack_time_next(s, mode, td) == -1 || td->err) {
+		rd->off = off;
+		rd->err = 0;
+		td->off = toff;
+		td->err = 0;
+		s->t = t;
+		return 0;
+	}
+	r->seq = ++s->seq;
+	r->t_ns = s->t;
+	r->npeers = 0;
+	r->glen = 0;
+	r->group = NULL;
+	r->peers = NULL;
+	r->len = RECORD_HDR_SIZE;
+	/* Unchanged fields against a reference it had: nothing to keep. */
+	if (mask != 0 || ref == &ref_none)
+		ref_put(s, r);
+	return 1;
+}
+
+/* Any record, the general path. */
+static int
+unpack_any(struct pack_state *s, int mode, struct wire_reader *rd,
     struct wire_reader *td, uint8_t *out, struct record *r,
     const char **why)
 {
@@ -371,4 +452,14 @@ unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
 	s->seq = r->seq;
 	ref_put(s, r);
 	return 0;
+}
+
+int
+unpack_record(struct pack_state *s, int mode, struct wire_reader *rd,
+    struct wire_reader *td, uint8_t *out, struct record *r,
+    const char **why)
+{
+	if (unpack_next(s, mode, rd, td, r))
+		return 0;
+	return unpack_any(s, mode, rd, td, out, r, why);
 }

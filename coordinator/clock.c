@@ -884,6 +884,29 @@ clock_untimed(const struct clock *clk, struct clock_local *l,
 	return l->corr;
 }
 
+/*
+ * Whether the next event of a task keeps its raw time but for the
+ * Lamport bound: estimates are applied (TC, CLC), the host's is 0 and
+ * does not drift (the reference host; every host of a run on one
+ * computer), the task's clock so far is its raw clock, which did not
+ * step back, and its predecessor, if any, is on the same host.  Then the
+ * estimate, the dead band and the slew all leave the raw time as it is:
+ * nearly every event of a run on one host takes this path.
+ */
+static int
+clock_keeps_raw(const struct clock *clk, uint32_t host,
+    const struct clock_local *l, uint64_t raw, const struct clock_pred *pred)
+{
+	const struct clock_host *h;
+
+	if (clk->p.algo < CLOCK_TC || !l->started || l->raw == 0 ||
+	    l->corr != l->raw || raw < l->raw || host >= clk->nhosts ||
+	    (pred != NULL && pred->host != host))
+		return 0;
+	h = &clk->hosts[host];
+	return h->started && h->linked && h->off == 0 && h->drift == 0.0;
+}
+
 uint64_t
 clock_correct(struct clock *clk, uint32_t host, struct clock_local *l,
     uint64_t raw, const struct clock_pred *pred)
@@ -894,6 +917,10 @@ clock_correct(struct clock *clk, uint32_t host, struct clock_local *l,
 
 	if (clk->p.algo == CLOCK_RAW) {
 		c = raw;
+		goto done;
+	}
+	if (clock_keeps_raw(clk, host, l, raw, pred)) {
+		c = clock_bound(clk, l, pred, raw);
 		goto done;
 	}
 	if (raw == 0)

@@ -15,14 +15,15 @@
 
 
 /*
- * Encodes one EVENT frame (header included) into buf.  Returns its size,
- * or 0 if it does not fit; a record is at most RECORD_MAX_SIZE bytes, so
- * FRAME_HDR_SIZE + EVENT_HDR_SIZE + RECORD_MAX_SIZE always fits.
+ * Encodes one EVENT frame (header included) into buf, the record from its
+ * decoded fields.  Returns its size, or 0 if it does not fit; a record is
+ * at most RECORD_MAX_SIZE bytes, so FRAME_HDR_SIZE + EVENT_HDR_SIZE +
+ * RECORD_MAX_SIZE always fits.
  */
 size_t
 coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
 {
-	size_t len = EVENT_HDR_SIZE + ev->len;
+	size_t len = EVENT_HDR_SIZE + record_size(ev->rec);
 	uint8_t *p = buf + FRAME_HDR_SIZE;
 
 	if (FRAME_HDR_SIZE + len > size)
@@ -33,7 +34,7 @@ coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
 	wire_put32(p + 5, (uint32_t)ev->match_tid);
 	wire_put64(p + 9, ev->match_seq);
 	wire_put64(p + 17, ev->t_corr);
-	memcpy(p + EVENT_HDR_SIZE, ev->bytes, ev->len);
+	record_encode(p + EVENT_HDR_SIZE, ev->rec, NULL);
 	return FRAME_HDR_SIZE + len;
 }
 

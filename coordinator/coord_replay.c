@@ -131,11 +131,10 @@ replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 	ev.match_tid = (int32_t)wire_get32(p + 5);
 	ev.match_seq = wire_get64(p + 9);
 	ev.t_corr = wire_get64(p + 17);
-	ev.bytes = p + EVENT_HDR_SIZE;
-	ev.len = len - EVENT_HDR_SIZE;
-	if (record_decode(ev.bytes, ev.len, &rec, why) == -1)
+	if (record_decode(p + EVENT_HDR_SIZE, len - EVENT_HDR_SIZE, &rec,
+	    why) == -1)
 		return -1;
-	if (rec.len != ev.len) {
+	if (rec.len != len - EVENT_HDR_SIZE) {
 		*why = "EVENT with bytes after its record";
 		return -1;
 	}

@@ -213,8 +213,8 @@ coord_batch_event(struct coord *c, const struct order_event *ev)
 	struct coord_batch *b = &c->batch;
 	size_t n;
 
-	if (b->len + FRAME_HDR_SIZE + EVENT_HDR_SIZE + ev->len > b->size ||
-	    b->len > c->tool_high / 4)
+	if (b->len + FRAME_HDR_SIZE + EVENT_HDR_SIZE + record_size(ev->rec) >
+	    b->size || b->len > c->tool_high / 4)
 		coord_batch_flush(c);
 	if (b->len == 0 && c->ev_batch != NULL)
 		event_active(c->ev_batch, EV_TIMEOUT, 0);

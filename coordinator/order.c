@@ -85,9 +85,10 @@ struct order_task;
 struct order_group;
 
 /*
- * One held event: a copy of its encoded record.  The window is often
- * larger than the cache: release_head prefetches a node before its task
- * reaches it.
+ * One held event: a copy of its decoded record, with its group name and
+ * peer list (nearly always neither) in the node's own bytes.  The window
+ * is often larger than the cache: release_head prefetches a node before
+ * its task reaches it.
  */
 struct order_node {
 	struct order_node	*next;
@@ -98,7 +99,7 @@ struct order_node {
 	int64_t			 ref_begin, ref_end, ref_err;
 	struct order_task	*task;
 	struct order_group	*group;		/* kinds other than PLAIN */
-	struct record		 rec;		/* points into bytes */
+	struct record		 rec;		/* group, peers: in bytes */
 	uint64_t		 added;		/* arrival number */
 	uint64_t		 round;		/* rounds completed at arrival */
 	uint64_t		 prev_t;	/* raw time of the record before:
@@ -111,7 +112,7 @@ struct order_node {
 	uint8_t			 kind;		/* enum node_kind */
 	uint8_t			 gs_fallback;	/* its request will not be seen:
 						   order it by the heuristics */
-	size_t			 len;
+	size_t			 extra;		/* bytes of group and peers */
 	uint8_t			 bytes[];
 };
 
@@ -394,7 +395,7 @@ struct order {
 /*
  * Every held event is a node, allocated as it arrives and freed as it is
  * released: most records are a bare header, so nodes with room for
- * NODE_SMALL bytes of record are kept on a free list (up to NODE_SPARE_MAX
+ * NODE_SMALL bytes of group name and peers are kept on a free list (up to NODE_SPARE_MAX
  * of them) instead of going back to malloc.  A spare node is a plain
  * malloc'd block, which free() can always take.  The list stays short:
  * nodes reused from it lie scattered in memory, which slowed the walks
@@ -2144,7 +2145,7 @@ task_watch(struct order *o, struct order_task *t)
 static void
 node_free(struct order *o, struct order_node *n)
 {
-	if (n->len > NODE_SMALL || o->nspare >= NODE_SPARE_MAX) {
+	if (n->extra > NODE_SMALL || o->nspare >= NODE_SPARE_MAX) {
 		free(n);
 		return;
 	}
@@ -2186,8 +2187,6 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	ev.t_corr = o->clock == NULL ? n->rec.t_ns :
 	    clock_correct(o->clock, t->host, &t->clock, n->rec.t_ns, pred);
 	ev.rec = &n->rec;
-	ev.bytes = n->bytes;
-	ev.len = n->len;
 	if (ev.flags & EVENT_INCONSISTENT)
 		o->ninconsistent++;
 	o->cb(&ev, o->arg);
@@ -3111,16 +3110,16 @@ order_group_server(struct order *o, int32_t tid, const char **why)
 }
 
 /*
- * Copies a record into a new held node: the header is encoded again from
- * the decoded fields, the group name and the peer list are copied as
- * they are, and the node's record points into its own bytes.
+ * Copies a record into a new held node: the decoded fields, and the group
+ * name and the encoded peer list as they are, into the node's own bytes,
+ * where its record then points.
  */
 static struct order_node *
 node_new(struct order *o, const struct record *r, uint8_t flags,
     uint64_t last)
 {
 	struct order_node *n;
-	size_t len = record_size(r);
+	size_t len = r->glen + 4 * (size_t)r->npeers;
 
 	if (len <= NODE_SMALL && o->spare != NULL) {
 		n = o->spare;
@@ -3141,11 +3140,15 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
 	n->ref_begin = n->ref_end = 0;
 	n->ref_err = INT64_MAX;
 	n->added = n->round = n->prev_t = 0;
-	n->len = record_encode(n->bytes, r, NULL);
+	n->extra = len;
 	n->rec = *r;
-	n->rec.len = (uint16_t)n->len;
-	n->rec.group = (const char *)n->bytes + RECORD_HDR_SIZE;
-	n->rec.peers = n->bytes + RECORD_HDR_SIZE + r->glen;
+	n->rec.len = (uint16_t)record_size(r);
+	n->rec.group = (const char *)n->bytes;
+	n->rec.peers = n->bytes + r->glen;
+	if (r->glen > 0)
+		memcpy(n->bytes, r->group, r->glen);
+	if (r->npeers > 0)
+		memcpy(n->bytes + r->glen, r->peers, 4 * (size_t)r->npeers);
 	n->flags = flags;
 	n->last = last;
 	return n;

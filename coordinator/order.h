@@ -71,9 +71,11 @@ struct order_event {
 	int32_t			 match_tid;	/* the send (EVENT_MATCHED) */
 	uint64_t		 match_seq;
 	uint64_t		 t_corr;	/* corrected time, ns */
-	const struct record	*rec;		/* points into bytes */
-	const uint8_t		*bytes;		/* the encoded record */
-	size_t			 len;
+	/*
+	 * The record, decoded: the tools get it encoded (record.h) from
+	 * these fields, once, straight into their batch.
+	 */
+	const struct record	*rec;
 };
 
 /*

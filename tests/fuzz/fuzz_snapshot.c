@@ -70,8 +70,6 @@ event(struct state *s, int32_t tid, uint8_t call, uint8_t phase,
 	ev.match_seq = mseq;
 	ev.t_corr = r.t_ns;
 	ev.rec = &r;
-	ev.bytes = buf;
-	ev.len = n;
 	state_event(s, &ev);
 }
 

@@ -309,7 +309,7 @@ collect_cb(const struct order_event *ev, void *arg)
 {
 	struct collect *co = arg;
 	struct run *r = co->run;
-	uint8_t buf[RECORD_MAX_SIZE];
+	uint8_t buf[RECORD_MAX_SIZE], out[RECORD_MAX_SIZE];
 	struct out *o;
 	long ti = sim_task_index(co->s, ev->tid);
 	size_t len;
@@ -369,8 +369,10 @@ collect_cb(const struct order_event *ev, void *arg)
 	}
 	if ((int64_t)r->n <= co->c->drain_pos)
 		check_hold(co->c, ev, (size_t)ti);
+	/* What the tools get: the released record, encoded. */
 	len = sim_encode(co->s, (size_t)ti, ev->rec->seq - 1, buf);
-	if (len != ev->len || memcmp(buf, ev->bytes, len) != 0)
+	if (len != record_encode(out, ev->rec, NULL) ||
+	    memcmp(buf, out, len) != 0)
 		fail(co->c, P_BYTES, "t%x seq %" PRIu64 ": released bytes "
 		    "differ from the record", (unsigned)ev->tid,
 		    ev->rec->seq);

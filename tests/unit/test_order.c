@@ -42,7 +42,7 @@ collect(const struct order_event *ev, void *arg)
 
 	(void)arg;
 	CU_ASSERT_FATAL(nout < OUT_MAX);
-	CU_ASSERT_EQUAL(ev->rec->len, ev->len);
+	CU_ASSERT_EQUAL(ev->rec->len, record_size(ev->rec));
 	o = &outs[nout++];
 	o->tid = ev->tid;
 	o->seq = ev->rec->seq;
