@@ -106,6 +106,7 @@ coord_init(struct coord *c, struct event_base *base)
 	TAILQ_INIT(&c->flushes);
 	TAILQ_INIT(&c->hosts);
 	TAILQ_INIT(&c->ops);
+	TAILQ_INIT(&c->deliveries);
 	TAILQ_INIT(&c->bps);
 	struct timeval tv = { 0, COORD_CHECK_MS * 1000 };
 

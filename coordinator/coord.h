@@ -177,9 +177,14 @@ struct coord_task {
 						   those <= seen_seq are
 						   duplicates, dropped */
 	uint64_t		 dups;
-	uint64_t		 released_seq;	/* the last released */
-	int			 done;		/* ended, all released */
+	uint64_t		 released_seq;	/* the last released and in
+						   every tool's socket: acked */
+	int			 done;		/* ended, all of it so */
 	int			 ack_due;	/* on coord.acks */
+	uint64_t		 out_seq;	/* the last released */
+	int			 out_done;	/* ended, all released */
+	int			 in_batch;	/* on coord.ack_batch */
+	unsigned		 life;		/* TASK_NEWs of this tid */
 	int			 server;	/* pvmgs: the order consumes its
 						   records and releases none */
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
@@ -249,6 +254,7 @@ struct coord_tool {
 	int			 record;	/* TOOL_RECORD: gets TASK_GONE */
 	int			 lossless;	/* TOOL_LOSSLESS, until degraded */
 	int			 degraded;	/* was lossless, read nothing */
+	uint64_t		 added;		/* bytes put in its queue */
 	uint64_t		 drained;	/* bytes taken from its queue */
 	uint64_t		 drained_seen;	/* ...at the last watch */
 	uint64_t		 progress_ms;	/* when it last took some */
@@ -315,6 +321,30 @@ struct coord_host {
 TAILQ_HEAD(coord_hosts, coord_host);
 
 struct coord_replay;
+
+/*
+ * A batch on its way to the tools (coord_ack.c): what its release lets
+ * the agents forget, once every tool that got it has taken it up to
+ * its offset (coord_tool.added) into its socket.
+ */
+struct coord_ack_ticket {
+	struct coord_tool	*tool;		/* NULL: it left */
+	uint64_t		 offset;
+};
+struct coord_ack_entry {
+	int32_t			 tid;
+	unsigned		 life;
+	uint64_t		 seq;
+	int			 done;
+};
+struct coord_delivery {
+	TAILQ_ENTRY(coord_delivery) entry;
+	struct coord_ack_ticket	*tickets;
+	size_t			 ntickets;
+	struct coord_ack_entry	*acks;
+	size_t			 nacks;
+};
+TAILQ_HEAD(coord_deliveries, coord_delivery);
 
 /* Released events, framed, on their way to the subscribers. */
 #define COORD_BATCH_SIZE	(128 * 1024)
@@ -405,6 +435,11 @@ struct coord {
 
 	int32_t			*acks;		/* tasks whose ACK is due */
 	size_t			 nacks, ackcap;
+	int32_t			*ack_batch;	/* tasks released into the
+						   batch (coord_ack.c) */
+	size_t			 nack_batch, ack_batchcap;
+	struct coord_deliveries	 deliveries;	/* batches not yet in every
+						   tool's socket */
 	struct event		*ev_ack;	/* sends them, batched */
 	struct event		*ev_shutdown;	/* final flush / drain timer */
 };
@@ -494,6 +529,10 @@ void	coord_hold_tool_gone(struct coord *, struct coord_tool *);
 /* coord_ack.c */
 void	coord_ack_released(struct coord *, int32_t tid, uint64_t last);
 void	coord_ack_done(struct coord *, int32_t tid);
+void	coord_ack_taken(struct coord *, int32_t tid, uint64_t last);
+void	coord_ack_batch_out(struct coord *);
+void	coord_ack_delivered(struct coord *);
+void	coord_ack_tool_gone(struct coord *, struct coord_tool *);
 void	coord_ack_agent_gone(struct coord *, struct coord_agent *);
 void	coord_ack_free(struct coord *);
 

@@ -1,10 +1,13 @@
 /*
  * ACKs to the agents (doc/capture.md, "A coordinator restart"): an
  * agent keeps a task's records in its ring until the coordinator has
- * released them, so that a coordinator started after this one died gets
- * them again.  Releases mark the task; a short timer then sends each
- * agent one ACK with the last released seq of each of its marked tasks,
- * and the end of those that ended and were released to the last.
+ * released them and every tool has them in its socket, so that a
+ * coordinator started after this one died gets again whatever a tool
+ * could not have had.  Releases mark the task in the batch they go out
+ * in; when every tool has taken that batch into its socket (a delivery,
+ * coord_ack_delivered), a short timer sends each agent one ACK with the
+ * last such seq of each of its marked tasks, and the end of those that
+ * ended and went out to the last.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,20 +46,67 @@ ack_mark(struct coord *c, struct coord_task *t)
 		evtimer_add(c->ev_ack, &tv);
 }
 
-/* The order released tid's records up to seq last. */
-void
-coord_ack_released(struct coord *c, int32_t tid, uint64_t last)
+/* The tools have tid's records up to seq last: its agent may free them. */
+static void
+ack_upto(struct coord *c, struct coord_task *t, uint64_t last)
 {
-	struct coord_task *t = coord_task_find(c, tid);
-
-	if (t == NULL || last <= t->released_seq)
+	if (last <= t->released_seq)
 		return;
 	t->released_seq = last;
 	if (t->agent != NULL || t->end_agent != NULL)
 		ack_mark(c, t);
 }
 
-/* tid ended and all of it was released: its agent may forget it. */
+/* ...and it ended, with all of it so: its agent may forget it. */
+static void
+ack_end(struct coord *c, struct coord_task *t)
+{
+	t->done = 1;
+	if (t->end_agent != NULL)
+		ack_mark(c, t);
+}
+
+/* Records the order consumed and never releases (pvmgs's): acked now. */
+void
+coord_ack_taken(struct coord *c, int32_t tid, uint64_t last)
+{
+	struct coord_task *t = coord_task_find(c, tid);
+
+	if (t != NULL)
+		ack_upto(c, t, last);
+}
+
+static void
+batch_mark(struct coord *c, struct coord_task *t)
+{
+	int32_t *v;
+
+	if (t->in_batch)
+		return;
+	if (c->nack_batch == c->ack_batchcap) {
+		c->ack_batchcap = c->ack_batchcap ? c->ack_batchcap * 2 : 64;
+		if ((v = reallocarray(c->ack_batch, c->ack_batchcap,
+		    sizeof(*v))) == NULL)
+			fatal("%s", __func__);
+		c->ack_batch = v;
+	}
+	c->ack_batch[c->nack_batch++] = t->tid;
+	t->in_batch = 1;
+}
+
+/* The order released tid's records up to seq last, into the batch. */
+void
+coord_ack_released(struct coord *c, int32_t tid, uint64_t last)
+{
+	struct coord_task *t = coord_task_find(c, tid);
+
+	if (t == NULL || last <= t->out_seq)
+		return;
+	t->out_seq = last;
+	batch_mark(c, t);
+}
+
+/* tid ended and all of it was released, into the batch. */
 void
 coord_ack_done(struct coord *c, int32_t tid)
 {
@@ -64,9 +114,116 @@ coord_ack_done(struct coord *c, int32_t tid)
 
 	if (t == NULL)
 		return;
-	t->done = 1;
-	if (t->end_agent != NULL)
-		ack_mark(c, t);
+	t->out_done = 1;
+	batch_mark(c, t);
+	/* No event of it waits in the batch: nothing else would send it. */
+	if (c->batch.len == 0)
+		coord_ack_batch_out(c);
+}
+
+/* --- deliveries ---------------------------------------------------------- */
+
+/* Has every tool that got d taken it into its socket? */
+static int
+delivered(const struct coord_delivery *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->ntickets; i++)
+		if (d->tickets[i].tool != NULL &&
+		    d->tickets[i].tool->drained < d->tickets[i].offset)
+			return 0;
+	return 1;
+}
+
+static void
+delivery_apply(struct coord *c, struct coord_delivery *d)
+{
+	struct coord_task *t;
+	size_t i;
+
+	for (i = 0; i < d->nacks; i++) {
+		if ((t = coord_task_find(c, d->acks[i].tid)) == NULL ||
+		    t->life != d->acks[i].life)
+			continue;	/* gone, or a new task of that tid */
+		ack_upto(c, t, d->acks[i].seq);
+		if (d->acks[i].done)
+			ack_end(c, t);
+	}
+}
+
+static void
+delivery_free(struct coord_delivery *d)
+{
+	free(d->tickets);
+	free(d->acks);
+	free(d);
+}
+
+/* The batches every tool has taken, oldest first, free their records. */
+void
+coord_ack_delivered(struct coord *c)
+{
+	struct coord_delivery *d;
+
+	while ((d = TAILQ_FIRST(&c->deliveries)) != NULL && delivered(d)) {
+		TAILQ_REMOVE(&c->deliveries, d, entry);
+		delivery_apply(c, d);
+		delivery_free(d);
+	}
+}
+
+/*
+ * The batch went to the tools (coord_batch_flush): what it released
+ * waits until each tool that got it, or had anything queued, has taken
+ * it to there.  With no tool, it is delivered at once.
+ */
+void
+coord_ack_batch_out(struct coord *c)
+{
+	struct coord_delivery *d;
+	struct coord_tool *tool;
+	struct coord_task *t;
+	size_t i;
+
+	if (c->nack_batch == 0)
+		return;
+	if ((d = calloc(1, sizeof(*d))) == NULL ||
+	    (d->tickets = calloc(c->ntools + 1, sizeof(*d->tickets))) == NULL ||
+	    (d->acks = calloc(c->nack_batch, sizeof(*d->acks))) == NULL)
+		fatal("%s", __func__);
+	TAILQ_FOREACH(tool, &c->tools, entry)
+		if (tool->state == COORD_P_ACTIVE && tool->subscribed &&
+		    tool->drained < tool->added) {
+			d->tickets[d->ntickets].tool = tool;
+			d->tickets[d->ntickets++].offset = tool->added;
+		}
+	for (i = 0; i < c->nack_batch; i++) {
+		if ((t = coord_task_find(c, c->ack_batch[i])) == NULL)
+			continue;
+		d->acks[d->nacks].tid = t->tid;
+		d->acks[d->nacks].life = t->life;
+		d->acks[d->nacks].seq = t->out_seq;
+		d->acks[d->nacks++].done = t->out_done;
+		t->in_batch = 0;
+	}
+	c->nack_batch = 0;
+	TAILQ_INSERT_TAIL(&c->deliveries, d, entry);
+	coord_ack_delivered(c);
+}
+
+/* A tool that leaves holds no ACK back. */
+void
+coord_ack_tool_gone(struct coord *c, struct coord_tool *tool)
+{
+	struct coord_delivery *d;
+	size_t i;
+
+	TAILQ_FOREACH(d, &c->deliveries, entry)
+		for (i = 0; i < d->ntickets; i++)
+			if (d->tickets[i].tool == tool)
+				d->tickets[i].tool = NULL;
+	coord_ack_delivered(c);
 }
 
 /* Who gets t's ACK: the agent it is on, or the one that ended it. */
@@ -161,10 +318,17 @@ coord_ack_agent_gone(struct coord *c, struct coord_agent *a)
 void
 coord_ack_free(struct coord *c)
 {
+	struct coord_delivery *d;
+
+	while ((d = TAILQ_FIRST(&c->deliveries)) != NULL) {
+		TAILQ_REMOVE(&c->deliveries, d, entry);
+		delivery_free(d);
+	}
 	if (c->ev_ack != NULL)
 		event_free(c->ev_ack);
 	c->ev_ack = NULL;
 	free(c->acks);
-	c->acks = NULL;
-	c->nacks = c->ackcap = 0;
+	free(c->ack_batch);
+	c->acks = c->ack_batch = NULL;
+	c->nacks = c->ackcap = c->nack_batch = c->ack_batchcap = 0;
 }

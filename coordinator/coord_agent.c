@@ -322,8 +322,9 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->spawn_seq = tn.spawn_seq;
 	t->ended = 0;
 	t->expired = 0;
-	t->seen_seq = t->released_seq = t->dups = 0;
-	t->resumed = t->done = 0;
+	t->seen_seq = t->released_seq = t->out_seq = t->dups = 0;
+	t->resumed = t->done = t->out_done = 0;
+	t->life++;
 	t->server = strcmp(tn.program, "pvmgs") == 0;
 	t->end_agent = NULL;
 	t->agent = a;
@@ -405,7 +406,7 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 		return -1;
 	/* The group server's records are never released: ack them now. */
 	if (t->server)
-		coord_ack_released(a->coord, tid, r->seq);
+		coord_ack_taken(a->coord, tid, r->seq);
 	return 0;
 }
 
@@ -551,7 +552,7 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "TASK_RESUME t%x: %s", (unsigned)tid, why);
 		return -1;
 	}
-	t->seen_seq = t->released_seq = next - 1;
+	t->seen_seq = t->released_seq = t->out_seq = next - 1;
 	log_info("task t%x (%s) resumed at record %llu", (unsigned)tid,
 	    t->program, (unsigned long long)next);
 	return 0;

@@ -45,6 +45,7 @@ coord_tool_free(struct coord_tool *t)
 	coord_hold_tool_gone(c, t);
 	TAILQ_REMOVE(&c->tools, t, entry);
 	c->ntools--;
+	coord_ack_tool_gone(c, t);
 	coord_preauth_done(c, &t->pre);
 	coord_flush_forget_tool(c, t);
 	coord_control_tool_gone(c, t);
@@ -198,6 +199,7 @@ coord_batch_flush(struct coord *c)
 			coord_tool_full(t);
 	}
 	b->len = 0;
+	coord_ack_batch_out(c);
 }
 
 /*
@@ -602,7 +604,11 @@ tool_output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	struct coord_tool *t = arg;
 
 	(void)buf;
+	t->added += info->n_added;
 	t->drained += info->n_deleted;
+	/* Into its socket: batches may be delivered (coord_ack.c). */
+	if (info->n_deleted > 0 && !TAILQ_EMPTY(&t->coord->deliveries))
+		coord_ack_delivered(t->coord);
 }
 
 static void

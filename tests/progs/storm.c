@@ -5,7 +5,7 @@
  * sends one small message to its successor and then takes one message
  * with a wildcard receive, pvm_recv(-1, TAG).
  *
- *	storm N ROUNDS [FILE]
+ *	storm [-p US] N ROUNDS [FILE]
  *
  * Task 0 spawns the other N - 1 (storm -c [FILE]) wherever PVM places
  * them and multicasts N, ROUNDS and the tids.  A round is five calls:
@@ -17,6 +17,10 @@
  * 10 N ROUNDS + 16 N + 2 events, with pvm_exit's end.  With FILE, each
  * task appends "calls TID K" (its calls, counted as it makes them)
  * before pvm_exit.  Task 0 prints "storm ok" when it finished its rounds.
+ * With -p, task 0 sleeps US microseconds before each of its sends: the
+ * messages in the ring stay as many as the tasks, so every task then
+ * goes at that pace (a steady run of a known rate, for the restart
+ * tests).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,7 @@
 
 static char prog[] = "storm", cflag[] = "-c", anyhost[] = "";
 static int calls;	/* PVM calls made so far */
+static int pause_us;	/* -p: task 0's sleep before each send */
 
 static int
 send_next(int to, int v)
@@ -50,6 +55,8 @@ storm(int me, int n, int rounds, const int *tids)
 	int next = tids[(me + 1) % n], r, v;
 
 	for (r = 0; r < rounds; r++) {
+		if (me == 0 && pause_us > 0)
+			usleep((useconds_t)pause_us);
 		if (send_next(next, r) < 0)
 			return -1;
 		calls += 2;
@@ -103,6 +110,11 @@ main(int argc, char **argv)
 	char *file = NULL;
 
 	child = argc >= 2 && strcmp(argv[1], cflag) == 0;
+	if (!child && argc >= 3 && strcmp(argv[1], "-p") == 0) {
+		pause_us = atoi(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (child)
 		file = argc >= 3 ? argv[2] : NULL;
 	else if (argc == 3 || argc == 4) {
@@ -112,8 +124,8 @@ main(int argc, char **argv)
 	}
 	if (!child && (n < 2 || n > MAXTASKS || rounds < 1 ||
 	    rounds > MAXROUNDS)) {
-		fprintf(stderr, "usage: storm N ROUNDS [FILE] (2 <= N <= %d, "
-		    "1 <= ROUNDS <= %d)\n", MAXTASKS, MAXROUNDS);
+		fprintf(stderr, "usage: storm [-p US] N ROUNDS [FILE] (2 <= N "
+		    "<= %d, 1 <= ROUNDS <= %d)\n", MAXTASKS, MAXROUNDS);
 		return 2;
 	}
 	calls += 2;

@@ -1,0 +1,98 @@
+#!/bin/bash
+# Protects "nothing falls between two coordinators" (issue 16, doc/
+# capture.md "A coordinator restart"): a steady storm (4 tasks, paced)
+# runs while its coordinator is SIGKILLed and started again on the same
+# address, three times, each with a `pmon trace` attached that lags
+# (stopped for 0.3 s) when its coordinator dies.  Together the
+# four traces hold every record of every task, each either as an event
+# or inside a lost marker (none unaccounted for), and the last one
+# reaches the program's end: every task's last record, as the program
+# counted its calls.  Records two traces share (a restart delivers
+# again what the dead one had sent but not yet acknowledged) are
+# counted and logged.
+. "$(dirname "$0")/lib.sh"
+pm_setup
+need_pmon
+
+K=3			# restarts
+start_pvmd
+pmon_start -Q 268435456 -l 127.0.0.1
+port=${COORD_ADDR##*:}
+[ -n "$port" ] || fail "no agent address from pmon start"
+pmon_trace "$RUN/t0.json"
+
+bg timeout 120 "$PMON" exec "$PROGS/storm" -p 300 4 12000 "$RUN/calls" \
+    </dev/null >"$RUN/storm.out" 2>&1
+STORM=$BG_PID
+for i in $(seq 1 $K); do
+	sleep 1
+	# The trace lags (a slow viewer): what waits for it in the
+	# coordinator dies with it, and must come from the next one.
+	kill -STOP "$TRACE_PID"
+	sleep 0.3
+	kill -KILL "$COORD_PID"
+	kill -CONT "$TRACE_PID"
+	wait_for 10 pid_dead "$COORD_PID" ||
+	    fail "the coordinator survived SIGKILL"
+	wait_for 10 pid_dead "$TRACE_PID" ||
+	    fail "trace $((i - 1)) outlived its coordinator"
+	"$PMON_COORDD" -N -Q 268435456 -l "127.0.0.1:$port" -r 3 \
+	    3>"$RUN/ready$i" </dev/null >/dev/null 2>"$RUN/coordd$i.err" ||
+	    fail "pmon-coordd $i: $(cat "$RUN/coordd$i.err")"
+	COORD_PID=$(sock_pid "$(coord_sock)")
+	PM_COORD_PIDS="$PM_COORD_PIDS $COORD_PID"
+	pmon_trace "$RUN/t$i.json"
+done
+wait "$STORM" || fail "storm failed: $(cat "$RUN/storm.out")"
+grep -qx "storm ok" "$RUN/storm.out" || fail "storm did not finish"
+wait_for 30 storm_gone || fail "storm tasks still run"
+pmon_shutdown "$TRACE_PID"
+
+# Per task: every seq from 1 to its last (twice its calls) in some trace,
+# as an event or inside a lost marker.
+for i in $(seq 0 $K); do
+	sed -n 's/.*"tid":\([0-9]*\),.*"seq":\([0-9]*\),.*"call":"\([a-z_]*\)".*/\1 \2 \3/p' \
+	    "$RUN/t$i.json" | sed 's/$/ '"$i"'/'
+done >"$RUN/seqs"
+grep '"call":"lost"' "$RUN"/t*.json >"$RUN/lost.json" || true
+while read -r w tid n; do
+	[ "$w" = calls ] && echo "$((16#$tid)) $((2 * n))"
+done <"$RUN/calls" >"$RUN/want"
+expect_eq "storm tasks that counted their calls" 4 "$(wc -l <"$RUN/want")"
+awk -v lostf="$RUN/lost.json" '
+FNR == NR { want[$1] = $2; next }
+{
+	if (!(($1, $2) in have))
+		have[$1, $2] = $4
+	else if (have[$1, $2] != $4)
+		dup[$1]++
+	if ($3 == "lost")
+		lostat[$1, $2] = 1
+}
+END {
+	while ((getline l < lostf) > 0) {
+		match(l, /"tid":[0-9]+/); t = substr(l, RSTART + 6, RLENGTH - 6)
+		match(l, /"seq":[0-9]+/); s = substr(l, RSTART + 6, RLENGTH - 6)
+		match(l, /"count":[0-9]+/); n = substr(l, RSTART + 8, RLENGTH - 8)
+		for (k = 0; k < n; k++)
+			have[t, s + k] = 1
+		lost[t] += n
+	}
+	bad = 0
+	for (t in want) {
+		miss = 0
+		for (s = 1; s <= want[t]; s++)
+			if (!((t, s) in have))
+				miss++
+		printf "t%x: %d records, %d unaccounted for, %d in lost markers, %d twice\n",
+		    t, want[t], miss, lost[t] + 0, dup[t] + 0
+		if (miss > 0)
+			bad = 1
+	}
+	exit bad
+}' "$RUN/want" "$RUN/seqs" >"$RUN/cover.out"
+rc=$?
+while read -r l; do pm_log "$l"; done <"$RUN/cover.out"
+[ "$rc" = 0 ] || fail "records in no trace and no lost marker: \
+$(cat "$RUN/cover.out")"
+pass
