@@ -161,6 +161,12 @@ struct wild {
 	uint64_t	 s1_seq;
 };
 
+/* Messages a channel owes a task: unmatched receives that came first. */
+struct owed {
+	int32_t		 from, tag, ctx;
+	uint64_t	 n;
+};
+
 /* Messages and bytes from a task to one destination. */
 struct pair {
 	int32_t		 to;
@@ -240,6 +246,12 @@ struct task {
 	struct history	 hist;
 	struct qmsgs	 queue;
 	size_t		 nqueue;
+	struct owed	*owed;		/* unmatched receives before their
+					   message came */
+	int		 unknown_past;	/* first seen past its start (a new
+					   coordinator took over): messages
+					   and joins before are not known */
+	size_t		 nowed, owedcap;
 	struct wild	 wild[STATE_WILD_HISTORY];
 	uint64_t	 nwild;
 	struct pair	*pairs;
@@ -788,6 +800,7 @@ task_free(struct task *t)
 	vc_unref(t->spawn_vc);
 	free(t->kids);
 	free(t->pairs);
+	free(t->owed);
 	free(t->host);
 	free(t->program);
 	free(t);
@@ -1577,6 +1590,22 @@ nbytes(int32_t b)
 	return b > 0 ? (uint64_t)b : 0;
 }
 
+/* A message for d that an earlier unmatched receive of d already took. */
+static int
+owe_take(struct task *d, int32_t from, int32_t tag, int32_t ctx)
+{
+	size_t i;
+
+	for (i = 0; i < d->nowed; i++)
+		if (d->owed[i].from == from && d->owed[i].tag == tag &&
+		    d->owed[i].ctx == ctx) {
+			if (--d->owed[i].n == 0)
+				d->owed[i] = d->owed[--d->nowed];
+			return 1;
+		}
+	return 0;
+}
+
 /* One message of t's send r to dst: counted, and queued if dst lives. */
 static int
 enqueue(struct state *s, struct task *t, const struct record *r,
@@ -1596,6 +1625,8 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	p->bytes += nbytes(r->bytes);
 	if (d->end != TASK_LIVE)
 		return 0;	/* PVM drops it, and so does the order */
+	if (d->nowed > 0 && owe_take(d, t->tid, r->tag, r->ctx))
+		return 0;	/* received already */
 	if ((q = qmsg_new(s)) == NULL)
 		return -1;
 	/* pvm_psend packs its own message. */
@@ -1686,25 +1717,45 @@ retract_sends(struct state *s, struct task *t, const struct record *r)
 }
 
 /*
- * A receive released without its send (records were lost: the order
- * cannot tell which send it got) still took a message of its channel:
- * the oldest queued one goes, so that the queue does not keep, and
- * report at the exit as unreceived, one message per such receive.  No
- * clock is merged: the send is not known.
+ * A receive released without its send (records were lost, or a new
+ * coordinator took over: the order cannot tell which send it got) still
+ * took a message of its channel: the oldest queued one goes, so that the
+ * queue does not keep, and report at the exit as unreceived, one
+ * message per such receive.  Such a receive may come before its send
+ * (nothing orders them): then the channel owes it the next message that
+ * comes, which is not queued (owe_take).  No clock is merged: the send
+ * is not known.
  */
-static void
+static int
 queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
     int32_t ctx)
 {
 	struct qmsg *q;
+	struct owed *o;
+	size_t i;
 
 	TAILQ_FOREACH(q, &t->queue, entry)
 		if (q->from == from && q->tag == tag && q->ctx == ctx) {
 			TAILQ_REMOVE(&t->queue, q, entry);
 			t->nqueue--;
 			qmsg_done(s, q);
-			return;
+			return 0;
 		}
+	for (i = 0; i < t->nowed; i++)
+		if (t->owed[i].from == from && t->owed[i].tag == tag &&
+		    t->owed[i].ctx == ctx) {
+			t->owed[i].n++;
+			return 0;
+		}
+	if (t->nowed == t->owedcap) {
+		t->owedcap = t->owedcap ? t->owedcap * 2 : 4;
+		if ((o = reallocarray(t->owed, t->owedcap, sizeof(*o))) ==
+		    NULL)
+			return -1;
+		t->owed = o;
+	}
+	t->owed[t->nowed++] = (struct owed){ from, tag, ctx, 1 };
+	return 0;
 }
 
 /*
@@ -1725,11 +1776,9 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 
 	t->recv_msgs++;
 	t->recv_bytes += nbytes(r->bytes);
-	if (!(ev->flags & EVENT_MATCHED)) {
-		if (ev->flags & EVENT_UNMATCHED)
-			queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
-		return 0;
-	}
+	if (!(ev->flags & EVENT_MATCHED))
+		return (ev->flags & EVENT_UNMATCHED) ?
+		    queue_take_oldest(s, t, r->peer, r->tag, r->ctx) : 0;
 	q = queue_take(t, ev->match_tid, ev->match_seq);
 	snd = task_find(s, ev->match_tid);
 	if (q != NULL)
@@ -2075,6 +2124,8 @@ state_event(struct state *s, const struct order_event *ev)
 		return 0;
 	}
 	first = !t->seen;
+	if (first && r->seq > 1)
+		t->unknown_past = 1;
 	advance(t, last, ev->t_corr);
 	if (first && first_event(s, t, r->seq) == -1)
 		return -1;
@@ -2399,10 +2450,16 @@ wait_each(const struct state *s, const struct task *w, wait_fn fn,
 	return barrier_short(s, g, w->ep) ? wait_short(s, w, g, fn, arg) : 0;
 }
 
-/* Deadlock candidates: receives that cannot time out, and barriers. */
+/*
+ * Deadlock candidates: receives that cannot time out, and barriers; not
+ * of a task whose past the model did not see, whose queue may hold
+ * messages it does not know (a deadlock must be one).
+ */
 static int
 dl_candidate(const struct state *s, const struct task *t)
 {
+	if (t->unknown_past)
+		return 0;
 	switch (task_wait(s, t)) {
 	case WAIT_RECV:
 		return t->cur.call != PMON_CALL_trecv && !queued_match(t);

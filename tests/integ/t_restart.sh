@@ -9,7 +9,8 @@
 # reaches the program's end: every task's last record, as the program
 # counted its calls.  Records two traces share (a restart delivers
 # again what the dead one had sent but not yet acknowledged) are
-# counted and logged.
+# counted and logged.  The program has no problem, and the last
+# coordinator reports none.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -46,6 +47,13 @@ done
 wait "$STORM" || fail "storm failed: $(cat "$RUN/storm.out")"
 grep -qx "storm ok" "$RUN/storm.out" || fail "storm did not finish"
 wait_for 30 storm_gone || fail "storm tasks still run"
+# The last coordinator never saw the sends the first ones released: it
+# matches no message after its restart, but reports no false problem.
+$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>&1
+$PM_ON timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
+    2>&1 || fail "pmon problems: $(cat "$RUN/problems.json")"
+expect_eq "problems after the restarts" 0 "$(jq ".problems | length" \
+    "$RUN/problems.json")"
 pmon_shutdown "$TRACE_PID"
 
 # Per task: every seq from 1 to its last (twice its calls) in some trace,
