@@ -379,6 +379,7 @@ struct coord {
 	struct coord_preauths	 preauth;	/* agents and tools before their
 						   hello, oldest first */
 	unsigned		 npreauth;
+	unsigned		 npreauth_agents; /* of them */
 	struct event		*ev_accept;	/* accepting again after EMFILE */
 	struct log_rate		 accept_log;	/* failed accepts */
 	struct log_rate		 refuse_log;	/* peers refused before hello */

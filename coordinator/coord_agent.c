@@ -156,18 +156,6 @@ coord_agent_drop(struct coord_agent *a, const char *fmt, ...)
 	coord_agent_free(a);
 }
 
-/* The agents that said hello (a hello is rare: the walk is cheap). */
-static unsigned
-agents_active(const struct coord *c)
-{
-	const struct coord_agent *a;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(a, &c->agents, entry)
-		n += a->state == COORD_P_ACTIVE;
-	return n;
-}
-
 static struct coord_agent *
 agent_of_host(const struct coord *c, int32_t host_tid)
 {
@@ -202,7 +190,8 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	explicit_bzero(h.secret, sizeof(h.secret));
-	if (agents_active(a->coord) >= COORD_MAX_AGENTS) {
+	if (a->coord->nagents - a->coord->npreauth_agents >=
+	    COORD_MAX_AGENTS) {
 		coord_agent_drop(a, "too many agents (%d)", COORD_MAX_AGENTS);
 		return -1;
 	}

@@ -258,6 +258,7 @@ coord_preauth_add(struct coord *c, struct coord_preauth *p, int fd)
 	p->listed = 1;
 	TAILQ_INSERT_TAIL(&c->preauth, p, entry);
 	c->npreauth++;
+	c->npreauth_agents += p->agent != NULL;
 }
 
 /* p said its hello, or is going away. */
@@ -268,6 +269,7 @@ coord_preauth_done(struct coord *c, struct coord_preauth *p)
 		return;
 	TAILQ_REMOVE(&c->preauth, p, entry);
 	c->npreauth--;
+	c->npreauth_agents -= p->agent != NULL;
 	p->listed = 0;
 }
 

@@ -413,18 +413,6 @@ log_name(char *dst, size_t size, const char *src)
 	dst[i] = '\0';
 }
 
-/* The tools that said hello (a hello is rare: the walk is cheap). */
-static unsigned
-tools_active(const struct coord *c)
-{
-	const struct coord_tool *t;
-	unsigned n = 0;
-
-	TAILQ_FOREACH(t, &c->tools, entry)
-		n += t->state == COORD_P_ACTIVE;
-	return n;
-}
-
 static int
 tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 {
@@ -446,7 +434,8 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 		return -1;
 	}
 	explicit_bzero(h.secret, sizeof(h.secret));
-	if (tools_active(t->coord) >= COORD_MAX_TOOLS) {
+	if (t->coord->ntools - (t->coord->npreauth -
+	    t->coord->npreauth_agents) >= COORD_MAX_TOOLS) {
 		coord_tool_drop(t, "too many tools (%d)", COORD_MAX_TOOLS);
 		return -1;
 	}

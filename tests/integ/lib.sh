@@ -480,6 +480,25 @@ $(grep -c "^calls " "$2" 2>/dev/null)"
 
 calls_lines() { [ "$(grep -c "^calls " "$2" 2>/dev/null)" = "$1" ]; }
 
+# burst_start N: `burst -p 1000 N` (a call a millisecond) in the
+# background (on $PM_ON), its log in $BURST_LOG, its pid in $BURST;
+# returns once it has made 300 calls.  burst_did: the calls made so far.
+burst_start() {
+	BURST_LOG=$RUN/burst.log
+	: >"$BURST_LOG"
+	touch "$BURST_LOG.go"
+	bg $PM_ON timeout 60 "$PMON" exec "$PROGS/burst" -p 1000 "$1" \
+	    "$BURST_LOG"
+	BURST=$BG_PID
+	wait_for 20 eval '[ "$(burst_did)" -ge 300 ]' ||
+	    fail "burst did not start its calls"
+}
+
+burst_did() {
+	awk '$1 == "did" { n = $2 } END { print n + 0 }' "$BURST_LOG" \
+	    2>/dev/null
+}
+
 storm_gone() {
 	local p
 	for p in $(pm_run_pids); do

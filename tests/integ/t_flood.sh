@@ -79,13 +79,7 @@ SLOW_PID=$BG_PID
 wait_for 20 grep -q "^flood: connected" "$RUN/slow.out" ||
     fail "the slow flood did not connect: $(cat "$RUN/slow.out")"
 N=3000			# pvm_getsbuf calls, 1 ms apart
-blog=$RUN/burst.log
-: >"$blog"
-touch "$blog.go"
-bg $PM_ON timeout 60 "$PMON" exec "$PROGS/burst" -p 1000 $N "$blog"
-BURST=$BG_PID
-did() { awk '$1 == "did" { n = $2 } END { print n + 0 }' "$blog" 2>/dev/null; }
-wait_for 20 eval '[ "$(did)" -ge 300 ]' || fail "burst did not start its calls"
+burst_start $N
 kill -KILL "$AGENT_PID"
 new_agent() {
 	NEW_PID=$(sock_pid "$(agent_sock)")
@@ -98,9 +92,10 @@ wait_for 10 rejoined || fail "the new agent did not get in within 10 s of \
 a slow-hello flood: $(grep -c . "$LOG") log lines, last: $(tail -3 "$LOG")"
 pm_log "$(head -1 "$RUN/slow.out") slowly; the new agent was in \
 $((($(date +%s%N) - t0) / 1000000)) ms after it started"
-[ "$(did)" -lt "$N" ] || fail "burst finished before its new agent came"
+[ "$(burst_did)" -lt "$N" ] ||
+    fail "burst finished before its new agent came"
 wait "$BURST" || fail "burst failed"
-read -r _ tid _ <"$blog"
+read -r _ tid _ <"$BURST_LOG"
 
 # --- (3) first frames that declare 1 MiB ----------------------------------
 hwm0=$(hwm_kb)

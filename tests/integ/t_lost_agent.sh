@@ -20,16 +20,11 @@ pmon_trace "$RUN/trace.json"
 AGENT_PID=$(sock_pid "$(agent_sock)")
 [ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
 
-log=$RUN/burst.log
-: >"$log"
-touch "$log.go"
-bg $PM_ON timeout 60 "$PMON" exec "$PROGS/burst" -p 1000 $N "$log"
-BURST=$BG_PID
-did() { awk '$1 == "did" { n = $2 } END { print n + 0 }' "$log" 2>/dev/null; }
-wait_for 20 eval '[ "$(did)" -ge 300 ]' || fail "burst did not start its calls"
+burst_start $N
+log=$BURST_LOG
 kill -KILL "$AGENT_PID"
 wait_for 10 pid_dead "$AGENT_PID" || fail "the agent survived SIGKILL"
-before=$(did)
+before=$(burst_did)
 new_agent() {
 	NEW_PID=$(sock_pid "$(agent_sock)")
 	[ -n "$NEW_PID" ] && [ "$NEW_PID" != "$AGENT_PID" ]
@@ -47,7 +42,7 @@ adopted() {
 	return 1
 }
 wait_for 10 adopted || fail "the new agent did not adopt burst's ring"
-[ "$(did)" -lt "$N" ] || fail "burst finished before its new agent came"
+[ "$(burst_did)" -lt "$N" ] || fail "burst finished before its new agent came"
 wait "$BURST" || fail "burst failed"
 written=$(awk '$1 == "ring" { print $3 }' "$log")
 dropped=$(awk '$1 == "ring" { print $5 }' "$log")

@@ -26,13 +26,8 @@ TRACE_A=$TRACE_PID
 AGENT_PID=$(sock_pid "$(agent_sock)")
 [ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
 
-log=$RUN/burst.log
-: >"$log"
-touch "$log.go"
-bg $PM_ON timeout 60 "$PMON" exec "$PROGS/burst" -p 1000 $N "$log"
-BURST=$BG_PID
-did() { awk '$1 == "did" { n = $2 } END { print n + 0 }' "$log"; }
-wait_for 20 eval '[ "$(did)" -ge 300 ]' || fail "burst did not start its calls"
+burst_start $N
+log=$BURST_LOG
 read -r _ tid _ <"$log"
 
 # The agent waits (stopped) while the coordinator dies and another
