@@ -76,7 +76,10 @@ task_hold_ended(struct agent_task *t)
 static void
 task_reject(struct agent_task *t, const char *why)
 {
-	log_warnx("task (pid %ld): %s; dropped", (long)t->peer_pid, why);
+	/* Before its hello: a local flood must not flood the log. */
+	if (log_rate_ok(&t->agent->conn_log))
+		log_warnx("task (pid %ld): %s; dropped", (long)t->peer_pid,
+		    why);
 	task_free(t);
 }
 
