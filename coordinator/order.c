@@ -3404,7 +3404,12 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	/* A receive waiting for t's progress may see its new head. */
 	if (t->waiters_on > 0)
 		wake_waiters_on(o, t);
-	work_push(o, t);
+	/*
+	 * A receive at the head waits for its sender, never for what its
+	 * own task does after it: a record behind it changes nothing.
+	 */
+	if (t->head == n || t->wait != WAIT_CHAN)
+		work_push(o, t);
 	/* Events ahead of a waiting join may change what it waits for. */
 	o->progress = 1;
 	order_run(o);
