@@ -1495,7 +1495,7 @@ static void
 race_check_send(const struct state *s, struct task *t, struct qmsg *q,
     const struct task *snd)
 {
-	const struct task *a;
+	const struct task *a = NULL;
 	const struct wild *w;
 	uint64_t i, first, known = task_comp(snd, t->idx);
 
@@ -1509,9 +1509,11 @@ race_check_send(const struct state *s, struct task *t, struct qmsg *q,
 		w = &t->wild[i % STATE_WILD_HISTORY];
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
+		/* Receives mostly take from one sender: look it up once. */
+		if (a == NULL || a->tid != w->s1_tid)
+			a = task_find(s, w->s1_tid);
 		/* s1 before a resync: what the send knew of it is unknown. */
-		if ((a = task_find(s, w->s1_tid)) == NULL ||
-		    w->s1_seq <= a->base ||
+		if (a == NULL || w->s1_seq <= a->base ||
 		    task_comp(snd, a->idx) >= w->s1_seq)
 			continue;	/* sent after s1 */
 		cand_add(q, w);
