@@ -957,7 +957,8 @@ in_barrier(const struct task *t, const struct group *g)
 static void
 rec_group(const struct record *r, char *out)
 {
-	memcpy(out, r->group, r->glen);
+	if (r->glen > 0)	/* no group: r->group may be NULL */
+		memcpy(out, r->group, r->glen);
 	out[r->glen] = '\0';
 }
 
