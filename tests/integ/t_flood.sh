@@ -67,10 +67,15 @@ $((cpu1 - cpu0)) ms"
 [ $((cpu1 - cpu0)) -lt 3000 ] || fail "the agent used $((cpu1 - cpu0)) ms \
 of CPU in a 6 s idle flood"
 prlimit --nofile=1024: --pid "$AGENT_PID" || fail "prlimit"
-# The flood's connections are gone once the agent has closed them (at
-# their hello deadline): then a program's tasks get in at once.
-agent_fds_back() { [ "$(ls "/proc/$AGENT_PID/fd" | wc -l)" -le "$fds" ]; }
-wait_for 20 agent_fds_back || fail "the agent still holds $(ls \
+# The flood's connections are gone once the agent has accepted and
+# closed them all: until then a program's tasks could find the backlog
+# full and run unmonitored (as with no agent).
+agent_flood_gone() {
+	[ "$(ls "/proc/$AGENT_PID/fd" | wc -l)" -le "$fds" ] &&
+	    [ "$(ss -xln | awk -v p="$(agent_sock)" '$5 == p { print $3 }')" \
+	    = 0 ]
+}
+wait_for 20 agent_flood_gone || fail "the agent still holds $(ls \
 "/proc/$AGENT_PID/fd" | wc -l) descriptors (had $fds) after the flood"
 pmon_exec master1 || fail "master1 failed after the idle flood"
 $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
