@@ -299,6 +299,13 @@ main(int argc, char *argv[])
 	if (ring_size != 0)
 		(void)agent_publish_ring(&agent, ring_size);
 	agent_send_hello(&agent);
+	/*
+	 * The hello goes out now, not after the adoption below (which may
+	 * take a while): a coordinator under a flood of connections that
+	 * say nothing makes room by dropping the oldest that has not
+	 * spoken (doc/limits.md).
+	 */
+	event_base_loop(base, EVLOOP_NONBLOCK);
 	/* After a restart: the tasks our predecessor served. */
 	agent_adopt_all(&agent);
 	if (agent_pvm_watch(&agent) == -1)
