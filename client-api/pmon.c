@@ -346,7 +346,8 @@ event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
 	ev->tag = rec->tag;
 	ev->ctx = rec->ctx;
 	ev->bytes = rec->bytes;
-	ev->inst = rec->inst;
+	/* A receive's inst is its message's id: the match says it. */
+	ev->inst = (rec->flags & RECORD_MSGID) ? -1 : rec->inst;
 	ev->group = "";
 	if (rec->glen > 0) {
 		memcpy(p->group, rec->group, rec->glen);

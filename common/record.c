@@ -141,6 +141,11 @@ record_check(const struct record *r, const char **why)
 		*why = "record has sequence number 0";
 		return -1;
 	}
+	if ((r->flags & RECORD_MSGID) &&
+	    (!(r->flags & RECORD_MSG) || r->inst <= 0)) {
+		*why = "record has a message id without a message";
+		return -1;
+	}
 	if (r->glen > 0 && memchr(r->group, '\0', r->glen) != NULL) {
 		*why = "record group name holds a NUL";
 		return -1;

@@ -51,6 +51,16 @@
  * writes): the request it took, from peer, tag = the request code.
  */
 #define RECORD_GS	0x2
+/*
+ * On a receive end with RECORD_MSG: inst is the message's id, the
+ * number of the record that began its send (pvm_send, pvm_mcast) modulo
+ * 2^31, which the sender's instrumentation put in the message's wait id
+ * (pvm_setminfo).  The coordinator matches the receive to that send
+ * even where it cannot count the channel (doc/ordering.md, "Message
+ * ids"); record_msg_id reads it.
+ */
+#define RECORD_MSGID	0x4
+#define RECORD_MSGID_MASK 0x7fffffffU
 
 /*
  * pvmgs's request codes (the message tags of libgpvm3's pvmgsd.h) and
@@ -191,6 +201,13 @@ record_is_recv(const struct record *r)
 	default:
 		return 0;
 	}
+}
+
+/* The id of the message a receive end got (RECORD_MSGID), or 0. */
+static inline uint32_t
+record_msg_id(const struct record *r)
+{
+	return (r->flags & RECORD_MSGID) ? (uint32_t)r->inst : 0;
 }
 
 #endif

@@ -232,6 +232,8 @@ struct order_sent {
 	uint64_t		 seq, raw, corr;
 	uint32_t		 host;
 	uint8_t			 end;		/* SENT_* */
+	uint8_t			 uncounted;	/* after its sender's lost_from:
+						   only its id can match it */
 };
 
 /* Whether a send's message was delivered: its end record (seq + 1) says. */
@@ -240,11 +242,13 @@ struct order_sent {
 #define SENT_UNKNOWN	2	/* its task is gone and the end was lost */
 
 /*
- * Released sends not yet received, per (src, dst, tag, ctx): only sends
- * whose index on the channel is known (before the sender's lost_from),
- * for the receives whose index is known.  debt counts receives released
- * before their send came (doc/ordering.md, "Losses"): that many sends
- * still to come are theirs.
+ * Released sends not yet received, per (src, dst, tag, ctx), in the
+ * order they were sent.  A receive that carries its message's id takes
+ * the send with that number (step_recv_id); one without takes the front
+ * send if its index on the channel is known (not uncounted) and its own
+ * is too.  debt counts receives without an id released before their send
+ * came (doc/ordering.md, "Losses"): that many counted sends still to come
+ * are theirs.
  */
 struct order_chan {
 	int32_t			 src, dst, tag, ctx;
@@ -258,7 +262,6 @@ struct order_chan {
 	struct order_chan	*hnext;
 	struct order_chan	*snext, **sprevp;	/* stask->outs */
 	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
-	uint8_t			 dead;		/* the receiver counts no more */
 };
 
 /*
@@ -612,8 +615,6 @@ chan_link(struct order_chan *c, struct order_task *s, struct order_task *d)
 		c->dnext->dprevp = &c->dnext;
 	d->ins = c;
 	c->dprevp = &d->ins;
-	/* A receiver that counts no more keeps no sends for itself. */
-	c->dead = d->uncounted;
 }
 
 static struct order_chan *
@@ -1517,15 +1518,13 @@ send_dests(const struct order_task *t, const struct record *r,
 }
 
 /*
- * A counted send for channel c: a receive released before it came takes
- * it (the debt), else it waits in the FIFO for its receive.
+ * A send for channel c: a receive released before it came takes a
+ * counted one (the debt), else it waits in the FIFO for its receive.
  */
 static inline int
 chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
 {
-	if (c->dead)
-		return 0;
-	if (c->debt > 0) {
+	if (c->debt > 0 && !s->uncounted) {
 		c->debt--;
 		c->paid = s->seq + 1;
 		return 0;
@@ -1538,21 +1537,21 @@ chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
 }
 
 /*
- * Puts a released send into the FIFO of each of its channels, if its
- * index there is known: none of its task's records before it is missing.
+ * Puts a released send into the FIFO of each of its channels; uncounted
+ * if a record of its task before it may be missing, so that only a
+ * receive that names it by its id takes it.
  */
 static int
 push_sends(struct order *o, struct order_task *t, const struct record *r,
     uint64_t corr)
 {
 	struct order_sent s = { r->seq, r->t_ns, corr, t->host,
-	    r->call == PMON_CALL_bcast ? SENT_DELIVERED : SENT_END };
+	    r->call == PMON_CALL_bcast ? SENT_DELIVERED : SENT_END,
+	    r->seq >= t->lost_from };
 	struct order_chan *c;
 	int32_t buf[64], *dst;
 	int i, n, rv = 0;
 
-	if (r->seq >= t->lost_from)
-		return 0;
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
 			return 0;
@@ -2058,8 +2057,10 @@ watch_rearm(struct order_task *t)
  * t released every record before the first that may be missing: from
  * now on its sends and receives cannot be counted on their channels.
  * The receives that wait for its messages are judged again (a send
- * still to come from it cannot be counted), the sends kept for its own
- * receives go, and the groups it is in lose their barrier counts.
+ * still to come from it cannot be counted), its channels forget the
+ * receives they owed (the sends kept for it stay: a receive that names
+ * its message's id still takes one), and the groups it is in lose their
+ * barrier counts.
  */
 static void
 task_uncounted(struct order *o, struct order_task *t)
@@ -2073,14 +2074,8 @@ task_uncounted(struct order *o, struct order_task *t)
 	watch_rearm(t);
 	for (c = t->outs; c != NULL; c = c->snext)
 		wake_receiver(o, c);
-	for (c = t->ins; c != NULL; c = c->dnext) {
-		o->retained -= c->count;
-		free(c->sent);
-		c->sent = NULL;
-		c->first = c->count = c->cap = 0;
+	for (c = t->ins; c != NULL; c = c->dnext)
 		c->debt = 0;
-		c->dead = 1;
-	}
 	for (g = o->groups; g != NULL; g = g->next)
 		if (group_has(g, t->tid))
 			group_lossy(o, g);
@@ -2569,6 +2564,27 @@ release_unmatched(struct order *o, struct order_task *t)
 }
 
 /*
+ * The receive at t's head, which cannot be counted, goes without its
+ * send; it took a message of its channel, most likely the oldest kept
+ * there, which goes too, so that a channel whose receives are never
+ * counted does not keep every send.  A probe takes nothing.
+ */
+static int
+release_uncounted(struct order *o, struct order_task *t)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c;
+
+	if (!is_probe_hit(r) &&
+	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&
+	    c->count > 0) {
+		chan_pop(c);
+		o->retained--;
+	}
+	return release_unmatched(o, t);
+}
+
+/*
  * Releases the receive at t's head without its send, which has not come
  * and may still: the first counted send of its channel to come is the
  * one it got (chan_feed), so the receives after it are still counted.
@@ -2651,10 +2667,76 @@ recv_uncounted(struct order *o, struct order_task *t, int force)
 	    (s->ended && s->head == NULL) ||
 	    (before = surely_before(o, t, s, r->t_ns)) == 0 ||
 	    sender_past(o, s, before, t->head))
-		return release_unmatched(o, t);
+		return release_uncounted(o, t);
 	if ((c = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
 		return -1;
 	watch_task(s);
+	return wait_chan(o, t, c);
+}
+
+/* The channel receive r at t's head reads from, if there is one. */
+static struct order_chan *
+in_chan(struct order *o, struct order_task *t, const struct record *r)
+{
+	struct order_chan *c = t->in_chan;
+
+	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
+	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
+		t->in_chan = c;
+	return c;
+}
+
+/*
+ * Is the record numbered id (mod 2^31) after the record numbered seq?
+ * The records the order compares this way are within 2^30 of each other.
+ */
+static inline int
+id_after(uint64_t seq, uint32_t id)
+{
+	uint32_t d = (id - (uint32_t)seq) & RECORD_MSGID_MASK;
+
+	return d != 0 && d < (1U << 30);
+}
+
+/*
+ * The end of a receive that names its message by id (record.h): it got
+ * its sender's send numbered id.  The sends before that one on its
+ * channel were received already, by receives this coordinator did not
+ * see (lost, or before it took over), and leave.  Then the send is at
+ * the front, or still to come from its sender, or will never come here
+ * (a coordinator before this one released it, it was lost, or its sender
+ * is not monitored): the receive goes unmatched.  A probe's message
+ * stays.
+ */
+static int
+step_recv_id(struct order *o, struct order_task *t, uint32_t id, int force,
+    int peek)
+{
+	const struct record *r = &t->head->rec;
+	struct order_chan *c = in_chan(o, t, r);
+	struct order_task *s;
+
+	if (c != NULL) {
+		while (c->count > 0 && id_after(c->sent[c->first].seq, id)) {
+			chan_pop(c);
+			o->retained--;
+		}
+		if (c->count > 0 &&
+		    (c->sent[c->first].seq & RECORD_MSGID_MASK) == id)
+			return take_sent(o, t, c, peek);
+	}
+	s = c != NULL ? c->stask : task_find(o, r->peer);
+	if (s != NULL && s->registered) {
+		if (force || !id_after(s->released, id))
+			return release_unmatched(o, t);
+	} else if (force || o->draining || (s != NULL && s->absent))
+		return release_unmatched(o, t);
+	if (c == NULL &&
+	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
+	    NULL)
+		return -1;
+	/* A release of its sender past id without the send wakes it too. */
+	watch_task(c->stask);
 	return wait_chan(o, t, c);
 }
 
@@ -2671,14 +2753,16 @@ step_recv(struct order *o, struct order_task *t, int force, int peek)
 	const struct record *r = &t->head->rec;
 	struct order_chan *c;
 	struct order_task *s;
+	uint32_t id;
 	int ready;
 
+	if ((id = record_msg_id(r)) != 0)
+		return step_recv_id(o, t, id, force, peek);
 	if (r->seq >= t->lost_from)
 		return recv_uncounted(o, t, force);
-	c = t->in_chan;
-	if (!chan_is(c, r->peer, t->tid, r->tag, r->ctx) &&
-	    (c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL)
-		t->in_chan = c;
+	c = in_chan(o, t, r);
+	if (c != NULL && c->count > 0 && c->sent[c->first].uncounted)
+		return release_uncounted(o, t);
 	if (c != NULL && c->count > 0) {
 		if ((ready = sent_ready(c, &c->sent[c->first])) > 0)
 			return take_sent(o, t, c, peek);
@@ -3681,12 +3765,20 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	const struct record *r;
 	struct order_chan *c;
 	struct order_task *s;
+	uint32_t id;
 
 	if (t->wait != WAIT_CHAN || t->head == NULL ||
 	    t->head->added >= mark)
 		return 0;
 	r = &t->head->rec;
 	/* Its sender made everything before it by now. */
+	if ((id = record_msg_id(r)) != 0) {
+		s = task_find(o, r->peer);
+		if (s != NULL && s->registered && s->next_seq > 0 &&
+		    !id_after(s->next_seq - 1, id))
+			return 0;	/* it holds the send */
+		return release_unmatched(o, t) == 1;
+	}
 	if (r->seq >= t->lost_from)
 		return release_unmatched(o, t) == 1;
 	if ((c = chan_find(o, r->peer, t->tid, r->tag, r->ctx)) != NULL &&

@@ -1717,31 +1717,13 @@ retract_sends(struct state *s, struct task *t, const struct record *r)
 			retract_from(s, t, s->tasks[i], r->seq - 1);
 }
 
-/*
- * A receive released without its send (records were lost, or a new
- * coordinator took over: the order cannot tell which send it got) still
- * took a message of its channel: the oldest queued one goes, so that the
- * queue does not keep, and report at the exit as unreceived, one
- * message per such receive.  Such a receive may come before its send
- * (nothing orders them): then the channel owes it the next message that
- * comes, which is not queued (owe_take).  No clock is merged: the send
- * is not known.
- */
+/* The channel (from, tag, ctx) owes t the next message that comes. */
 static int
-queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
-    int32_t ctx)
+owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 {
-	struct qmsg *q;
 	struct owed *o;
 	size_t i;
 
-	TAILQ_FOREACH(q, &t->queue, entry)
-		if (q->from == from && q->tag == tag && q->ctx == ctx) {
-			TAILQ_REMOVE(&t->queue, q, entry);
-			t->nqueue--;
-			qmsg_done(s, q);
-			return 0;
-		}
 	for (i = 0; i < t->nowed; i++)
 		if (t->owed[i].from == from && t->owed[i].tag == tag &&
 		    t->owed[i].ctx == ctx) {
@@ -1758,6 +1740,87 @@ queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
 	t->owed[t->nowed++] = (struct owed){ from, tag, ctx, 1 };
 	return 0;
 }
+
+/*
+ * A receive released without its send (records were lost, or a new
+ * coordinator took over: the order cannot tell which send it got) still
+ * took a message of its channel: the oldest queued one goes, so that the
+ * queue does not keep, and report at the exit as unreceived, one
+ * message per such receive.  Such a receive may come before its send
+ * (nothing orders them): then the channel owes it the next message that
+ * comes, which is not queued (owe_take).  No clock is merged: the send
+ * is not known.
+ */
+static int
+queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
+    int32_t ctx)
+{
+	struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (q->from == from && q->tag == tag && q->ctx == ctx) {
+			TAILQ_REMOVE(&t->queue, q, entry);
+			t->nqueue--;
+			qmsg_done(s, q);
+			return 0;
+		}
+	return owe_add(t, from, tag, ctx);
+}
+
+/* Is the send numbered seq the message id (record.h), or before it? */
+static int
+id_reached(uint64_t seq, uint32_t id)
+{
+	return ((id - (uint32_t)seq) & RECORD_MSGID_MASK) < (1U << 30);
+}
+
+/*
+ * A receive that names its message by id took it and every message of
+ * its channel sent before it (PVM keeps a channel's order): those still
+ * queued were received by receives the model did not see (lost, or
+ * before this coordinator took over), and go.  Returns whether the
+ * message itself was queued.
+ */
+static int
+queue_take_upto(struct state *s, struct task *t, int32_t from, int32_t tag,
+    int32_t ctx, uint32_t id)
+{
+	struct qmsg *q, *next;
+	int found = 0;
+
+	for (q = TAILQ_FIRST(&t->queue); q != NULL; q = next) {
+		next = TAILQ_NEXT(q, entry);
+		if (q->from != from || q->tag != tag || q->ctx != ctx ||
+		    !id_reached(q->seq, id))
+			continue;
+		found |= (q->seq & RECORD_MSGID_MASK) == id;
+		TAILQ_REMOVE(&t->queue, q, entry);
+		t->nqueue--;
+		qmsg_done(s, q);
+	}
+	return found;
+}
+
+/*
+ * An unmatched receive that names its message: off the queue if it is
+ * there; else, unless its sender is already past it (the send will not
+ * come: a coordinator before this one had it, or it was lost), the
+ * channel owes the receive the next message that comes.
+ */
+static int
+queue_take_id(struct state *s, struct task *t, const struct record *r,
+    uint32_t id)
+{
+	const struct task *snd;
+
+	if (queue_take_upto(s, t, r->peer, r->tag, r->ctx, id))
+		return 0;
+	if ((snd = task_find(s, r->peer)) != NULL && snd->seen &&
+	    id_reached(snd->last_seq, id))
+		return 0;
+	return owe_add(t, r->peer, r->tag, r->ctx);
+}
+
 
 /*
  * The end of a receive that got a message: the message leaves the
@@ -1777,10 +1840,17 @@ receive_apply(struct state *s, struct task *t, const struct order_event *ev,
 
 	t->recv_msgs++;
 	t->recv_bytes += nbytes(r->bytes);
-	if (!(ev->flags & EVENT_MATCHED))
-		return (ev->flags & EVENT_UNMATCHED) ?
-		    queue_take_oldest(s, t, r->peer, r->tag, r->ctx) : 0;
+	if (!(ev->flags & EVENT_MATCHED)) {
+		if (!(ev->flags & EVENT_UNMATCHED))
+			return 0;
+		return record_msg_id(r) != 0 ?
+		    queue_take_id(s, t, r, record_msg_id(r)) :
+		    queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
+	}
 	q = queue_take(t, ev->match_tid, ev->match_seq);
+	if (record_msg_id(r) != 0)
+		(void)queue_take_upto(s, t, ev->match_tid, r->tag, r->ctx,
+		    record_msg_id(r));
 	snd = task_find(s, ev->match_tid);
 	if (q != NULL)
 		vc = q->vc;

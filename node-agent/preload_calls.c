@@ -89,6 +89,65 @@ fill_send(struct pcall *c, int tid, int tag)
 	c->r.bytes = sbuf_bytes();
 }
 
+/*
+ * The id a recorded send gives its message (record.h, RECORD_MSGID):
+ * the wait id of the send buffer, which PVM carries to the receiver, is
+ * set to the number of the send's begin record for the real call and
+ * given back after it, so the application sees its buffer unchanged.  A
+ * wait id the application set itself is left alone.  fill_send_id reads
+ * the buffer's info once, for the record's size and for the id.
+ */
+struct msg_id {
+	int		 mid;		/* 0: no id */
+	struct pvmminfo	 mi;		/* the buffer's, as the call found it */
+};
+
+static void
+fill_send_id(struct pcall *c, int tid, int tag, struct msg_id *m)
+{
+	__typeof__(&pvm_getsbuf) sbuf = REAL(getsbuf);
+	__typeof__(&pvm_getminfo) get = REAL(getminfo);
+
+	c->r.peer = tid;
+	c->r.tag = tag;
+	c->r.ctx = cur_ctx();
+	if (sbuf == NULL || get == NULL || (m->mid = sbuf()) <= 0 ||
+	    get(m->mid, &m->mi) < 0) {
+		m->mid = 0;
+		return;
+	}
+	c->r.bytes = m->mi.len;
+	if (m->mi.wid != 0)
+		m->mid = 0;
+}
+
+/* After the begin record: the id is its number. */
+static void
+msg_id_set(const struct pcall *c, struct msg_id *m)
+{
+	__typeof__(&pvm_setminfo) set = REAL(setminfo);
+	struct pvmminfo mi;
+
+	if (!c->active || m->mid <= 0 || set == NULL ||
+	    (c->r.seq & RECORD_MSGID_MASK) == 0) {
+		m->mid = 0;
+		return;
+	}
+	mi = m->mi;
+	mi.wid = (int)(c->r.seq & RECORD_MSGID_MASK);
+	if (set(m->mid, &mi) < 0)
+		m->mid = 0;
+}
+
+static void
+msg_id_clear(const struct msg_id *m)
+{
+	__typeof__(&pvm_setminfo) set = REAL(setminfo);
+
+	if (m->mid > 0)
+		(void)set(m->mid, (struct pvmminfo *)&m->mi);
+}
+
 static void
 fill_recv_begin(struct pcall *c, int tid, int tag)
 {
@@ -112,6 +171,10 @@ fill_recv_end(struct pcall *c, int bufid)
 	c->r.tag = mi.tag;
 	c->r.bytes = mi.len;
 	c->r.ctx = mi.ctx;
+	if (mi.wid > 0) {
+		c->r.flags |= RECORD_MSGID;
+		c->r.inst = mi.wid;
+	}
 }
 
 /*
@@ -266,16 +329,19 @@ pvm_send(int tid, int tag)
 {
 	__typeof__(&pvm_send) real = REAL(send);
 	struct pcall c;
+	struct msg_id m = { 0 };
 	int rc;
 
 	if (real == NULL)
 		return PvmNotImpl;
 	if (call_enter(&c, PMON_CALL_send))
-		fill_send(&c, tid, tag);
+		fill_send_id(&c, tid, tag, &m);
 	else
 		note_gs_request();
 	call_begin(&c, NULL, 0);
+	msg_id_set(&c, &m);
 	rc = real(tid, tag);
+	msg_id_clear(&m);
 	call_end(&c, rc, NULL, 0);
 	return rc;
 }
@@ -421,16 +487,19 @@ pvm_mcast(int *tids, int count, int tag)
 	__typeof__(&pvm_mcast) real = REAL(mcast);
 	struct pcall c;
 	unsigned n = tids != NULL && count > 0 ? (unsigned)count : 0;
+	struct msg_id m = { 0 };
 	int rc;
 
 	if (real == NULL)
 		return PvmNotImpl;
 	if (call_enter(&c, PMON_CALL_mcast)) {
-		fill_send(&c, -1, tag);
+		fill_send_id(&c, -1, tag, &m);
 		call_begin(&c, (const int32_t *)tids, n);
 	} else
 		bcast_capture_mcast(tids, count);
+	msg_id_set(&c, &m);
 	rc = real(tids, count, tag);
+	msg_id_clear(&m);
 	call_end(&c, rc, NULL, 0);
 	return rc;
 }

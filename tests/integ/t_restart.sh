@@ -10,7 +10,12 @@
 # counted its calls.  Records two traces share (a restart delivers
 # again what the dead one had sent but not yet acknowledged) are
 # counted and logged.  The program has no problem, and the last
-# coordinator reports none.
+# coordinator reports none.  Messages keep being matched after a
+# restart (each receive names its message, doc/ordering.md "Message
+# ids"): every match in every trace names a send to that receiver with
+# its tag, no message is matched twice, and in a restarted trace only the
+# messages in flight at the restart go unmatched: a task's unmatched
+# receives from a sender all come before its first matched one.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -48,7 +53,7 @@ wait "$STORM" || fail "storm failed: $(cat "$RUN/storm.out")"
 grep -qx "storm ok" "$RUN/storm.out" || fail "storm did not finish"
 wait_for 30 storm_gone || fail "storm tasks still run"
 # The last coordinator never saw the sends the first ones released: it
-# matches no message after its restart, but reports no false problem.
+# reports no false problem for them.
 $PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>&1
 $PM_ON timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
     2>&1 || fail "pmon problems: $(cat "$RUN/problems.json")"
@@ -103,4 +108,65 @@ rc=$?
 while read -r l; do pm_log "$l"; done <"$RUN/cover.out"
 [ "$rc" = 0 ] || fail "records in no trace and no lost marker: \
 $(cat "$RUN/cover.out")"
+
+# Matches: "S tid:seq src tag dst..." for sends and multicasts, "R
+# trace dst src tag match|-" for receive ends, in each trace's order.
+for i in $(seq 0 $K); do
+	jq -r --arg i "$i" '
+	    (select(.phase == "begin" and
+		(.call == "pvm_send" or .call == "pvm_mcast")) |
+		"S \(.id) \(.src) \(.tag) \([.dst] | flatten | join(" "))"),
+	    (select(.phase == "end" and .msg == true and
+		(.call == "pvm_recv" or .call == "pvm_nrecv" or
+		 .call == "pvm_trecv")) |
+		"R \($i) \(.tid) \(.src) \(.tag) \(.match // "-")")' \
+	    "$RUN/t$i.json"
+done >"$RUN/matches" || fail "traces are not JSON lines"
+awk '
+$1 == "S" {
+	src[$2] = $3; tag[$2] = $4
+	for (k = 5; k <= NF; k++)
+		dst[$2, $k] = 1
+	next
+}
+{ r[++n] = $0 }
+END {
+	bad = 0
+	for (k = 1; k <= n; k++) {
+		split(r[k], f, " ")
+		tr = f[2]; d = f[3]; s = f[4]; tg = f[5]; m = f[6]
+		ch = tr " " d " " s
+		if (m == "-") {
+			unm[tr]++
+			if (seen[ch]) {
+				print "trace " tr ": t" sprintf("%x", d) \
+				    " unmatched after a match from t" \
+				    sprintf("%x", s); bad = 1
+			}
+			continue
+		}
+		seen[ch] = 1
+		mat[tr]++
+		if (!((m, d) in dst) || src[m] != s || tag[m] != tg) {
+			print "trace " tr ": receive of t" sprintf("%x", d) \
+			    " matched to " m ", not a send to it"; bad = 1
+		}
+		if (used[tr, m, d]++) {
+			print "trace " tr ": message " m " to t" \
+			    sprintf("%x", d) " matched twice"; bad = 1
+		}
+	}
+	for (tr in mat)
+		printf "trace %s: %d receives matched, %d unmatched\n",
+		    tr, mat[tr], unm[tr] + 0
+	exit bad
+}' "$RUN/matches" >"$RUN/match.out"
+rc=$?
+while read -r l; do pm_log "$l"; done <"$RUN/match.out"
+[ "$rc" = 0 ] || fail "wrong matches: $(grep -v receives "$RUN/match.out" |
+    head -5)"
+for i in $(seq 1 $K); do
+	grep -q "^trace $i: [1-9][0-9]* receives matched" "$RUN/match.out" ||
+	    fail "trace $i matched no receive after its restart"
+done
 pass

@@ -727,6 +727,93 @@ test_round_midsend(void)
 	order_free(o);
 }
 
+/* The end of D's receive of message id (record.h, RECORD_MSGID). */
+static void
+recv_id(struct order *o, int32_t tid, uint64_t seq, int32_t peer,
+    int32_t tag, uint32_t id)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct record r;
+	const char *why = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_recv;
+	r.phase = PMON_END;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.peer = peer;
+	r.tag = tag;
+	r.inst = (int32_t)id;
+	r.flags = RECORD_MSG | RECORD_MSGID;
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, record_encode(buf, &r, NULL),
+	    &r, &why), 0);
+	CU_ASSERT_EQUAL(record_msg_id(&r), id);
+	CU_ASSERT_EQUAL(order_add(o, tid, &r, &why), 0);
+}
+
+/*
+ * After a coordinator restart (A resumed at 10, D at 20): D's receive of
+ * A's send 5, which the dead coordinator released, goes unmatched at
+ * once; A's send 10 was received before D's resume point, so D's
+ * receive of 12 skips it and takes 12; a receive of a send still to
+ * come waits for it.
+ */
+static void
+test_msgid_resume(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, &why), 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, &why), 0);
+	recv_id(o, D, 20, A, 1, 5);
+	CU_ASSERT_FATAL(pos(D, 20) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 20)].flags, EVENT_UNMATCHED);
+	send2(o, A, 10, D, 1);
+	send2(o, A, 12, D, 1);
+	recv_id(o, D, 21, A, 1, 12);
+	CU_ASSERT_FATAL(pos(D, 21) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 21)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 21)].match_seq, 12);
+	recv_id(o, D, 22, A, 1, 14);
+	CU_ASSERT_EQUAL(pos(D, 22), -1);	/* A's send 14 is to come */
+	add(o, A, 14, PMON_CALL_send, PMON_BEGIN, D, 1);
+	CU_ASSERT_FATAL(pos(D, 22) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 22)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 22)].match_seq, 14);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/*
+ * A's send 3 is lost, and so is D's record 2: D's receive of 3 goes
+ * unmatched once A is past it, and the receives after the gaps, which
+ * could not be counted, are matched by their ids.
+ */
+static void
+test_msgid_lost(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, D, 0, 0);
+	send2(o, A, 1, D, 1);
+	add(o, D, 1, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	recv_id(o, D, 3, A, 1, 3);		/* D's 2 lost */
+	CU_ASSERT_EQUAL(pos(D, 3), -1);		/* A may still send 3 */
+	send2(o, A, 5, D, 1);			/* A's 3, 4 lost */
+	CU_ASSERT_FATAL(pos(D, 3) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_UNMATCHED);
+	recv_id(o, D, 4, A, 1, 5);
+	CU_ASSERT_FATAL(pos(D, 4) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].match_seq, 5);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
 /*
  * D lost records before its receive from A; A released all it had, made
  * before the receive.  A's next record comes, made as late, and waits
@@ -1375,6 +1462,9 @@ static CU_TestInfo order_tests[] = {
 	{ "the end of a send lost", test_lost_send_end },
 	{ "a round: the receive got the send its sender is inside",
 	    test_round_midsend },
+	{ "a receive names its message after a coordinator restart",
+	    test_msgid_resume },
+	{ "a receive names its message after losses", test_msgid_lost },
 	{ "a lost receive, its sender's next held",
 	    test_lost_recv_sender_held },
 	{ "channels are forgotten", test_channels_forgotten },
