@@ -48,6 +48,7 @@ struct pmon {
 	int		 fd;
 	int		 failed;	/* error: every call fails from now on */
 	int		 closed;	/* BYE or end of file at a frame boundary */
+	int		 gone;		/* end of file without a BYE */
 	char		 err[PMON_STR_MAX + 128];
 
 	struct pmon_callbacks cb;
@@ -175,6 +176,12 @@ int
 pmon_closed(const struct pmon *p)
 {
 	return p->closed;
+}
+
+int
+pmon_gone(const struct pmon *p)
+{
+	return p->gone;
 }
 
 void
@@ -369,7 +376,7 @@ static int
 event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 {
 	const uint8_t known = EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
-	    EVENT_INCONSISTENT;
+	    EVENT_INCONSISTENT | EVENT_AGAIN;
 	int f = 0;
 
 	if (flags & ~known)
@@ -388,6 +395,8 @@ event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 		f |= PMON_EV_LOST;
 	if (flags & EVENT_INCONSISTENT)
 		f |= PMON_EV_INCONSISTENT;
+	if (flags & EVENT_AGAIN)
+		f |= PMON_EV_AGAIN;
 	return f;
 }
 
@@ -726,6 +735,7 @@ pmon_dispatch(struct pmon *p)
 		    strerror(errno));
 	}
 	if (n == 0) {
+		p->gone = 1;
 		if (p->inlen > p->inoff)
 			return pmon_fail(p, "the coordinator closed the "
 			    "connection in the middle of a frame");

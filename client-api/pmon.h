@@ -54,6 +54,10 @@ struct pmon;
 #define PMON_EV_MSG		0x8	/* end of a receive that got a message */
 #define PMON_EV_INCONSISTENT	0x10	/* released although the group state
 					   did not allow it (records lost) */
+#define PMON_EV_AGAIN		0x20	/* a coordinator that died may have
+					   delivered it already: a tool that
+					   joins the two streams drops it if
+					   it has its id (tid:seq) */
 
 /* A task of the monitored application. */
 struct pmon_task {
@@ -152,6 +156,14 @@ int		 pmon_fd(const struct pmon *);
  */
 int		 pmon_dispatch(struct pmon *);
 int		 pmon_closed(const struct pmon *);
+/*
+ * The connection ended without a BYE (the coordinator was killed or
+ * crashed; also in the middle of a frame).  A coordinator started on
+ * its address takes over (doc/capture.md, "A coordinator restart"): a
+ * tool that connects to it gets the events the dead one may have
+ * delivered again, flagged PMON_EV_AGAIN.
+ */
+int		 pmon_gone(const struct pmon *);
 
 /* Sends a flush request; its completion arrives as flush_done(id). */
 int		 pmon_send_flush(struct pmon *, uint32_t *id);

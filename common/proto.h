@@ -56,7 +56,7 @@
 	X(ZDATA,	25,	1,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)	\
 	X(ACK,		27,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_RESUME,	28,	12,		12)			\
+	X(TASK_RESUME,	28,	12,		20)			\
 	X(TASK_FULL,	29,	0,		0)
 
 enum msg_type {
@@ -122,6 +122,8 @@ struct msg_info {
 #define EVENT_LOST	0x4	/* marker: records missing from this task */
 #define EVENT_INCONSISTENT 0x8	/* released although the modelled group
 				   state did not allow it (records lost) */
+#define EVENT_AGAIN	0x10	/* a coordinator before this one may have
+				   delivered it (doc/capture.md) */
 
 struct frame_hdr {
 	uint8_t		type;

@@ -114,7 +114,7 @@ int	coord_parse_task_packed(const uint8_t *, size_t, struct pack_state *,
 int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
 	    uint64_t *dropped, const char **why);
 int	coord_parse_task_resume(const uint8_t *, size_t, int32_t *tid,
-	    uint64_t *next_seq, const char **why);
+	    uint64_t *next_seq, uint64_t *shipped, const char **why);
 int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
 int	coord_parse_tool_hello(const uint8_t *, size_t,
 	    struct coord_tool_hello *, const char **why);

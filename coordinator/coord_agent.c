@@ -519,11 +519,12 @@ static int
 agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 {
 	struct coord_task *t;
-	uint64_t next;
+	uint64_t next, shipped;
 	int32_t tid;
 	const char *why;
 
-	if (coord_parse_task_resume(p, len, &tid, &next, &why) == -1) {
+	if (coord_parse_task_resume(p, len, &tid, &next, &shipped, &why) ==
+	    -1) {
 		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
 		return -1;
 	}
@@ -537,7 +538,8 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->resumed = 1;
 	if (t->seen_seq > 0 || next == 1)
 		return 0;
-	if (order_task_resume(a->coord->order, tid, next, &why) == -1) {
+	if (order_task_resume(a->coord->order, tid, next, shipped, &why) ==
+	    -1) {
 		coord_agent_drop(a, "TASK_RESUME t%x: %s", (unsigned)tid, why);
 		return -1;
 	}

@@ -222,16 +222,20 @@ coord_parse_task_end(const uint8_t *p, size_t len, int32_t *tid,
 	return 0;
 }
 
-/* TASK_RESUME: i32 tid, u64 next_seq (at least 1). */
+/*
+ * TASK_RESUME: i32 tid, u64 next_seq (at least 1), then u64 shipped,
+ * which agents before it did not send (0: not known).
+ */
 int
 coord_parse_task_resume(const uint8_t *p, size_t len, int32_t *tid,
-    uint64_t *next_seq, const char **why)
+    uint64_t *next_seq, uint64_t *shipped, const char **why)
 {
 	struct wire_reader r;
 
 	wire_reader_init(&r, p, len);
 	*tid = (int32_t)wire_read32(&r);
 	*next_seq = wire_read64(&r);
+	*shipped = len > 12 ? wire_read64(&r) : 0;
 	if (reader_done(&r, why) == -1)
 		return -1;
 	if (!valid_tid(*tid)) {

@@ -143,7 +143,7 @@ replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 		return -1;
 	}
 	if (ev.flags & ~(EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
-	    EVENT_INCONSISTENT)) {
+	    EVENT_INCONSISTENT | EVENT_AGAIN)) {
 		*why = "EVENT with unknown flags";
 		return -1;
 	}

@@ -160,6 +160,9 @@ struct order_task {
 	uint64_t		 next_seq;	/* next seq expected */
 	uint64_t		 released;	/* last seq released */
 	uint64_t		 lost;		/* records reported lost */
+	uint64_t		 again_upto;	/* resumed: a coordinator before
+						   may have released its
+						   records up to this seq */
 	/*
 	 * The first seq that may be missing (UINT64_MAX: none): its sends
 	 * and receives from there on cannot be counted on their channels
@@ -2098,16 +2101,23 @@ lost_at(struct order *o, struct order_task *t, uint64_t seq)
 		task_uncounted(o, t);
 }
 
+/* The receives that wait for a message from t look again. */
+static void
+wake_outs(struct order *o, struct order_task *t)
+{
+	struct order_chan *c;
+
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
+}
+
 /* t went on: the receives that wait for its progress look again. */
 static void
 wake_waiters_on(struct order *o, struct order_task *t)
 {
-	struct order_chan *c;
-
 	t->waiters_on = 0;
 	watch_rearm(t);
-	for (c = t->outs; c != NULL; c = c->snext)
-		wake_receiver(o, c);
+	wake_outs(o, t);
 }
 
 /* A receive waits for t's progress: t's next release wakes it. */
@@ -2177,6 +2187,8 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 		set_wait(o, t, WAIT_NONE);
 	ev.tid = t->tid;
 	ev.flags = n->flags | flags;
+	if (n->rec.seq <= t->again_upto)
+		ev.flags |= EVENT_AGAIN;
 	ev.match_tid = match_tid;
 	ev.match_seq = match_seq;
 	ev.t_corr = o->clock == NULL ? n->rec.t_ns :
@@ -2185,7 +2197,9 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	if (ev.flags & EVENT_INCONSISTENT)
 		o->ninconsistent++;
 	o->cb(&ev, o->arg);
-	if (!(n->flags & EVENT_LOST)) {
+	if (n->flags & EVENT_LOST)
+		wake_outs(o, t);	/* receives naming a lost send */
+	else {
 		if (record_is_send(&n->rec))
 			rv = push_sends(o, t, &n->rec, ev.t_corr);
 		retract_sends(o, t, &n->rec);
@@ -2675,7 +2689,7 @@ recv_uncounted(struct order *o, struct order_task *t, int force)
 }
 
 /* The channel receive r at t's head reads from, if there is one. */
-static struct order_chan *
+static inline struct order_chan *
 in_chan(struct order *o, struct order_task *t, const struct record *r)
 {
 	struct order_chan *c = t->in_chan;
@@ -2735,8 +2749,11 @@ step_recv_id(struct order *o, struct order_task *t, uint32_t id, int force,
 	    (c = t->in_chan = chan_get(o, r->peer, t->tid, r->tag, r->ctx)) ==
 	    NULL)
 		return -1;
-	/* A release of its sender past id without the send wakes it too. */
-	watch_task(c->stask);
+	/*
+	 * The send wakes it (chan_feed), and so does a lost marker of its
+	 * sender (release_head); an id that names no send of the channel
+	 * (one the application gave the buffer) waits for a round.
+	 */
 	return wait_chan(o, t, c);
 }
 
@@ -3150,7 +3167,7 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 
 int
 order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
-    const char **why)
+    uint64_t again_upto, const char **why)
 {
 	struct order_task *t = task_find(o, tid);
 
@@ -3166,6 +3183,7 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 		return 0;
 	t->next_seq = next_seq;
 	t->released = next_seq - 1;
+	t->again_upto = again_upto;
 	t->started = 1;
 	/* What it sent and received before is not known: nothing counts. */
 	lost_at(o, t, 1);

@@ -134,10 +134,12 @@ int	order_task_new(struct order *, int32_t tid, uint32_t host,
  * The registered task tid, before any of its records, goes on at
  * next_seq: what came before was released by a coordinator that is
  * gone.  Its first event is then not its first (its spawn was before),
- * and no lost marker stands for the records before next_seq.
+ * and no lost marker stands for the records before next_seq.  Its
+ * events up to again_upto go out with EVENT_AGAIN: that one may have
+ * released them too.
  */
 int	order_task_resume(struct order *, int32_t tid, uint64_t next_seq,
-	    const char **why);
+	    uint64_t again_upto, const char **why);
 
 /*
  * Declares the registered task tid to be the group server, pvmgs.  Its

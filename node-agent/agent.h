@@ -89,6 +89,8 @@ struct agent_task {
 						   restart: fd is a pidfd,
 						   not its socket */
 	uint64_t		 acked;		/* the coordinator's last ACK */
+	uint64_t		 shipped;	/* the last seq sent to any
+						   coordinator */
 	uint64_t		 end_dropped;	/* ENDED: the ring's dropped */
 	uint64_t		 relieved;	/* times held records were freed
 						   unacknowledged (ring_relieve) */
@@ -235,7 +237,7 @@ void	agent_frame_records(struct evbuffer *, int32_t tid,
 void	agent_frame_task_end(struct evbuffer *, int32_t tid,
 	    uint64_t dropped);
 void	agent_frame_task_resume(struct evbuffer *, int32_t tid,
-	    uint64_t next_seq);
+	    uint64_t next_seq, uint64_t shipped);
 void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
 void	agent_frame_control_done(struct evbuffer *, uint32_t id,
 	    const struct agent_control_task *, size_t n);

@@ -107,14 +107,19 @@ agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
 	evbuffer_add(out, buf, sizeof(buf));
 }
 
-/* TASK_RESUME: after a reconnection, the task's records go on here. */
+/*
+ * TASK_RESUME: after a reconnection, the task's records go on at
+ * next_seq; a coordinator before may have had them up to shipped.
+ */
 void
-agent_frame_task_resume(struct evbuffer *out, int32_t tid, uint64_t next_seq)
+agent_frame_task_resume(struct evbuffer *out, int32_t tid, uint64_t next_seq,
+    uint64_t shipped)
 {
-	uint8_t buf[12];
+	uint8_t buf[20];
 
 	wire_put32(buf, (uint32_t)tid);
 	wire_put64(buf + 4, next_seq);
+	wire_put64(buf + 12, shipped);
 	frame_start(out, MSG_TASK_RESUME, sizeof(buf));
 	evbuffer_add(out, buf, sizeof(buf));
 }

@@ -631,8 +631,9 @@ agent_ack(struct agent *a, const uint8_t *p, size_t len)
 
 /*
  * Connected to a coordinator again: every task is announced again with
- * where its records go on (the last ACK + 1), and everything not
- * acknowledged is sent again, ends included.
+ * where its records go on (the last ACK + 1) and the last record a
+ * coordinator may have had, and everything not acknowledged is sent
+ * again, ends included.
  */
 void
 agent_tasks_resume(struct agent *a)
@@ -643,9 +644,12 @@ agent_tasks_resume(struct agent *a)
 	TAILQ_FOREACH(t, &a->tasks, entry) {
 		if (t->state == TASK_S_HELLO)
 			continue;
+		if (t->pack.started && t->pack.seq > t->shipped)
+			t->shipped = t->pack.seq;
 		pack_state_init(&t->pack);	/* a new connection */
 		agent_frame_task_new(a->out, &t->hello);
-		agent_frame_task_resume(a->out, t->hello.tid, t->acked + 1);
+		agent_frame_task_resume(a->out, t->hello.tid, t->acked + 1,
+		    t->shipped);
 		ring_rewind(&t->ring);
 		if (task_ring_drain(t, SIZE_MAX, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->hello.tid, why);

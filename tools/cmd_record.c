@@ -4,7 +4,9 @@
  * doc/recording.md), which pmon replay serves to tools later.  It ends
  * at BYE, or on SIGINT/SIGTERM after catching up with what the
  * coordinator released before the signal, and always closes the file
- * with its end block.
+ * with its end block.  A coordinator that dies is waited for: the one
+ * that takes over its address goes on in the same recording, less what
+ * it delivers again of what the recording has (record_rejoin).
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +24,7 @@
 #include "pmon.h"
 #include "proto.h"
 #include "recfile.h"
+#include "record.h"
 #include "wire.h"
 
 #define RECORD_POLL_MS		200
@@ -29,6 +32,10 @@
 #define RECORD_DRAIN_MAX	1000
 #define RECORD_STOP_MS		10000	/* at a signal: catching up */
 #define RECORD_HOSTS_MAX	4096
+#define RECORD_REJOIN_MS	500	/* dialing a coordinator that died */
+#define RECORD_REJOIN_S		60	/* ...and for how long, as agents */
+#define RECORD_FLAGS		(PMON_SUBSCRIBE | PMON_SNAPSHOT | \
+				 PMON_RECORD | PMON_LOSSLESS)
 
 static int	cmd_record(const struct cmd_args *);
 
@@ -55,7 +62,10 @@ const struct cmd_entry cmd_record_entry = {
 	"down, or on SIGINT or SIGTERM once it has written what the\n"
 	"coordinator released before the signal (10 s at most; a second\n"
 	"signal stops waiting), and the end block; prints a summary line\n"
-	"on stderr, and one more if the coordinator dropped events for it.\n",
+	"on stderr, and one more if the coordinator dropped events for it.\n"
+	"A coordinator that dies (killed, no BYE) is waited for 60 s: the\n"
+	"one started on its address goes on in the same recording, without\n"
+	"the events the recording has already.\n",
 	"+F:hQ:o:", record_longopts, 0, 0, cmd_record
 };
 
@@ -67,9 +77,28 @@ struct held {
 	uint8_t			 payload[];
 };
 
+/*
+ * The last seq recorded of each task (0: its TASK_INFO only), by tid:
+ * open addressing, at most half full.
+ */
+struct last_seq {
+	int32_t			 tid;		/* 0: free */
+	uint64_t		 seq;
+};
+
+struct seq_tab {
+	struct last_seq		*v;
+	size_t			 n, cap;	/* cap: 0 or a power of two */
+};
+
 struct rec {
 	struct recfile_writer	*w;
 	struct pmon		*p;
+	const struct pmon_callbacks *cb;
+	struct seq_tab		 last;
+	int			 bye;		/* the coordinator said BYE */
+	unsigned		 rejoins;	/* coordinators that took over */
+	uint64_t		 again;		/* their events left out */
 	int			 started;	/* the snapshot came */
 	struct held		*held, **held_tail;
 	char			*hosts[RECORD_HOSTS_MAX];	/* recorded */
@@ -189,17 +218,95 @@ count_dropped(struct rec *r, const void *json, size_t len)
 	json_decref(o);
 }
 
+static struct last_seq *
+seq_slot(const struct seq_tab *t, int32_t tid)
+{
+	size_t i = ((uint32_t)tid * 2654435761u) & (t->cap - 1);
+
+	while (t->v[i].tid != 0 && t->v[i].tid != tid)
+		i = (i + 1) & (t->cap - 1);
+	return &t->v[i];
+}
+
+/* tid's entry, made (seq 0) if new; NULL out of memory. */
+static struct last_seq *
+seq_get(struct seq_tab *t, int32_t tid)
+{
+	struct seq_tab n;
+	struct last_seq *e;
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		n.cap = t->cap ? 2 * t->cap : 64;
+		n.n = t->n;
+		if ((n.v = calloc(n.cap, sizeof(*n.v))) == NULL)
+			return NULL;
+		for (i = 0; i < t->cap; i++)
+			if (t->v[i].tid != 0)
+				*seq_slot(&n, t->v[i].tid) = t->v[i];
+		free(t->v);
+		*t = n;
+	}
+	if ((e = seq_slot(t, tid))->tid == 0) {
+		e->tid = tid;
+		t->n++;
+	}
+	return e;
+}
+
+/*
+ * Whether to write a frame of a coordinator that took over: an event it
+ * flags EVENT_AGAIN that the recording has (by its task's last seq), or
+ * the TASK_INFO of a task the recording knows, is left out.  Keeps each
+ * task's last seq.  0: leave it out; -1 out of memory.
+ */
+static int
+record_keep(struct rec *r, int type, const uint8_t *p, size_t len)
+{
+	struct last_seq *e;
+	uint64_t seq, last;
+
+	if (type == MSG_TASK_INFO && len >= 4) {
+		if (r->rejoins > 0 && r->last.cap > 0 &&
+		    seq_slot(&r->last, (int32_t)wire_get32(p))->tid != 0)
+			return 0;
+		return seq_get(&r->last, (int32_t)wire_get32(p)) == NULL ? -1 :
+		    1;
+	}
+	if (type != MSG_EVENT || len < EVENT_HDR_SIZE + RECORD_HDR_SIZE)
+		return 1;
+	if ((e = seq_get(&r->last, (int32_t)wire_get32(p))) == NULL)
+		return -1;
+	seq = last = wire_get64(p + EVENT_HDR_SIZE + 4);
+	if ((p[4] & EVENT_AGAIN) && seq <= e->seq) {
+		r->again++;
+		return 0;
+	}
+	/* A lost marker's count is in bytes (record.h). */
+	if ((p[4] & EVENT_LOST) && (int32_t)wire_get32(p + EVENT_HDR_SIZE +
+	    36) > 0)
+		last = seq + wire_get32(p + EVENT_HDR_SIZE + 36) - 1;
+	if (last > e->seq)
+		e->seq = last;
+	return 1;
+}
+
 static void
 record_frame(int type, const void *payload, size_t len, void *arg)
 {
 	struct rec *r = arg;
 	struct wire_reader wr;
 	char host[1024];
+	int keep;
 
 	if (r->failed)
 		return;
 	if (!r->started) {
 		hold(r, type, payload, len);
+		return;
+	}
+	if ((keep = record_keep(r, type, payload, len)) <= 0) {
+		r->failed = keep == -1;
 		return;
 	}
 	if (recfile_write_frame(r->w, (uint8_t)type, payload, len) == -1) {
@@ -217,7 +324,11 @@ record_frame(int type, const void *payload, size_t len, void *arg)
 		r->need_hosts = 1;
 }
 
-/* The state where the stream starts: kept, and its hosts. */
+/*
+ * The state where the stream starts: kept, and its hosts.  That of a
+ * coordinator that took over is not: the recording goes on from its own
+ * state, which saw more.
+ */
 static void
 record_snapshot(const char *json, size_t len, void *arg)
 {
@@ -225,7 +336,9 @@ record_snapshot(const char *json, size_t len, void *arg)
 
 	if (r->failed)
 		return;
-	if (recfile_write_frame(r->w, REC_SNAPSHOT, json, len) == -1)
+	if (r->rejoins > 0)
+		write_hosts(r, json, len);
+	else if (recfile_write_frame(r->w, REC_SNAPSHOT, json, len) == -1)
 		r->failed = 1;
 	else
 		write_hosts(r, json, len);
@@ -285,6 +398,72 @@ record_catch_up(struct rec *r)
 			break;
 }
 
+static void
+record_bye(const char *reason, void *arg)
+{
+	struct rec *r = arg;
+
+	(void)reason;
+	r->bye = 1;
+}
+
+/*
+ * The coordinator died: dial its socket until one takes over (or
+ * RECORD_REJOIN_S, or a signal).  The new one delivers again, flagged,
+ * what the dead one may have delivered (record_keep leaves out what we
+ * have), and nothing falls between the two (doc/capture.md).
+ */
+static int
+record_rejoin(struct rec *r)
+{
+	long until = now_ms() + RECORD_REJOIN_S * 1000L;
+	struct timespec ts = { 0, RECORD_REJOIN_MS * 1000000L };
+	struct pmon *p;
+
+	fprintf(stderr, "pmon record: %s; waiting %d s for a coordinator to "
+	    "take over\n", pmon_error(r->p), RECORD_REJOIN_S);
+	if (recfile_sync(r->w) == -1) {
+		r->failed = 1;
+		return -1;
+	}
+	while (!tool_stop && now_ms() < until) {
+		if ((p = pmon_new()) == NULL)
+			return tool_error("out of memory");
+		if (pmon_connect(p, NULL, "pmon-record", RECORD_FLAGS) == 0) {
+			pmon_free(r->p);
+			r->p = p;
+			pmon_set_callbacks(p, r->cb, r);
+			r->rejoins++;
+			fprintf(stderr, "pmon record: a coordinator took over; "
+			    "recording on\n");
+			return 0;
+		}
+		pmon_free(p);
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+/* The stream of one coordinator: -1 when it ends, 0 at a signal. */
+static int
+record_run(struct rec *r, long *last_sync)
+{
+	int rv = 0;
+
+	while (!tool_stop && !r->failed) {
+		if ((rv = pmon_wait(r->p, RECORD_POLL_MS)) == -1)
+			break;
+		if (r->need_hosts && (rv = record_hosts(r)) == -1)
+			break;
+		if (now_ms() - *last_sync >= RECORD_SYNC_MS) {
+			if (recfile_sync(r->w) == -1)
+				r->failed = 1;
+			*last_sync = now_ms();
+		}
+	}
+	return rv;
+}
+
 /* Until BYE, close, error or a signal; then what was released before. */
 static int
 record_loop(struct rec *r)
@@ -292,16 +471,11 @@ record_loop(struct rec *r)
 	long last_sync = now_ms();
 	int rv = 0, i;
 
-	while (!tool_stop && !r->failed) {
-		if ((rv = pmon_wait(r->p, RECORD_POLL_MS)) == -1)
+	for (;;) {
+		rv = record_run(r, &last_sync);
+		if (rv != -1 || tool_stop || r->failed || r->bye ||
+		    !pmon_gone(r->p) || record_rejoin(r) == -1)
 			break;
-		if (r->need_hosts && (rv = record_hosts(r)) == -1)
-			break;
-		if (now_ms() - last_sync >= RECORD_SYNC_MS) {
-			if (recfile_sync(r->w) == -1)
-				r->failed = 1;
-			last_sync = now_ms();
-		}
 	}
 	if (tool_stop && rv != -1 && !r->failed)
 		record_catch_up(r);
@@ -314,6 +488,7 @@ record_loop(struct rec *r)
 		return tool_error("%s", pmon_error(r->p));
 	return 0;
 }
+
 
 static int
 block_size(const char *s, size_t *size)
@@ -371,9 +546,9 @@ make_header(struct recfile_header *h)
 
 static void
 print_summary(const char *path, const struct recfile_end *e,
-    uint64_t dropped)
+    const struct rec *r)
 {
-	uint64_t bytes = e->file_bytes;
+	uint64_t bytes = e->file_bytes, dropped = r->dropped;
 
 	fprintf(stderr, "pmon record: %s: %llu events, %llu tasks, %llu "
 	    "bytes, %.2f B/event\n", path, (unsigned long long)e->events,
@@ -384,14 +559,20 @@ print_summary(const char *path, const struct recfile_end *e,
 		    "events for this recorder (it fell behind); the "
 		    "recording says where\n", path,
 		    (unsigned long long)dropped);
+	if (r->rejoins > 0)
+		fprintf(stderr, "pmon record: %s: %u coordinator%s took over; "
+		    "%llu events they delivered again were in it already\n",
+		    path, r->rejoins, r->rejoins == 1 ? "" : "s",
+		    (unsigned long long)r->again);
 }
 
 static int
 cmd_record(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .frame = record_frame,
-	    .snapshot = record_snapshot, .flush_done = record_flush_done };
-	struct rec r = { .held_tail = &r.held };
+	    .snapshot = record_snapshot, .flush_done = record_flush_done,
+	    .bye = record_bye };
+	struct rec r = { .held_tail = &r.held, .cb = &cb };
 	struct recfile_header h;
 	struct recfile_end end;
 	const char *path = a->arg['o'];
@@ -407,8 +588,7 @@ cmd_record(const struct cmd_args *a)
 		return EXIT_USAGE;
 	if ((r.p = pmon_new()) == NULL)
 		return tool_error("out of memory");
-	if (pmon_connect(r.p, NULL, "pmon-record", PMON_SUBSCRIBE |
-	    PMON_SNAPSHOT | PMON_RECORD | PMON_LOSSLESS) == -1) {
+	if (pmon_connect(r.p, NULL, "pmon-record", RECORD_FLAGS) == -1) {
 		rv = tool_error("%s", pmon_error(r.p));
 		pmon_free(r.p);
 		return rv;
@@ -425,7 +605,7 @@ cmd_record(const struct cmd_args *a)
 	rv = record_loop(&r);
 	release_held(&r);	/* the snapshot never came: keep the rest */
 	if (recfile_finish(r.w, &end) == 0 && !r.failed)
-		print_summary(path, &end, r.dropped);
+		print_summary(path, &end, &r);
 	else
 		rv = tool_error("%s: %s; it holds at least the first %llu "
 		    "events (of %llu tasks), with no end block: pmon replay "
@@ -435,6 +615,7 @@ cmd_record(const struct cmd_args *a)
 	recfile_writer_free(r.w);
 	for (i = 0; i < r.nhosts; i++)
 		free(r.hosts[i]);
+	free(r.last.v);
 	pmon_free(r.p);
 	return rv;
 }

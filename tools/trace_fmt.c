@@ -389,6 +389,8 @@ put_base_json(char *o, const struct pmon_event *ev)
 	o = trace_fmt_i64(o, (int64_t)ev->t_corr);
 	if (ev->flags & PMON_EV_INCONSISTENT)
 		o = PUT(o, ",\"inconsistent\":true");
+	if (ev->flags & PMON_EV_AGAIN)
+		o = PUT(o, ",\"again\":true");
 	return o;
 }
 
@@ -525,7 +527,11 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 	if (ev->flags & PMON_EV_LOST) {
 		o = PUT(o, "LOST ");
 		o = trace_fmt_u64(o, (uint32_t)ev->bytes);
-		return PUT(o, " events\n");
+		o = PUT(o, " events");
+		if (ev->flags & PMON_EV_AGAIN)
+			o = PUT(o, " again");
+		*o++ = '\n';
+		return o;
 	}
 	o = put_padded(o, ev->call_name, 13);
 	*o++ = ' ';
@@ -550,6 +556,8 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 		o = PUT(o, " rc ");
 		o = trace_fmt_i64(o, ev->rc);
 	}
+	if (ev->flags & PMON_EV_AGAIN)
+		o = PUT(o, " again");
 	*o++ = '\n';
 	return o;
 }
@@ -642,6 +650,8 @@ json_base(const struct pmon_event *ev)
 	json_set(o, "tc", json_integer((json_int_t)ev->t_corr));
 	if (ev->flags & PMON_EV_INCONSISTENT)
 		json_set(o, "inconsistent", json_true());
+	if (ev->flags & PMON_EV_AGAIN)
+		json_set(o, "again", json_true());
 	return o;
 }
 

@@ -124,7 +124,7 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 	static struct req parsed;
 	struct coord_proc proc;
 	char err[256];
-	uint64_t dropped;
+	uint64_t dropped, shipped;
 	char *body;
 	size_t n;
 	uint32_t id;
@@ -155,11 +155,11 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_TASK_RESUME:
 		/* dropped: the seq the task goes on at. */
-		if (coord_parse_task_resume(p, len, &tid, &dropped, &why) ==
-		    0) {
+		if (coord_parse_task_resume(p, len, &tid, &dropped, &shipped,
+		    &why) == 0) {
 			if (dropped == 0 || tid <= 0)
 				__builtin_trap();
-			order_task_resume(o, tid, dropped, &why);
+			order_task_resume(o, tid, dropped, shipped, &why);
 		}
 		break;
 	case MSG_REQUEST:

@@ -8,8 +8,12 @@
 # or inside a lost marker (none unaccounted for), and the last one
 # reaches the program's end: every task's last record, as the program
 # counted its calls.  Records two traces share (a restart delivers
-# again what the dead one had sent but not yet acknowledged) are
-# counted and logged.  The program has no problem, and the last
+# again what the dead one had sent but not yet acknowledged) must carry
+# the again flag in the later one (EVENT_AGAIN), so that a tool joining
+# the streams can drop them: none is there twice unflagged.  A `pmon
+# record` attached from the start waits for each new coordinator and
+# goes on in the same file: its replay holds every record exactly once
+# (or inside a lost marker), and its replayed model reports no problem.  The program has no problem, and the last
 # coordinator reports none.  Messages keep being matched after a
 # restart (each receive names its message, doc/ordering.md "Message
 # ids"): every match in every trace names a send to that receiver with
@@ -26,6 +30,12 @@ pmon_start -Q 268435456 -l 127.0.0.1
 port=${COORD_ADDR##*:}
 [ -n "$port" ] || fail "no agent address from pmon start"
 pmon_trace "$RUN/t0.json"
+REC=$RUN/run.pmr
+bg $PM_ON "$PMON" record -o "$REC" </dev/null >"$RUN/record.out" \
+    2>"$RUN/record.err"
+REC_PID=$BG_PID
+wait_for 10 trace_connected "$REC_PID" ||
+    fail "pmon record did not connect: $(cat "$RUN/record.err")"
 
 bg timeout 120 "$PMON" exec "$PROGS/storm" -p 300 4 12000 "$RUN/calls" \
     </dev/null >"$RUN/storm.out" 2>&1
@@ -42,6 +52,8 @@ for i in $(seq 1 $K); do
 	    fail "the coordinator survived SIGKILL"
 	wait_for 10 pid_dead "$TRACE_PID" ||
 	    fail "trace $((i - 1)) outlived its coordinator"
+	pid_alive "$REC_PID" ||
+	    fail "pmon record ended with its coordinator: $(cat "$RUN/record.err")"
 	"$PMON_COORDD" -N -Q 268435456 -l "127.0.0.1:$port" -r 3 \
 	    3>"$RUN/ready$i" </dev/null >/dev/null 2>"$RUN/coordd$i.err" ||
 	    fail "pmon-coordd $i: $(cat "$RUN/coordd$i.err")"
@@ -60,27 +72,56 @@ $PM_ON timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
 expect_eq "problems after the restarts" 0 "$(jq ".problems | length" \
     "$RUN/problems.json")"
 pmon_shutdown "$TRACE_PID"
+wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not end at BYE"
+wait "$REC_PID" || fail "pmon record failed: $(cat "$RUN/record.err")"
+expect_eq "coordinators pmon record followed" $K "$(grep -c \
+    'a coordinator took over' "$RUN/record.err")"
+grep -q "$K coordinators took over; [0-9]* events they delivered again \
+were in it already" "$RUN/record.err" ||
+    fail "no summary of the takeovers: $(cat "$RUN/record.err")"
+TMPDIR=$RUN timeout 60 "$PMON" replay "$REC" -- sh -c '"$1" trace --json \
+    --tasks >"$2" && "$1" problems --json >"$3"' sh "$PMON" \
+    "$RUN/replay.json" "$RUN/replay.problems" </dev/null \
+    2>"$RUN/replay.err" || fail "pmon replay: $(cat "$RUN/replay.err")"
+expect_eq "problems in the replay" 0 "$(jq ".problems | length" \
+    "$RUN/replay.problems")"
 
 # Per task: every seq from 1 to its last (twice its calls) in some trace,
 # as an event or inside a lost marker.
-for i in $(seq 0 $K); do
-	sed -n 's/.*"tid":\([0-9]*\),.*"seq":\([0-9]*\),.*"call":"\([a-z_]*\)".*/\1 \2 \3/p' \
-	    "$RUN/t$i.json" | sed 's/$/ '"$i"'/'
-done >"$RUN/seqs"
-grep '"call":"lost"' "$RUN"/t*.json >"$RUN/lost.json" || true
+# seqs FILE...: "tid seq call file-index again" of every event.
+seqs() {
+	local i=0 f
+	for f; do
+		jq -r --arg i "$i" 'select(.seq) |
+		    "\(.tid) \(.seq) \(.call) \($i) \(.again // false)"' "$f" ||
+		    return 1
+		i=$((i + 1))
+	done
+}
+seqs $(for i in $(seq 0 $K); do echo "$RUN/t$i.json"; done) >"$RUN/seqs" ||
+    fail "traces are not JSON lines"
+grep -h '"call":"lost"' "$RUN"/t*.json >"$RUN/lost.json" || true
 while read -r w tid n; do
 	[ "$w" = calls ] && echo "$((16#$tid)) $((2 * n))"
 done <"$RUN/calls" >"$RUN/want"
 expect_eq "storm tasks that counted their calls" 4 "$(wc -l <"$RUN/want")"
-awk -v lostf="$RUN/lost.json" '
+# cover SEQS LOST: per task, every seq from 1 to its last in some file
+# of SEQS or inside a marker of LOST; none twice in one file, none twice
+# across files unless the later one flags it again.
+cover() {
+	awk -v lostf="$2" '
 FNR == NR { want[$1] = $2; next }
 {
 	if (!(($1, $2) in have))
 		have[$1, $2] = $4
-	else if (have[$1, $2] != $4)
+	else if (have[$1, $2] != $4) {
 		dup[$1]++
-	if ($3 == "lost")
-		lostat[$1, $2] = 1
+		if ($5 != "true")
+			unflagged[$1]++
+	} else
+		same[$1]++
+	if ($5 == "true")
+		again[$1]++
 }
 END {
 	while ((getline l < lostf) > 0) {
@@ -97,17 +138,28 @@ END {
 		for (s = 1; s <= want[t]; s++)
 			if (!((t, s) in have))
 				miss++
-		printf "t%x: %d records, %d unaccounted for, %d in lost markers, %d twice\n",
-		    t, want[t], miss, lost[t] + 0, dup[t] + 0
-		if (miss > 0)
+		printf "t%x: %d records, %d unaccounted for, %d in lost markers, %d twice in one stream, %d in two (%d of them not flagged again), %d flagged again\n",
+		    t, want[t], miss, lost[t] + 0, same[t] + 0, dup[t] + 0,
+		    unflagged[t] + 0, again[t] + 0
+		if (miss > 0 || unflagged[t] > 0 || same[t] > 0)
 			bad = 1
 	}
 	exit bad
-}' "$RUN/want" "$RUN/seqs" >"$RUN/cover.out"
+}' "$RUN/want" "$1"
+}
+cover "$RUN/seqs" "$RUN/lost.json" >"$RUN/cover.out"
 rc=$?
 while read -r l; do pm_log "$l"; done <"$RUN/cover.out"
-[ "$rc" = 0 ] || fail "records in no trace and no lost marker: \
-$(cat "$RUN/cover.out")"
+[ "$rc" = 0 ] || fail "records in no trace and no lost marker, or twice \
+without the again flag: $(cat "$RUN/cover.out")"
+# The recording across the restarts: each record once.
+seqs "$RUN/replay.json" >"$RUN/rseqs" || fail "the replay is not JSON lines"
+grep -h '"call":"lost"' "$RUN/replay.json" >"$RUN/rlost.json" || true
+cover "$RUN/rseqs" "$RUN/rlost.json" >"$RUN/rcover.out"
+rc=$?
+while read -r l; do pm_log "recording: $l"; done <"$RUN/rcover.out"
+[ "$rc" = 0 ] || fail "the recording misses records or holds some twice: \
+$(cat "$RUN/rcover.out")"
 
 # Matches: "S tid:seq src tag dst..." for sends and multicasts, "R
 # trace dst src tag match|-" for receive ends, in each trace's order.

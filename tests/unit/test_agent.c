@@ -1985,10 +1985,10 @@ test_adopt(void)
 static void
 test_ack_resume_decode(void)
 {
-	uint8_t p[2 + 2 * ACK_ENTRY_LEN + 1], r[13];
+	uint8_t p[2 + 2 * ACK_ENTRY_LEN + 1], r[21];
 	const char *why;
 	unsigned n;
-	uint64_t seq;
+	uint64_t seq, shipped;
 	int32_t tid;
 	int ended;
 
@@ -2015,15 +2015,24 @@ test_ack_resume_decode(void)
 
 	wire_put32(r, 0x40005);
 	wire_put64(r + 4, 655);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), 0);
-	CU_ASSERT(tid == 0x40005 && seq == 655);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 11, &tid, &seq, &why), -1);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 13, &tid, &seq, &why), -1);
+	wire_put64(r + 12, 700);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	    &why), 0);
+	CU_ASSERT(tid == 0x40005 && seq == 655 && shipped == 700);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 19, &tid, &seq, &shipped,
+	    &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &shipped,
+	    &why), 0);				/* an older agent's */
+	CU_ASSERT(seq == 655 && shipped == 0);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 21, &tid, &seq, &shipped,
+	    &why), -1);
 	wire_put64(r + 4, 0);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	    &why), -1);
 	wire_put64(r + 4, 1);
 	wire_put32(r, 0);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &why), -1);
+	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	    &why), -1);
 }
 
 static CU_TestInfo hello_tests[] = {

@@ -308,9 +308,10 @@ test_gap_lost_marker(void)
 }
 
 /*
- * A task resumed at seq 10 (a dead coordinator released 1-9): no lost
- * marker for those, a gap after 10 still is one; its child, spawned at
- * the parent's seq 3, goes at once.  A resume after records fails.
+ * A task resumed at seq 10 (a dead coordinator released 1-9, and may
+ * have released 10: flagged again): no lost marker for those, a gap
+ * after 10 still is one; its child, spawned at the parent's seq 3, goes
+ * at once.  A resume after records fails.
  */
 static void
 test_resume(void)
@@ -322,20 +323,23 @@ test_resume(void)
 	add(o, C, 1, PMON_CALL_mytid, PMON_BEGIN, -1, -1);
 	CU_ASSERT_EQUAL(nout, 0);		/* waits for A's spawn */
 	task(o, A, 0, 0);
-	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, &why), 0);
+	/* Its agent had sent a coordinator before records up to 10. */
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, 10, &why), 0);
 	CU_ASSERT_EQUAL_FATAL(nout, 1);		/* the spawn counts as seen */
 	CU_ASSERT_EQUAL(outs[0].tid, C);
 	add(o, A, 10, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
 	CU_ASSERT_EQUAL_FATAL(nout, 2);
 	CU_ASSERT_EQUAL(outs[1].seq, 10);
-	CU_ASSERT_EQUAL(outs[1].flags, 0);
+	CU_ASSERT_EQUAL(outs[1].flags, EVENT_AGAIN);
 	add(o, A, 12, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
 	CU_ASSERT_EQUAL_FATAL(nout, 4);
 	CU_ASSERT_EQUAL(outs[2].call, PMON_CALL_LOST);
 	CU_ASSERT_EQUAL(outs[2].seq, 11);
 	CU_ASSERT_EQUAL(outs[2].bytes, 1);
-	CU_ASSERT_EQUAL(order_task_resume(o, A, 20, &why), -1);
-	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, &why), -1);
+	CU_ASSERT_EQUAL(outs[2].flags, EVENT_LOST);
+	CU_ASSERT_EQUAL(outs[3].flags, 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 20, 0, &why), -1);
+	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, 0, &why), -1);
 	order_free(o);
 }
 
@@ -766,8 +770,8 @@ test_msgid_resume(void)
 
 	task(o, A, 0, 0);
 	task(o, D, 0, 0);
-	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, &why), 0);
-	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, &why), 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, 0, &why), 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, 0, &why), 0);
 	recv_id(o, D, 20, A, 1, 5);
 	CU_ASSERT_FATAL(pos(D, 20) >= 0);
 	CU_ASSERT_EQUAL(outs[pos(D, 20)].flags, EVENT_UNMATCHED);
