@@ -388,6 +388,8 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 	char text[1024];
 	struct wire_reader r;
 
+	if (h->type != MSG_ERROR)
+		a->refusals = 0;	/* it took us */
 	switch (h->type) {
 	case MSG_FLUSH:
 		agent_flush(a, wire_get32(p));
@@ -407,6 +409,21 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 	case MSG_ERROR:
 		wire_reader_init(&r, p, h->len);
 		wire_readstr(&r, text, sizeof(text));
+		/*
+		 * With tasks to keep (adopted, or from a coordinator before),
+		 * a refusal is waited out as a lost connection: a flood of
+		 * connections from our address, or our old connection not yet
+		 * closed, passes.  Without, the refusal ends the agent.
+		 */
+		if (a->coord_addr[0] != '\0' && a->ntasks > 0 &&
+		    ++a->refusals <= AGENT_RECONNECT_S * 1000 /
+		    AGENT_RECONNECT_MS) {
+			log_warnx("coordinator dropped us: %s; keeping %u "
+			    "tasks and dialing again", r.err ?
+			    "(unreadable reason)" : text, a->ntasks);
+			a->refused = 1;
+			break;
+		}
 		log_warnx("coordinator dropped us: %s",
 		    r.err ? "(unreadable reason)" : text);
 		a->coord = NULL;
@@ -420,6 +437,8 @@ coord_frame(struct agent *a, const struct frame_hdr *h, const uint8_t *p)
 		agent_exit(a, 1);
 	}
 }
+
+static void	coord_lost(struct agent *);
 
 static void
 coord_read_cb(struct bufferevent *bev, void *arg)
@@ -444,6 +463,11 @@ coord_read_cb(struct bufferevent *bev, void *arg)
 		p = evbuffer_pullup(in, h.len);
 		coord_frame(a, &h, p);
 		evbuffer_drain(in, h.len);
+		if (a->refused) {
+			a->refused = 0;
+			coord_lost(a);
+			return;
+		}
 	}
 }
 

@@ -167,6 +167,8 @@ struct agent {
 	struct event		*ev_timer;
 	struct agent_tasks	 tasks;
 	unsigned		 ntasks;
+	int			 refused;	/* an ERROR to wait out */
+	unsigned		 refusals;	/* in a row, each waited out */
 	uint8_t			*batch;		/* AGENT_BATCH bytes */
 	int			 pvm_tid;	/* -1: not enrolled */
 	int			 host_tid;
