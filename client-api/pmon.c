@@ -731,6 +731,8 @@ pmon_dispatch(struct pmon *p)
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;
+		/* It died with bytes of ours unread. */
+		p->gone = errno == ECONNRESET;
 		return pmon_fail(p, "reading from the coordinator: %s",
 		    strerror(errno));
 	}
@@ -777,6 +779,7 @@ pmon_send_failed(struct pmon *p, int err)
 	if (p->failed)
 		return -1;
 	p->closed = 0;
+	p->gone = err == EPIPE || err == ECONNRESET;
 	return pmon_fail(p, "sending to the coordinator: %s", strerror(err));
 }
 

@@ -158,7 +158,7 @@ int		 pmon_dispatch(struct pmon *);
 int		 pmon_closed(const struct pmon *);
 /*
  * The connection ended without a BYE (the coordinator was killed or
- * crashed; also in the middle of a frame).  A coordinator started on
+ * crashed; also in the middle of a frame, or reset).  A coordinator started on
  * its address takes over (doc/capture.md, "A coordinator restart"): a
  * tool that connects to it gets the events the dead one may have
  * delivered again, flagged PMON_EV_AGAIN.

@@ -32,7 +32,7 @@
 #define RECORD_DRAIN_MAX	1000
 #define RECORD_STOP_MS		10000	/* at a signal: catching up */
 #define RECORD_HOSTS_MAX	4096
-#define RECORD_REJOIN_MS	500	/* dialing a coordinator that died */
+#define RECORD_REJOIN_MS	100	/* dialing a coordinator that died */
 #define RECORD_REJOIN_S		60	/* ...and for how long, as agents */
 #define RECORD_FLAGS		(PMON_SUBSCRIBE | PMON_SNAPSHOT | \
 				 PMON_RECORD | PMON_LOSSLESS)
@@ -97,8 +97,12 @@ struct rec {
 	const struct pmon_callbacks *cb;
 	struct seq_tab		 last;
 	int			 bye;		/* the coordinator said BYE */
+	int			 rejoined;	/* connected again: frames of
+						   what we have are left out */
+	int			 attaching;	/* its snapshot is to come */
 	unsigned		 rejoins;	/* coordinators that took over */
 	uint64_t		 again;		/* their events left out */
+	uint64_t		 missed;	/* released before we were back */
 	int			 started;	/* the snapshot came */
 	struct held		*held, **held_tail;
 	char			*hosts[RECORD_HOSTS_MAX];	/* recorded */
@@ -267,7 +271,7 @@ record_keep(struct rec *r, int type, const uint8_t *p, size_t len)
 	uint64_t seq, last;
 
 	if (type == MSG_TASK_INFO && len >= 4) {
-		if (r->rejoins > 0 && r->last.cap > 0 &&
+		if (r->rejoined && r->last.cap > 0 &&
 		    seq_slot(&r->last, (int32_t)wire_get32(p))->tid != 0)
 			return 0;
 		return seq_get(&r->last, (int32_t)wire_get32(p)) == NULL ? -1 :
@@ -325,9 +329,79 @@ record_frame(int type, const void *payload, size_t len, void *arg)
 }
 
 /*
+ * What a coordinator that took over released before we were attached
+ * to it: for each task, the events after the last we have up to the
+ * snapshot's position.  Goes into a "lost" notice (that of a lagging
+ * tool, doc/control.md) in buf; returns the count, 0 for none.
+ */
+static uint64_t
+record_gap(struct rec *r, const char *json, size_t len, FILE *fp)
+{
+	json_t *o = json_loadb(json, len, 0, NULL), *pos, *v;
+	struct last_seq *e;
+	const char *key;
+	uint64_t total = 0, at;
+	int32_t tid;
+
+	pos = json_object_get(o, "position");
+	json_object_foreach(pos, key, v) {
+		tid = (int32_t)strtol(key, NULL, 10);
+		if (!json_is_integer(v) || tid <= 0 ||
+		    (e = seq_get(&r->last, tid)) == NULL)
+			continue;
+		at = (uint64_t)json_integer_value(v);
+		if (at <= e->seq)
+			continue;
+		fprintf(fp, "%s{\"tid\":%d,\"first\":%llu,\"last\":%llu,"
+		    "\"events\":%llu}", total ? "," : "", tid,
+		    (unsigned long long)e->seq + 1, (unsigned long long)at,
+		    (unsigned long long)(at - e->seq));
+		total += at - e->seq;
+		e->seq = at;
+	}
+	json_decref(o);
+	return total;
+}
+
+/*
+ * A coordinator that took over is attached: if it released events
+ * before, the recording says so with a lost notice and goes on from its
+ * snapshot (the replay resynchronises there); else its snapshot is not
+ * kept, the recording's own state saw more.
+ */
+static void
+record_takeover(struct rec *r, const char *json, size_t len)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	uint64_t n;
+	FILE *fp;
+
+	r->attaching = 0;
+	r->rejoins++;
+	fprintf(stderr, "pmon record: a coordinator took over; recording "
+	    "on\n");
+	if ((fp = open_memstream(&buf, &blen)) == NULL) {
+		r->failed = 1;
+		return;
+	}
+	fputs("{\"notice\":\"lost\",\"tool\":0,\"tasks\":[", fp);
+	n = record_gap(r, json, len, fp);
+	fprintf(fp, "],\"events\":%llu,\"problems\":0}",
+	    (unsigned long long)n);
+	if (fclose(fp) != 0)
+		r->failed = 1;
+	else if (n > 0 && (recfile_write_frame(r->w, MSG_NOTICE, buf,
+	    blen) == -1 || recfile_write_frame(r->w, REC_SNAPSHOT, json,
+	    len) == -1))
+		r->failed = 1;
+	r->missed += n;
+	free(buf);
+}
+
+/*
  * The state where the stream starts: kept, and its hosts.  That of a
- * coordinator that took over is not: the recording goes on from its own
- * state, which saw more.
+ * coordinator that took over: record_takeover.
  */
 static void
 record_snapshot(const char *json, size_t len, void *arg)
@@ -336,11 +410,11 @@ record_snapshot(const char *json, size_t len, void *arg)
 
 	if (r->failed)
 		return;
-	if (r->rejoins > 0)
-		write_hosts(r, json, len);
+	if (r->attaching)
+		record_takeover(r, json, len);
 	else if (recfile_write_frame(r->w, REC_SNAPSHOT, json, len) == -1)
 		r->failed = 1;
-	else
+	if (!r->failed)
 		write_hosts(r, json, len);
 	release_held(r);
 }
@@ -426,20 +500,23 @@ record_rejoin(struct rec *r)
 		r->failed = 1;
 		return -1;
 	}
+	/*
+	 * Not at once: the dying coordinator's socket may still take a
+	 * connection into its backlog, and reset it.  A connection that
+	 * ends before its snapshot is only dialled again.
+	 */
 	while (!tool_stop && now_ms() < until) {
+		nanosleep(&ts, NULL);
 		if ((p = pmon_new()) == NULL)
 			return tool_error("out of memory");
 		if (pmon_connect(p, NULL, "pmon-record", RECORD_FLAGS) == 0) {
 			pmon_free(r->p);
 			r->p = p;
 			pmon_set_callbacks(p, r->cb, r);
-			r->rejoins++;
-			fprintf(stderr, "pmon record: a coordinator took over; "
-			    "recording on\n");
+			r->rejoined = r->attaching = 1;
 			return 0;
 		}
 		pmon_free(p);
-		nanosleep(&ts, NULL);
 	}
 	return -1;
 }
@@ -564,6 +641,11 @@ print_summary(const char *path, const struct recfile_end *e,
 		    "%llu events they delivered again were in it already\n",
 		    path, r->rejoins, r->rejoins == 1 ? "" : "s",
 		    (unsigned long long)r->again);
+	if (r->missed > 0)
+		fprintf(stderr, "pmon record: %s: %llu events were released "
+		    "by a coordinator that took over before this recorder was "
+		    "back; the recording says where\n", path,
+		    (unsigned long long)r->missed);
 }
 
 static int

@@ -13,20 +13,24 @@
 # the streams can drop them: none is there twice unflagged.  A `pmon
 # record` attached from the start waits for each new coordinator and
 # goes on in the same file: its replay holds every record exactly once
-# (or inside a lost marker), and its replayed model reports no problem.  The program has no problem, and the last
+# (or inside a lost marker), and its replayed model reports no problem.
+# At the first restart it is stopped until the new coordinator has
+# released events: those must be inside a lost notice of the recording.  The program has no problem, and the last
 # coordinator reports none.  Messages keep being matched after a
 # restart (each receive names its message, doc/ordering.md "Message
 # ids"): every match in every trace names a send to that receiver with
 # its tag, no message is matched twice, and in a restarted trace only the
 # messages in flight at the restart go unmatched: a task's unmatched
-# receives from a sender all come before its first matched one.
+# receives from a sender all come before its first matched one (unless
+# the sender lost records from its ring in that trace).
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
 
 K=3			# restarts
 start_pvmd
-pmon_start -Q 268435456 -l 127.0.0.1
+# 16 MiB rings: about 10 s of a task's records while its agent waits.
+pmon_start -Q 268435456 -R 16777216 -l 127.0.0.1
 port=${COORD_ADDR##*:}
 [ -n "$port" ] || fail "no agent address from pmon start"
 pmon_trace "$RUN/t0.json"
@@ -37,22 +41,46 @@ REC_PID=$BG_PID
 wait_for 10 trace_connected "$REC_PID" ||
     fail "pmon record did not connect: $(cat "$RUN/record.err")"
 
-bg timeout 120 "$PMON" exec "$PROGS/storm" -p 300 4 12000 "$RUN/calls" \
+bg timeout 300 "$PMON" exec "$PROGS/storm" -p 300 4 20000 "$RUN/calls" \
     </dev/null >"$RUN/storm.out" 2>&1
 STORM=$BG_PID
+# last_seq TID FILE: the seq of TID's last event in FILE (a task's
+# events come in order).
+last_seq() {
+	grep "\"tid\":$1,.*\"seq\":" "$2" | tail -n 1 |
+	    sed 's/.*"seq":\([0-9]*\).*/\1/'
+}
+# past TID SEQ FILE: FILE holds an event of TID after SEQ.
+past() { [ "$(last_seq "$1" "$3")" -gt "$2" ] 2>/dev/null; }
 for i in $(seq 1 $K); do
 	sleep 1
 	# The trace lags (a slow viewer): what waits for it in the
-	# coordinator dies with it, and must come from the next one.
-	kill -STOP "$TRACE_PID"
+	# coordinator dies with it, and must come from the next one.  At
+	# the first restart the recorder is late instead: the new
+	# coordinator releases events before it is back, which it must
+	# mark (the trace, not stopped, acknowledges them).
+	if [ "$i" = 1 ]; then
+		kill -STOP "$REC_PID"
+	else
+		kill -STOP "$TRACE_PID"
+	fi
 	sleep 0.3
+	# The agent waits until the new coordinator's tools are attached:
+	# what a coordinator releases before a tool attaches is not that
+	# tool's (pmon record says so, doc/capture.md), and on a loaded
+	# machine the agent could be back first.
+	AGENT_PID=$(sock_pid "$(agent_sock)")
+	[ -n "$AGENT_PID" ] || fail "no agent listens on $(agent_sock)"
+	kill -STOP "$AGENT_PID"
 	kill -KILL "$COORD_PID"
+	# The next one starts the log afresh: keep this one's.
+	cp "$(coord_log)" "$RUN/coordd$((i - 1)).log" 2>/dev/null || true
 	kill -CONT "$TRACE_PID"
 	wait_for 10 pid_dead "$COORD_PID" ||
 	    fail "the coordinator survived SIGKILL"
-	wait_for 10 pid_dead "$TRACE_PID" ||
+	wait_for 30 pid_dead "$TRACE_PID" ||
 	    fail "trace $((i - 1)) outlived its coordinator"
-	pid_alive "$REC_PID" ||
+	[ "$i" = 1 ] || pid_alive "$REC_PID" ||
 	    fail "pmon record ended with its coordinator: $(cat "$RUN/record.err")"
 	"$PMON_COORDD" -N -Q 268435456 -l "127.0.0.1:$port" -r 3 \
 	    3>"$RUN/ready$i" </dev/null >/dev/null 2>"$RUN/coordd$i.err" ||
@@ -60,6 +88,21 @@ for i in $(seq 1 $K); do
 	COORD_PID=$(sock_pid "$(coord_sock)")
 	PM_COORD_PIDS="$PM_COORD_PIDS $COORD_PID"
 	pmon_trace "$RUN/t$i.json"
+	if [ "$i" = 1 ]; then
+		# The recorder cannot have more of a task than the last
+		# trace got: wait until the new one is well past that.
+		tid=$(grep -m 1 '"seq"' "$RUN/t$((i - 1)).json" |
+		    sed 's/.*"tid":\([0-9]*\),.*/\1/')
+		last=$(last_seq "$tid" "$RUN/t$((i - 1)).json")
+		kill -CONT "$AGENT_PID"
+		wait_for 30 past "$tid" $((last + 1000)) "$RUN/t$i.json" ||
+		    fail "coordinator $i released too little"
+		kill -CONT "$REC_PID"
+	fi
+	wait_for 20 eval '[ "$(grep -c "took over" "$RUN/record.err")" = $i ]' ||
+	    fail "pmon record did not follow coordinator $i: \
+$(cat "$RUN/record.err")"
+	kill -CONT "$AGENT_PID"
 done
 wait "$STORM" || fail "storm failed: $(cat "$RUN/storm.out")"
 grep -qx "storm ok" "$RUN/storm.out" || fail "storm did not finish"
@@ -76,6 +119,10 @@ wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not end at BYE"
 wait "$REC_PID" || fail "pmon record failed: $(cat "$RUN/record.err")"
 expect_eq "coordinators pmon record followed" $K "$(grep -c \
     'a coordinator took over' "$RUN/record.err")"
+grep -q "[1-9][0-9]* events were released by a coordinator that took over \
+before this recorder was back" "$RUN/record.err" ||
+    fail "the late recorder did not count what it missed: \
+$(cat "$RUN/record.err")"
 grep -q "$K coordinators took over; [0-9]* events they delivered again \
 were in it already" "$RUN/record.err" ||
     fail "no summary of the takeovers: $(cat "$RUN/record.err")"
@@ -126,8 +173,8 @@ FNR == NR { want[$1] = $2; next }
 END {
 	while ((getline l < lostf) > 0) {
 		match(l, /"tid":[0-9]+/); t = substr(l, RSTART + 6, RLENGTH - 6)
-		match(l, /"seq":[0-9]+/); s = substr(l, RSTART + 6, RLENGTH - 6)
-		match(l, /"count":[0-9]+/); n = substr(l, RSTART + 8, RLENGTH - 8)
+		match(l, /"seq":[0-9]+/); s = substr(l, RSTART + 6, RLENGTH - 6) + 0
+		match(l, /"count":[0-9]+/); n = substr(l, RSTART + 8, RLENGTH - 8) + 0
 		for (k = 0; k < n; k++)
 			have[t, s + k] = 1
 		lost[t] += n
@@ -152,9 +199,16 @@ rc=$?
 while read -r l; do pm_log "$l"; done <"$RUN/cover.out"
 [ "$rc" = 0 ] || fail "records in no trace and no lost marker, or twice \
 without the again flag: $(cat "$RUN/cover.out")"
-# The recording across the restarts: each record once.
+# The recording across the restarts: each record once, or inside a lost
+# marker, or inside a lost notice of the recorder (what a coordinator
+# that took over released before the recorder was back; a loaded
+# machine).
 seqs "$RUN/replay.json" >"$RUN/rseqs" || fail "the replay is not JSON lines"
-grep -h '"call":"lost"' "$RUN/replay.json" >"$RUN/rlost.json" || true
+{
+	grep -h '"call":"lost"' "$RUN/replay.json"
+	jq -c 'select(.notice == "lost") | .tasks[] |
+	    {tid: .tid, seq: .first, count: .events}' "$RUN/replay.json"
+} >"$RUN/rlost.json" || true
 cover "$RUN/rseqs" "$RUN/rlost.json" >"$RUN/rcover.out"
 rc=$?
 while read -r l; do pm_log "recording: $l"; done <"$RUN/rcover.out"
@@ -171,10 +225,12 @@ for i in $(seq 0 $K); do
 	    (select(.phase == "end" and .msg == true and
 		(.call == "pvm_recv" or .call == "pvm_nrecv" or
 		 .call == "pvm_trecv")) |
-		"R \($i) \(.tid) \(.src) \(.tag) \(.match // "-")")' \
+		"R \($i) \(.tid) \(.src) \(.tag) \(.match // "-")"),
+	    (select(.call == "lost") | "L \($i) \(.tid)")' \
 	    "$RUN/t$i.json"
 done >"$RUN/matches" || fail "traces are not JSON lines"
 awk '
+$1 == "L" { lossy[$2, $3] = 1; next }
 $1 == "S" {
 	src[$2] = $3; tag[$2] = $4
 	for (k = 5; k <= NF; k++)
@@ -190,7 +246,8 @@ END {
 		ch = tr " " d " " s
 		if (m == "-") {
 			unm[tr]++
-			if (seen[ch]) {
+			# A send lost in its sender ring goes unmatched too.
+			if (seen[ch] && !((tr, s) in lossy)) {
 				print "trace " tr ": t" sprintf("%x", d) \
 				    " unmatched after a match from t" \
 				    sprintf("%x", s); bad = 1
@@ -217,8 +274,8 @@ rc=$?
 while read -r l; do pm_log "$l"; done <"$RUN/match.out"
 [ "$rc" = 0 ] || fail "wrong matches: $(grep -v receives "$RUN/match.out" |
     head -5)"
-for i in $(seq 1 $K); do
-	grep -q "^trace $i: [1-9][0-9]* receives matched" "$RUN/match.out" ||
-	    fail "trace $i matched no receive after its restart"
-done
+# The last coordinator runs to the program's end (one that lived 1.3 s
+# on a loaded machine may have released only what came again).
+grep -q "^trace $K: [1-9][0-9]* receives matched" "$RUN/match.out" ||
+    fail "trace $K matched no receive after its restart"
 pass
