@@ -73,8 +73,9 @@ caught_up() {
 	    all(.value == ([$ev[.key] // 0, $p[.key] // 0] | max))' \
 	    "$RUN/$1.json" >/dev/null
 }
-# (Each look reads everything kept: a deadline, not a count of looks.)
-deadline=$((SECONDS + 90))
+# (Each look reads everything kept: a deadline, not a count of looks;
+# under ASan on a loaded 2-core machine 90 s was once too few.)
+deadline=$((SECONDS + 240))
 for w in a b; do
 	until caught_up $w; do
 		[ $SECONDS -lt $deadline ] ||
