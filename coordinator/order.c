@@ -199,6 +199,8 @@ struct order_task {
 	size_t			 ntcoll;
 	struct order_group	*open_group;	/* a group call begun, not ended */
 	uint64_t		 open_t;	/* its begin's raw time */
+	uint64_t		 open_seq;	/* its begin's seq */
+	uint8_t			 open_call;	/* and call */
 	struct order_group	*coll_group;	/* the collective it is in */
 	uint64_t		 coll_k;
 	int			 coll_kind;
@@ -1209,6 +1211,22 @@ gs_done(const struct order_gsreq *q)
 		return c->exiting || c->done;
 	return c->gs_released[q->chain] >= q->k ||
 	    (c->done && c->gs_sent[q->chain] < q->k);
+}
+
+/*
+ * Is q's client inside the call q took the request of, with nothing
+ * after its begin yet?  The server answered at once, so the end will
+ * come unless the task dies; a stop or a starved CPU only makes it late.
+ */
+static int
+gs_in_call(const struct order_gsreq *q)
+{
+	const struct order_task *c = q->client;
+
+	return q->chain != GS_DEAD && c->open_group != NULL && !c->ended &&
+	    c->next_seq == c->open_seq + 1 &&
+	    gs_chain_of_call(c->open_call) == q->chain &&
+	    c->gs_sent[q->chain] + 1 == q->k;
 }
 
 /* Has what q waits for not even arrived (an unmonitored task)? */
@@ -3287,6 +3305,8 @@ track_open(struct order *o, struct order_task *t, const struct record *r)
 	if (r->phase == PMON_BEGIN) {
 		t->open_group = g;
 		t->open_t = r->t_ns;
+		t->open_seq = r->seq;
+		t->open_call = r->call;
 		return 0;
 	}
 	t->open_group = NULL;
@@ -3618,7 +3638,9 @@ server_gone(struct order *o)
  * heuristics (there is no instrumented server, or its records were
  * lost).  A request whose call does not come within as many rounds (its
  * task is not monitored, or died in the call) is given up, and so is the
- * front of the chain when a round moved nothing at all.
+ * front of the chain when a round moved nothing at all; but not while
+ * its task is inside the call: under a busy CPU, or stopped, a client
+ * can take many rounds between the server's answer and its end record.
  */
 static void
 gs_patience(struct order *o, uint64_t mark, uint64_t stuck)
@@ -3642,8 +3664,8 @@ gs_patience(struct order *o, uint64_t mark, uint64_t stuck)
 		}
 	if (o->gs_front < o->ngs) {
 		q = &o->gs[o->gs_front];
-		if (stuck || (gs_missing(q) &&
-		    o->rounds - q->round >= PATIENCE_ROUNDS)) {
+		if (!gs_in_call(q) && (stuck || (gs_missing(q) &&
+		    o->rounds - q->round >= PATIENCE_ROUNDS))) {
 			q->skipped = 1;
 			gs_advance(o);
 		}

@@ -522,6 +522,39 @@ test_server_gives_up(void)
 }
 
 /*
+ * The server took B's broadcast (A a member), then A's leave, but B is
+ * slow to end its call (a busy CPU, or a debugger stopped it): rounds
+ * that move nothing do not give its request up while B is inside the
+ * call, so the leave waits and the broadcast goes first, consistent.
+ */
+static void
+test_server_call_slow(void)
+{
+	static const int32_t to[] = { A };
+	struct rspec s = { PMON_CALL_bcast, PMON_BEGIN, 0, 0, 5, -1, "g", 0,
+	    NULL, 0 };
+	struct order *o = srig();
+	int i;
+
+	gs_call(o, A, 1, PMON_CALL_joingroup, 0, 0, NULL);
+	served(o, 1, A, PMON_GS_JOIN);
+	gadd(o, B, 1, &s);
+	served(o, 2, B, PMON_GS_BCAST);
+	gs_call(o, A, 3, PMON_CALL_lvgroup, 0, 0, NULL);
+	served(o, 3, A, PMON_GS_LEAVE);
+	for (i = 0; i < 3 * ORDER_PATIENCE_ROUNDS; i++)
+		round_with(o, NULL);
+	CU_ASSERT_EQUAL(gpos(A, 4), -1);
+	s.phase = PMON_END;
+	s.npeers = 1;
+	s.peers = to;
+	gadd_flags(o, B, 2, &s, RECORD_GS);
+	CU_ASSERT(gpos(B, 2) >= 0 && gpos(B, 2) < gpos(A, 4));
+	CU_ASSERT_EQUAL(ninconsistent(o), 0);
+	order_free(o);
+}
+
+/*
  * A join whose request the server's records never show (they were lost):
  * after PATIENCE_ROUNDS rounds it is ordered by the heuristics.
  */
@@ -652,6 +685,7 @@ static CU_TestInfo group_tests[] = {
 	{ "server order, broadcast first", test_server_bcast_first },
 	{ "server order, broadcast last", test_server_bcast_last },
 	{ "server order, a call gone", test_server_gives_up },
+	{ "server order, a call slow to end", test_server_call_slow },
 	{ "server order, a request unseen", test_server_record_missing },
 	CU_TEST_INFO_NULL
 };
