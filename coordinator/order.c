@@ -2177,26 +2177,19 @@ node_free(struct order *o, struct order_node *n)
 	o->nspare++;
 }
 
-/* Releases the head of t with the given flags, match and predecessor. */
+/*
+ * Releases event n of t (its head, or a record released at arrival) with
+ * the given flags, match and predecessor: to the callback, then into the
+ * channels and the model.
+ */
 static int
-release_head(struct order *o, struct order_task *t, uint8_t flags,
-    int32_t match_tid, uint64_t match_seq, const struct clock_pred *pred)
+release_node(struct order *o, struct order_task *t, struct order_node *n,
+    uint8_t flags, int32_t match_tid, uint64_t match_seq,
+    const struct clock_pred *pred)
 {
-	struct order_node *n = t->head;
 	struct order_event ev;
 	int rv = 0;
 
-	/* The next head is likely cold: fetch it while this one goes out. */
-	if (n->next != NULL) {
-		__builtin_prefetch(n->next);
-		__builtin_prefetch((const char *)n->next + 64);
-		__builtin_prefetch((const char *)n->next + 128);
-		__builtin_prefetch((const char *)n->next + 192);
-	}
-	if ((t->head = n->next) == NULL)
-		t->tailp = &t->head;
-	t->held--;
-	o->held--;
 	o->nreleased++;
 	o->progress = 1;
 	t->started = 1;
@@ -2229,10 +2222,33 @@ release_head(struct order *o, struct order_task *t, uint8_t flags,
 	}
 	if (t->released >= t->watch_at)
 		task_watch(o, t);
-	node_free(o, n);
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
 		order_task_done(o, t);
+	return rv;
+}
+
+/* Releases the head of t with the given flags, match and predecessor. */
+static int
+release_head(struct order *o, struct order_task *t, uint8_t flags,
+    int32_t match_tid, uint64_t match_seq, const struct clock_pred *pred)
+{
+	struct order_node *n = t->head;
+	int rv;
+
+	/* The next head is likely cold: fetch it while this one goes out. */
+	if (n->next != NULL) {
+		__builtin_prefetch(n->next);
+		__builtin_prefetch((const char *)n->next + 64);
+		__builtin_prefetch((const char *)n->next + 128);
+		__builtin_prefetch((const char *)n->next + 192);
+	}
+	if ((t->head = n->next) == NULL)
+		t->tailp = &t->head;
+	t->held--;
+	o->held--;
+	rv = release_node(o, t, n, flags, match_tid, match_seq, pred);
+	node_free(o, n);
 	return rv;
 }
 
@@ -3422,6 +3438,41 @@ add_lost(struct order *o, struct order_task *t, uint64_t seq,
 	return 0;
 }
 
+/*
+ * Can r go out the moment it arrives, with no node?  Only when stepping t
+ * would release it at once anyway: t holds nothing and waits for no
+ * spawn, no receive waits on its progress (those would look first), and
+ * r is neither a receive nor a group call, which wait for other tasks.
+ */
+static int
+free_at_arrival(const struct order_task *t, const struct record *r)
+{
+	return t->head == NULL && t->waiters_on == 0 && r->glen == 0 &&
+	    (t->started || t->parent_tid == 0 || t->spawn_seq == 0) &&
+	    !record_is_recv(r) && !is_probe_hit(r);
+}
+
+/*
+ * Releases r at arrival.  Its node lives on the stack and borrows r's
+ * group and peers: nothing keeps it past the release.
+ */
+static void
+release_arrival(struct order *o, struct order_task *t, const struct record *r)
+{
+	struct order_node n;
+
+	n.rec = *r;
+	n.rec.len = (uint16_t)record_size(r);
+	n.flags = n.kind = 0;
+	n.gs_k = 0;
+	n.last = r->seq;
+	t->last_raw = r->t_ns;
+	o->nadded++;
+	o->changes++;
+	/* Out of memory for a send's channel loses its matches only. */
+	(void)release_node(o, t, &n, 0, 0, 0, NULL);
+}
+
 int
 order_add(struct order *o, int32_t tid, const struct record *r,
     const char **why)
@@ -3459,6 +3510,11 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		lost_at(o, t, t->next_seq);
 	}
 	t->next_seq = r->seq + 1;
+	if (free_at_arrival(t, r)) {
+		release_arrival(o, t, r);
+		order_run(o);
+		return 0;
+	}
 	if ((n = node_new(o, r, 0, r->seq)) == NULL)
 		goto nomem;
 	n->prev_t = t->last_raw;
@@ -3470,7 +3526,12 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	/* A receive waiting for t's progress may see its new head. */
 	if (t->waiters_on > 0)
 		wake_waiters_on(o, t);
-	work_push(o, t);
+	/*
+	 * A receive at the head waits for its sender, never for what its
+	 * own task does after it: a record behind it changes nothing.
+	 */
+	if (t->head == n || t->wait != WAIT_CHAN)
+		work_push(o, t);
 	/* Events ahead of a waiting join may change what it waits for. */
 	o->progress = 1;
 	order_run(o);

@@ -1281,6 +1281,23 @@ task_arch(const struct state *s, const struct task *t)
 }
 
 /*
+ * Are the architectures of a's and b's hosts known and different?  Tasks
+ * of one host, the common case, need not look their hosts up.
+ */
+static int
+arch_differs(const struct state *s, const struct task *a,
+    const struct task *b)
+{
+	const char *x, *y;
+
+	if (a != NULL && b != NULL && a->host != NULL && b->host != NULL &&
+	    strcmp(a->host, b->host) == 0)
+		return 0;
+	return (x = task_arch(s, a)) != NULL && (y = task_arch(s, b)) != NULL &&
+	    strcmp(x, y) != 0;
+}
+
+/*
  * The receive r of t took q: its receive buffer is q's message now, to
  * be unpacked from the start.  The bytes of an item (a long) may differ
  * between architectures, so messages between them are not checked.
@@ -1290,13 +1307,11 @@ unpack_start(const struct state *s, struct task *t, const struct record *r,
     struct qmsg *q)
 {
 	struct unpacking *u = &t->unpack;
-	const char *a, *b;
 
 	unpack_stop(t);
 	if (q->pk == NULL)
 		return;
-	if ((a = task_arch(s, task_find(s, q->from))) != NULL &&
-	    (b = task_arch(s, t)) != NULL && strcmp(a, b) != 0)
+	if (arch_differs(s, task_find(s, q->from), t))
 		return;
 	u->pk = q->pk;
 	q->pk = NULL;
@@ -1481,7 +1496,7 @@ static void
 race_check_send(const struct state *s, struct task *t, struct qmsg *q,
     const struct task *snd)
 {
-	const struct task *a;
+	const struct task *a = NULL;
 	const struct wild *w;
 	uint64_t i, first, known = task_comp(snd, t->idx);
 
@@ -1495,9 +1510,11 @@ race_check_send(const struct state *s, struct task *t, struct qmsg *q,
 		w = &t->wild[i % STATE_WILD_HISTORY];
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
+		/* Receives mostly take from one sender: look it up once. */
+		if (a == NULL || a->tid != w->s1_tid)
+			a = task_find(s, w->s1_tid);
 		/* s1 before a resync: what the send knew of it is unknown. */
-		if ((a = task_find(s, w->s1_tid)) == NULL ||
-		    w->s1_seq <= a->base ||
+		if (a == NULL || w->s1_seq <= a->base ||
 		    task_comp(snd, a->idx) >= w->s1_seq)
 			continue;	/* sent after s1 */
 		cand_add(q, w);
