@@ -210,4 +210,20 @@ record_msg_id(const struct record *r)
 	return (r->flags & RECORD_MSGID) ? (uint32_t)r->inst : 0;
 }
 
+/*
+ * Compares the record numbered seq with message id, the number of a
+ * send's begin modulo 2^31: negative when seq comes before it, 0 when
+ * it is that send.  Records compared this way are within 2^30 of each
+ * other.
+ */
+static inline int
+record_msg_id_cmp(uint64_t seq, uint32_t id)
+{
+	uint32_t d = (id - (uint32_t)seq) & RECORD_MSGID_MASK;
+
+	if (d == 0)
+		return 0;
+	return d < (1U << 30) ? -1 : 1;
+}
+
 #endif

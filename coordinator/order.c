@@ -2074,6 +2074,25 @@ watch_rearm(struct order_task *t)
 	    t->uncount_at;
 }
 
+/* The receives that wait for a message from t look again. */
+static void
+wake_outs(struct order *o, struct order_task *t)
+{
+	struct order_chan *c;
+
+	for (c = t->outs; c != NULL; c = c->snext)
+		wake_receiver(o, c);
+}
+
+/* t went on: the receives that wait for its progress look again. */
+static void
+wake_waiters_on(struct order *o, struct order_task *t)
+{
+	t->waiters_on = 0;
+	watch_rearm(t);
+	wake_outs(o, t);
+}
+
 /*
  * t released every record before the first that may be missing: from
  * now on its sends and receives cannot be counted on their channels.
@@ -2091,10 +2110,7 @@ task_uncounted(struct order *o, struct order_task *t)
 
 	t->uncounted = 1;
 	t->uncount_at = UINT64_MAX;
-	t->waiters_on = 0;
-	watch_rearm(t);
-	for (c = t->outs; c != NULL; c = c->snext)
-		wake_receiver(o, c);
+	wake_waiters_on(o, t);
 	for (c = t->ins; c != NULL; c = c->dnext)
 		c->debt = 0;
 	for (g = o->groups; g != NULL; g = g->next)
@@ -2117,25 +2133,6 @@ lost_at(struct order *o, struct order_task *t, uint64_t seq)
 		t->watch_at = t->uncount_at;
 	if (t->released >= t->uncount_at)
 		task_uncounted(o, t);
-}
-
-/* The receives that wait for a message from t look again. */
-static void
-wake_outs(struct order *o, struct order_task *t)
-{
-	struct order_chan *c;
-
-	for (c = t->outs; c != NULL; c = c->snext)
-		wake_receiver(o, c);
-}
-
-/* t went on: the receives that wait for its progress look again. */
-static void
-wake_waiters_on(struct order *o, struct order_task *t)
-{
-	t->waiters_on = 0;
-	watch_rearm(t);
-	wake_outs(o, t);
 }
 
 /* A receive waits for t's progress: t's next release wakes it. */
@@ -2735,18 +2732,6 @@ in_chan(struct order *o, struct order_task *t, const struct record *r)
 }
 
 /*
- * Is the record numbered id (mod 2^31) after the record numbered seq?
- * The records the order compares this way are within 2^30 of each other.
- */
-static inline int
-id_after(uint64_t seq, uint32_t id)
-{
-	uint32_t d = (id - (uint32_t)seq) & RECORD_MSGID_MASK;
-
-	return d != 0 && d < (1U << 30);
-}
-
-/*
  * The end of a receive that names its message by id (record.h): it got
  * its sender's send numbered id.  The sends before that one on its
  * channel were received already, by receives this coordinator did not
@@ -2765,7 +2750,7 @@ step_recv_id(struct order *o, struct order_task *t, uint32_t id, int force,
 	struct order_task *s;
 
 	if (c != NULL) {
-		while (c->count > 0 && id_after(c->sent[c->first].seq, id)) {
+		while (c->count > 0 && record_msg_id_cmp(c->sent[c->first].seq, id) < 0) {
 			chan_pop(c);
 			o->retained--;
 		}
@@ -2775,7 +2760,7 @@ step_recv_id(struct order *o, struct order_task *t, uint32_t id, int force,
 	}
 	s = c != NULL ? c->stask : task_find(o, r->peer);
 	if (s != NULL && s->registered) {
-		if (force || !id_after(s->released, id))
+		if (force || record_msg_id_cmp(s->released, id) >= 0)
 			return release_unmatched(o, t);
 	} else if (force || o->draining || (s != NULL && s->absent))
 		return release_unmatched(o, t);
@@ -3876,7 +3861,7 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	if ((id = record_msg_id(r)) != 0) {
 		s = task_find(o, r->peer);
 		if (s != NULL && s->registered && s->next_seq > 0 &&
-		    !id_after(s->next_seq - 1, id))
+		    record_msg_id_cmp(s->next_seq - 1, id) >= 0)
 			return 0;	/* it holds the send */
 		return release_unmatched(o, t) == 1;
 	}

@@ -1784,13 +1784,6 @@ queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
 	return owe_add(t, from, tag, ctx);
 }
 
-/* Is the send numbered seq the message id (record.h), or before it? */
-static int
-id_reached(uint64_t seq, uint32_t id)
-{
-	return ((id - (uint32_t)seq) & RECORD_MSGID_MASK) < (1U << 30);
-}
-
 /*
  * A receive that names its message by id took it and every message of
  * its channel sent before it (PVM keeps a channel's order): those still
@@ -1808,9 +1801,9 @@ queue_take_upto(struct state *s, struct task *t, int32_t from, int32_t tag,
 	for (q = TAILQ_FIRST(&t->queue); q != NULL; q = next) {
 		next = TAILQ_NEXT(q, entry);
 		if (q->from != from || q->tag != tag || q->ctx != ctx ||
-		    !id_reached(q->seq, id))
+		    record_msg_id_cmp(q->seq, id) > 0)
 			continue;
-		found |= (q->seq & RECORD_MSGID_MASK) == id;
+		found |= record_msg_id_cmp(q->seq, id) == 0;
 		TAILQ_REMOVE(&t->queue, q, entry);
 		t->nqueue--;
 		qmsg_done(s, q);
@@ -1833,7 +1826,7 @@ queue_take_id(struct state *s, struct task *t, const struct record *r,
 	if (queue_take_upto(s, t, r->peer, r->tag, r->ctx, id))
 		return 0;
 	if ((snd = task_find(s, r->peer)) != NULL && snd->seen &&
-	    id_reached(snd->last_seq, id))
+	    record_msg_id_cmp(snd->last_seq, id) >= 0)
 		return 0;
 	return owe_add(t, r->peer, r->tag, r->ctx);
 }

@@ -607,6 +607,72 @@ test_unreceived(void)
 	sdone(s);
 }
 
+/*
+ * The end of tid's receive of message id from `from` that the order
+ * released unmatched (EVENT_UNMATCHED): its send was lost, came before
+ * the model began, or is still to come.
+ */
+static void
+srecv_id_unmatched(struct state *s, int32_t tid, int32_t from, int32_t tag,
+    uint32_t id)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	struct order_event ev;
+	struct record r;
+	const char *why = NULL;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_recv;
+	r.phase = PMON_END;
+	r.seq = ++seqs[tid & 0xf];
+	r.t_ns = clock_ns += 1000;
+	r.rc = 1;
+	r.peer = from;
+	r.tag = tag;
+	r.bytes = 4;
+	r.inst = (int32_t)id;
+	r.flags = RECORD_MSG | RECORD_MSGID;
+	n = record_encode(buf, &r, NULL);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = tid;
+	ev.flags = EVENT_UNMATCHED;
+	ev.t_corr = clock_ns;
+	ev.rec = &r;
+	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+}
+
+/*
+ * An unmatched receive that names its message takes that message and
+ * no other.  When its sender is past the id (the send is not in the
+ * model: lost, or before it), A's next message to B stays queued and is
+ * unreceived at B's exit; when the send is still to come, it is the
+ * receive's and nothing is left.
+ */
+static void
+test_recv_id_unmatched(void)
+{
+	struct state *s = srig();
+
+	seqs[A & 0xf] = 10;		/* A:1-10 not in the model */
+	sinit(s, A);			/* A:11, 12 */
+	srecv_id_unmatched(s, B, A, 7, 5);
+	ssend(s, A, B, 7, 100);		/* A:13, not the one B took */
+	sexit(s, B);
+	CU_ASSERT_EQUAL_FATAL(nkind("unreceived"), 1);
+	CU_ASSERT(has(probs[0], "\"send\":\"262145:13\""));
+	sdone(s);
+
+	s = srig();
+	sinit(s, A);			/* A:1, 2 */
+	srecv_id_unmatched(s, B, A, 7, 3);
+	ssend(s, A, B, 7, 100);		/* A:3, the one B took */
+	sexit(s, B);
+	CU_ASSERT_EQUAL(nkind("unreceived"), 0);
+	sdone(s);
+}
+
 /* Messages wait in their receiver's queue in the order sent. */
 static void
 test_queue_order(void)
@@ -1915,6 +1981,7 @@ static CU_TestInfo state_tests[] = {
 	{ "barrier completes", test_barrier_clean },
 	{ "receive from a killed task", test_recv_killed },
 	{ "unreceived at exit", test_unreceived },
+	{ "an unmatched receive names its message", test_recv_id_unmatched },
 	{ "queue contents and order", test_queue_order },
 	{ "frontiers of a message chain", test_frontier },
 	{ "snapshot position", test_position },
