@@ -73,16 +73,26 @@ task(struct order *o, int32_t tid, int32_t parent, uint64_t spawn_seq)
 	CU_ASSERT_EQUAL(order_task_new(o, tid, 0, parent, spawn_seq, &why), 0);
 }
 
-/* Encodes and decodes a record as the agent path does, then adds it. */
+/* Encodes and decodes r as the agent path does, then adds it. */
+static int
+add_record(struct order *o, int32_t tid, struct record *r,
+    const int32_t *peers)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	const char *why = NULL;
+	size_t n;
+
+	n = record_encode(buf, r, peers);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, r, &why), 0);
+	return order_add(o, tid, r, &why);
+}
+
 static int
 add_full(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
     int32_t peer, int32_t tag, int32_t ctx, int32_t rc, int npeers,
     const int32_t *peers)
 {
-	uint8_t buf[RECORD_MAX_SIZE];
 	struct record r;
-	const char *why = NULL;
-	size_t n;
 
 	memset(&r, 0, sizeof(r));
 	r.call = call;
@@ -99,9 +109,7 @@ add_full(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
 	    call == PMON_CALL_nrecv || call == PMON_CALL_precv ||
 	    call == PMON_CALL_probe) && phase == PMON_END && peer != -1)
 		r.flags = RECORD_MSG;
-	n = record_encode(buf, &r, peers);
-	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
-	return order_add(o, tid, &r, &why);
+	return add_record(o, tid, &r, peers);
 }
 
 static void
@@ -736,9 +744,7 @@ static void
 recv_id(struct order *o, int32_t tid, uint64_t seq, int32_t peer,
     int32_t tag, uint32_t id)
 {
-	uint8_t buf[RECORD_MAX_SIZE];
 	struct record r;
-	const char *why = NULL;
 
 	memset(&r, 0, sizeof(r));
 	r.call = PMON_CALL_recv;
@@ -749,10 +755,8 @@ recv_id(struct order *o, int32_t tid, uint64_t seq, int32_t peer,
 	r.tag = tag;
 	r.inst = (int32_t)id;
 	r.flags = RECORD_MSG | RECORD_MSGID;
-	CU_ASSERT_EQUAL_FATAL(record_decode(buf, record_encode(buf, &r, NULL),
-	    &r, &why), 0);
+	CU_ASSERT_EQUAL(add_record(o, tid, &r, NULL), 0);
 	CU_ASSERT_EQUAL(record_msg_id(&r), id);
-	CU_ASSERT_EQUAL(order_add(o, tid, &r, &why), 0);
 }
 
 /*
