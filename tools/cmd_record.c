@@ -561,9 +561,7 @@ record_loop(struct rec *r)
 			break;
 	if (r->failed)
 		return -1;
-	if (!tool_stop && !pmon_closed(r->p))
-		return tool_error("%s", pmon_error(r->p));
-	return 0;
+	return tool_stream_end(r->p);
 }
 
 

@@ -267,9 +267,7 @@ trace_loop(struct pmon *p, struct trace *t)
 	if (t->failed)
 		return tool_error("writing the trace: %s",
 		    strerror(t->write_errno));
-	if (!tool_stop && !pmon_closed(p))
-		return tool_error("%s", pmon_error(p));
-	return 0;
+	return tool_stream_end(p);
 }
 
 static int

@@ -1021,9 +1021,7 @@ export_live(struct pmon *p, struct export *x)
 	for (i = 0; rv != -1 && i < EXPORT_DRAIN_MAX && !x->failed; i++)
 		if ((rv = pmon_wait(p, 0)) == 0)
 			break;
-	if (!x->failed && !tool_stop && !pmon_closed(p))
-		return tool_error("%s", pmon_error(p));
-	return 0;
+	return x->failed ? 0 : tool_stream_end(p);
 }
 
 /* The frames a subscribed tool got; the recording's own are skipped. */

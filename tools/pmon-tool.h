@@ -68,6 +68,8 @@ int		 tool_error(const char *, ...)
 int		 tool_usage_error(const char *, ...)
 		    __attribute__((format(printf, 1, 2)));
 int		 tool_sibling(char *, size_t, const char *);
+struct pmon;
+int		 tool_stream_end(const struct pmon *);
 const char	*tool_command_name(void);
 /* Set by SIGINT or SIGTERM once tool_catch_stop() has run. */
 extern volatile sig_atomic_t tool_stop;

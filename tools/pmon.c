@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pmon.h"
 #include "pmon-tool.h"
 
 static const struct cmd_entry *const cmd_table[] = {
@@ -76,6 +77,23 @@ tool_error(const char *fmt, ...)
 	tool_vmsg(fmt, ap);
 	va_end(ap);
 	return EXIT_FAILURE;
+}
+
+/*
+ * How a tool's stream ended: 0 after the coordinator's BYE or our own
+ * stop; otherwise an error saying why, and, when the coordinator went
+ * without a goodbye, that the stream is incomplete.
+ */
+int
+tool_stream_end(const struct pmon *p)
+{
+	if (tool_stop || (pmon_closed(p) && !pmon_gone(p)))
+		return 0;
+	if (pmon_gone(p))
+		return tool_error("%s; it went without a goodbye (was it "
+		    "killed?): the stream ends here, and what it had not sent "
+		    "us yet is missing", pmon_error(p));
+	return tool_error("%s", pmon_error(p));
 }
 
 volatile sig_atomic_t tool_stop;
