@@ -14,6 +14,8 @@
 #define PMON_FILE_SECRET	"secret"	/* the VM's secret (secret.h) */
 #define PMON_FILE_RING		"ring"		/* ring bytes for this host's
 						   tasks (doc/capture.md) */
+#define PMON_FILE_TASKER	"tasker"	/* the pid of the host's task
+						   starter (node-agent/tasker.c) */
 
 int	pmon_runtime_path(char *buf, size_t size, const char *what);
 int	pmon_secret_path_for(char *buf, size_t size, const char *sock_path);

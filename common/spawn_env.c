@@ -7,18 +7,33 @@
 
 #include "spawn_env.h"
 
-/* Is name one of the colon-separated names of list? */
-static int
-export_has(const char *list, const char *name)
+int
+spawn_env_list_has(const char *list, const char *seps, const char *word)
 {
-	size_t n = strlen(name);
-	const char *p;
+	size_t n = strlen(word), len;
 
-	for (p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ':') &&
-		    (p[n] == '\0' || p[n] == ':'))
+	while (*list != '\0') {
+		len = strcspn(list, seps);
+		if (len == n && strncmp(list, word, n) == 0)
 			return 1;
+		list += len;
+		list += strspn(list, seps);
+	}
 	return 0;
+}
+
+char *
+spawn_env_preload(const char *old, const char *lib)
+{
+	char *val;
+
+	if (old == NULL || *old == '\0')
+		return strdup(lib);
+	if (spawn_env_list_has(old, ": ", lib))
+		return strdup(old);
+	if (asprintf(&val, "%s:%s", lib, old) == -1)
+		return NULL;
+	return val;
 }
 
 /* A copy of the variable's value, or NULL when it is not set. */
@@ -60,7 +75,7 @@ spawn_env_set(struct spawn_env *se, const char *name, const char *value)
 	exp = se->old_export;
 	if (exp == NULL || exp[0] == '\0')
 		newexp = name;
-	else if (!export_has(exp, name)) {
+	else if (!spawn_env_list_has(exp, ":", name)) {
 		if (asprintf(&list, "%s:%s", exp, name) == -1)
 			rv = -1;
 		newexp = list;

@@ -22,4 +22,12 @@ int	spawn_env_set(struct spawn_env *, const char *name, const char *value);
 /* Puts both variables back; a no-op unless spawn_env_set succeeded. */
 void	spawn_env_restore(struct spawn_env *);
 
+/* Is word one of the entries of list, separated by any of seps? */
+int	spawn_env_list_has(const char *list, const char *seps, const char *word);
+/*
+ * LD_PRELOAD's value with lib first, keeping what old held (ld.so
+ * separates entries by spaces or colons); malloc'd, NULL out of memory.
+ */
+char	*spawn_env_preload(const char *old, const char *lib);
+
 #endif

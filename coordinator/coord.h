@@ -368,6 +368,8 @@ struct coord {
 	char			 agent_ring[16]; /* -R: agents' -R, or "" */
 	char			 agent_compress[8]; /* -z: agents' -z, or "" */
 	char			 agent_block[16]; /* -k: agents' -k, or "" */
+	int			 agent_tasker;	/* -T: agents start the hosts'
+						   task starters (-T) */
 
 	char			 listen_host[256]; /* -l, or chosen */
 	char			 listen_addr[300]; /* ADDR:PORT for agents */

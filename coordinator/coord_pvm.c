@@ -202,7 +202,7 @@ static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	struct spawn_env se;
-	char *argv[15], host[256];
+	char *argv[16], host[256];
 	int tid, n, i = 0;
 
 	/* The capture settings of `pmon start` (doc/capture.md). */
@@ -228,6 +228,8 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 		argv[i++] = (char *)"-k";
 		argv[i++] = c->agent_block;
 	}
+	if (c->agent_tasker)
+		argv[i++] = (char *)"-T";
 	argv[i++] = (char *)"-c";
 	argv[i++] = c->listen_addr;
 	argv[i] = NULL;

@@ -37,7 +37,7 @@ static uint64_t horizon_events, horizon_ns;
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: pmon-coordd [-dNv] [-A agent-path] "
+	fprintf(stderr, "usage: pmon-coordd [-dNTv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-H horizon] "
 	    "[-i live-ms] [-k block-timeout] [-l address] "
 	    "[-Q tool-queue-bytes]\n       [-r fd] [-s ring-bytes] "
@@ -340,7 +340,7 @@ main(int argc, char *argv[])
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
 	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
-	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:NQ:R:r:s:t:vW:z:")) !=
+	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:NQ:R:r:s:Tt:vW:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 's':
@@ -361,6 +361,9 @@ main(int argc, char *argv[])
 				fatalx("-z %s: always, remote or never", optarg);
 			snprintf(coord.agent_compress,
 			    sizeof(coord.agent_compress), "%s", optarg);
+			break;
+		case 'T':
+			coord.agent_tasker = 1;
 			break;
 		case 'k':
 			if (capture_block_parse(optarg, &block_ns) == -1 ||

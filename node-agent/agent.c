@@ -23,6 +23,7 @@
 #include "log.h"
 #include "paths.h"
 #include "proto.h"
+#include "tasker.h"
 #include "wire.h"
 
 static long
@@ -374,6 +375,9 @@ agent_exit(struct agent *a, int code)
 	if (a->ring_path[0] != '\0')
 		unlink(a->ring_path);
 	agent_pvm_exit(a);
+	/* An orderly end: pvmd starts the host's tasks itself again. */
+	if (a->tasker && code == 0)
+		tasker_stop();
 	log_debug("exiting (%d)", code);
 	exit(code);
 }

@@ -138,6 +138,7 @@ TAILQ_HEAD(agent_controls, agent_control);
 struct agent {
 	struct event_base	*base;
 	int			 dump;		/* -D: print, no coordinator */
+	int			 tasker;	/* -T: started the task starter */
 	FILE			*dumpf;
 	struct bufferevent	*coord;
 	struct evbuffer		*out;		/* frames to the coordinator,

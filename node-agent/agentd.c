@@ -2,8 +2,9 @@
  * pmon-agentd: the per-host agent.
  *
  *	pmon-agentd [-v] [-D] [-O NS] [-s FILE] [-t exact|compact] [-b BYTES]
- *	    [-i MS] [-R BYTES] [-z always|remote|never] [-k TIMEOUT]
+ *	    [-i MS] [-R BYTES] [-z always|remote|never] [-k TIMEOUT] [-T]
  *	    [-c ADDR:PORT]
+ *	pmon-agentd -S -p LIBRARY [-v]
  *
  * -c names the coordinator (which spawns the agents with it); -D is the
  * dump mode: no coordinator, every frame is printed on stdout.  -t, -b,
@@ -15,7 +16,10 @@
  * deflated (remote, the default: unless the coordinator is on this
  * host).  -k is blocking mode: it tells every task whose ring it takes
  * to wait up to TIMEOUT (forever, 500ms, 2s) for room in a full ring
- * instead of dropping the record.
+ * instead of dropping the record.  -T starts the host's task starter
+ * (pmon-agentd -S, node-agent/tasker.c), which starts every task
+ * spawned on the host instrumented; an orderly exit of the agent stops
+ * it.
  *
  * The agent tells the coordinator the virtual machine's secret: the one
  * in FILE with -s, else the one in PMON_SECRET (which is how it reaches
@@ -44,6 +48,7 @@
 #include "log.h"
 #include "paths.h"
 #include "secret.h"
+#include "tasker.h"
 
 static struct agent agent;
 
@@ -84,6 +89,8 @@ usage(void)
 	    "           coordinator is on another host (remote, the default)\n"
 	    "  -k TIMEOUT  blocking mode: a task waits up to TIMEOUT for room\n"
 	    "           in its full ring (forever, or e.g. 500ms, 2s)\n"
+	    "  -T       start this host's task starter: every task spawned\n"
+	    "           on the host is started instrumented (tasker.c)\n"
 	    "  -O NS    test only: add NS nanoseconds to every record's time\n"
 	    "           (also PMON_TEST_CLOCK_OFFSET_NS=NS in the environment)\n"
 	    "  -s FILE  the virtual machine's secret (default: PMON_SECRET,\n"
@@ -194,14 +201,17 @@ main(int argc, char *argv[])
 	const char *coord = NULL, *offset = NULL, *secret_file = NULL;
 	char secret[PMON_SECRET_LEN + 1];
 	int ch, verbose = 0, dump = 0, env_secret, time_mode = PACK_TIME_EXACT;
-	int compress = CAPTURE_COMPRESS_REMOTE;
+	int compress = CAPTURE_COMPRESS_REMOTE, tasker = 0;
 	size_t high_water = AGENT_HIGH_WATER;
 	unsigned live_ms = AGENT_LIVE_MS;
 	unsigned long ring_size = 0;
 	uint64_t block_ns = RING_BLOCK_NEVER;
 
+	/* The host's task starter: the same executable (tasker.c). */
+	if (argc > 1 && strcmp(argv[1], "-S") == 0)
+		return tasker_main(argc, argv);
 	env_secret = secret_from_env(secret);
-	while ((ch = getopt(argc, argv, "vDO:R:b:c:i:k:s:t:z:")) != -1) {
+	while ((ch = getopt(argc, argv, "vDO:R:Tb:c:i:k:s:t:z:")) != -1) {
 		switch (ch) {
 		case 'R':
 			ring_size = (unsigned long)parse_num("-R", optarg,
@@ -235,6 +245,9 @@ main(int argc, char *argv[])
 			break;
 		case 'D':
 			dump = 1;
+			break;
+		case 'T':
+			tasker = 1;
 			break;
 		case 'c':
 			coord = optarg;
@@ -298,6 +311,11 @@ main(int argc, char *argv[])
 	}
 	if (ring_size != 0)
 		(void)agent_publish_ring(&agent, ring_size);
+	/* Now that tasks can register with us: every spawn on the host. */
+	if (tasker && !dump) {
+		agent.tasker = 1;
+		tasker_start(verbose);
+	}
 	agent_send_hello(&agent);
 	/*
 	 * The hello goes out now, not after the adoption below (which may

@@ -19,6 +19,7 @@
 
 #include "paths.h"
 #include "pmon-tool.h"
+#include "spawn_env.h"
 
 /* The status of a program that could not be found or run, as env(1). */
 #define EXIT_NOTFOUND	127
@@ -64,22 +65,6 @@ preload_path(char *buf, size_t size)
 	return 0;
 }
 
-/* Does the list (entries separated by any of seps) hold word? */
-static int
-list_has(const char *list, const char *seps, const char *word)
-{
-	size_t n = strlen(word), len;
-
-	while (*list != '\0') {
-		len = strcspn(list, seps);
-		if (len == n && strncmp(list, word, n) == 0)
-			return 1;
-		list += len;
-		list += strspn(list, seps);
-	}
-	return 0;
-}
-
 /*
  * Puts the library first in LD_PRELOAD and LD_PRELOAD into PVM_EXPORT,
  * keeping what either held.  ld.so separates LD_PRELOAD by spaces or
@@ -92,23 +77,16 @@ setup_env(const char *preload)
 	char *val;
 	int rv;
 
-	old = getenv("LD_PRELOAD");
-	if (old == NULL || *old == '\0')
-		rv = setenv("LD_PRELOAD", preload, 1);
-	else if (list_has(old, ": ", preload))
-		rv = 0;
-	else {
-		if (asprintf(&val, "%s:%s", preload, old) == -1)
-			return -1;
-		rv = setenv("LD_PRELOAD", val, 1);
-		free(val);
-	}
+	if ((val = spawn_env_preload(getenv("LD_PRELOAD"), preload)) == NULL)
+		return -1;
+	rv = setenv("LD_PRELOAD", val, 1);
+	free(val);
 	if (rv == -1)
 		return -1;
 	old = getenv("PVM_EXPORT");
 	if (old == NULL || *old == '\0')
 		return setenv("PVM_EXPORT", "LD_PRELOAD", 1);
-	if (list_has(old, ":", "LD_PRELOAD"))
+	if (spawn_env_list_has(old, ":", "LD_PRELOAD"))
 		return 0;
 	if (asprintf(&val, "%s:LD_PRELOAD", old) == -1)
 		return -1;

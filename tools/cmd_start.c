@@ -40,6 +40,7 @@ static const struct option start_longopts[] = {
 	{ "horizon", required_argument, NULL, 'H' },
 	{ "listen", required_argument, NULL, 'l' },
 	{ "ring-size", required_argument, NULL, 'R' },
+	{ "tasker", no_argument, NULL, 'S' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "lossless-wait", required_argument, NULL, 'W' },
@@ -49,7 +50,7 @@ static const struct option start_longopts[] = {
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
 	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
-	"[-H horizon] [--block[=TIMEOUT]]",
+	"[-H horizon] [--block[=TIMEOUT]] [--tasker]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -77,6 +78,10 @@ const struct cmd_entry cmd_start_entry = {
 	"  --block[=TIMEOUT]  a task whose ring is full waits for room, up to\n"
 	"                 TIMEOUT (500ms, 2s; default forever), instead of\n"
 	"                 dropping the record (doc/capture.md)\n"
+	"  --tasker       monitor every task spawned on the machine, however\n"
+	"                 it is started (console, XPVM, any program): each\n"
+	"                 agent starts its host's tasks (doc/tasker.md);\n"
+	"                 their output does not reach the console yet\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events, or, for a lossless tool (pmon record,\n"
 	"                 export, trace --lossless), before the agents are\n"
@@ -246,7 +251,7 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
 	static const char opts[] = "CQlTBLRZWH", flags[] = "CQltbiszWH";
 	char fdarg[16], flag[sizeof(opts) - 1][3];
-	const char *argv[6 + 2 * (sizeof(opts) - 1) + 1];
+	const char *argv[7 + 2 * (sizeof(opts) - 1) + 1];
 	size_t k;
 	int i = 0, null;
 
@@ -273,6 +278,8 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 		argv[i++] = "-k";
 		argv[i++] = block_arg(a);
 	}
+	if (a->seen['S'])
+		argv[i++] = "-T";
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
 	argv[i] = NULL;

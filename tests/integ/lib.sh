@@ -376,6 +376,49 @@ pmon_run_traced() {
 	pmon_shutdown "$TRACE_PID"
 }
 
+# expect_master1 TRACE N: TRACE (pmon trace --json) holds one run of
+# pvm-examples' master1 with its N slave1 workers: causal, every call
+# each makes once (from master1.c and slave1.c), and nothing else.
+expect_master1() {
+	local trace=$1 n=$2 progs
+	"$STREAMCHECK" -a "$trace" || fail "stream violations"
+	"$STREAMCHECK" -c "$trace" >"$RUN/counts"
+	"$STREAMCHECK" -t "$trace" >"$RUN/tasks"
+	cat >"$RUN/want.master1" <<EOF
+pvm_mytid 1
+pvm_config 1
+pvm_spawn 1
+pvm_initsend 1
+pvm_pkint 3
+pvm_pkfloat 1
+pvm_mcast 1
+pvm_recv $n
+pvm_upkint $n
+pvm_upkfloat $n
+pvm_exit 1
+EOF
+	cat >"$RUN/want.slave1" <<EOF
+pvm_mytid $n
+pvm_recv $((2 * n))
+pvm_upkint $((3 * n))
+pvm_upkfloat $((2 * n))
+pvm_initsend $((2 * n))
+pvm_pkfloat $((2 * n))
+pvm_pkint $n
+pvm_send $((2 * n))
+pvm_parent $n
+pvm_exit $n
+EOF
+	expect_counts master1 "$RUN/want.master1" "$RUN/counts"
+	expect_counts slave1 "$RUN/want.slave1" "$RUN/counts"
+	expect_eq "master1 tasks" 1 \
+	    "$(awk '$2 == "master1" && $4 > 0' "$RUN/tasks" | wc -l)"
+	expect_eq "slave1 tasks" "$n" \
+	    "$(awk '$2 == "slave1" && $4 > 0' "$RUN/tasks" | wc -l)"
+	progs=$(awk '$4 > 0 { print $2 }' "$RUN/tasks" | sort -u | tr '\n' ' ')
+	expect_eq "programs in the stream" "master1 slave1 " "$progs"
+}
+
 # expect_task_counts DIR EVENTS: DIR holds one TID.counts file per task
 # (TID in hex, lines "pvm_CALL N", as msgmix and grouprace write them);
 # EVENTS is `streamcheck -e` output.  Each task's begins of each call
