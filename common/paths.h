@@ -16,6 +16,8 @@
 						   tasks (doc/capture.md) */
 #define PMON_FILE_TASKER	"tasker"	/* the pid of the host's task
 						   starter (node-agent/tasker.c) */
+#define PMON_SOCK_STARTER	"starter"	/* its tasks tell it where
+						   their output goes */
 
 int	pmon_runtime_path(char *buf, size_t size, const char *what);
 int	pmon_secret_path_for(char *buf, size_t size, const char *sock_path);

@@ -150,8 +150,8 @@ pvm_data_int(unsigned which, int dflt)
 	return p != NULL ? *p : dflt;
 }
 
-static int
-enrolled_tid(void)
+int
+preload_enrolled_tid(void)
 {
 	int tid = pvm_data_int(PVM_MYTID, -1);
 
@@ -166,7 +166,7 @@ int
 preload_mytid(void)
 {
 	__typeof__(&pvm_mytid) real;
-	int tid = enrolled_tid();
+	int tid = preload_enrolled_tid();
 
 	if (tid > 0)
 		return tid;
@@ -467,8 +467,12 @@ call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
 		bp_check(c, PMON_END);
 		outer = NULL;
 	}
-	if (--depth == 0 && c->active && !st.registered)
+	if (--depth > 0)
+		return;
+	if (c->active && !st.registered)
 		try_register(now_ns());
+	if (starter_pending)
+		starter_tell();
 }
 
 void
@@ -541,7 +545,7 @@ try_register(uint64_t now)
 	uint32_t nbp;
 	int tid, fd, saved = errno;
 
-	if (st.ring.hdr == NULL || (tid = enrolled_tid()) <= 0)
+	if (st.ring.hdr == NULL || (tid = preload_enrolled_tid()) <= 0)
 		return;
 	if (st.last_try_ns != 0 && now - st.last_try_ns < RETRY_NS)
 		return;
@@ -706,6 +710,7 @@ atfork_child(void)
 	st.stale_tid = pvm_data_int(PVM_MYTID, -1);
 	st.spawn_parent = 0;
 	st.spawn_seq = 0;
+	starter_atfork();
 	errno = saved;
 }
 
@@ -719,6 +724,7 @@ preload_init(void)
 	st.inert = strcmp(st.program, "pmon") == 0 ||
 	    strncmp(st.program, "pmon-", 5) == 0;
 	read_spawn_env();
+	starter_init();
 	read_ring_size();
 	pthread_atfork(NULL, NULL, atfork_child);
 	errno = saved;

@@ -60,6 +60,16 @@ struct bcast_capture {
 void	 bcast_capture_set(struct bcast_capture *);
 void	 bcast_capture_mcast(const int *tids, int count);
 
+/* The task's tid once it is enrolled (not its parent's, in a fork). */
+int	 preload_enrolled_tid(void);
+
+/* A task of the host's starter (preload_starter.c, tasker.h). */
+extern int starter_pending;
+void	 starter_init(void);
+void	 starter_atfork(void);
+void	 starter_tell(void);
+void	 starter_drain(void);
+
 /* PMON_SPAWN and PVM_EXPORT around a recorded pvm_spawn. */
 void	 spawn_edge_set(struct spawn_env *, uint64_t seq);
 

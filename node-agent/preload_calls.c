@@ -254,7 +254,28 @@ WRAP(hostsync, (int host, struct timeval *clk, struct timeval *delta),
     (host, clk, delta), c.r.peer = host)
 WRAP(mytid, (void), (), )
 WRAP(parent, (void), (), )
-WRAP(exit, (void), (), )
+
+/*
+ * A task the starter started has its output forwarded before pvmd ends
+ * it at the real call (preload_starter.c).
+ */
+PRELOAD_EXPORT int
+pvm_exit(void)
+{
+	__typeof__(&pvm_exit) real = REAL(exit);
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	(void)call_enter(&c, PMON_CALL_exit);
+	call_begin(&c, NULL, 0);
+	starter_drain();
+	rc = real();
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
 WRAP(halt, (void), (), )
 WRAP(start_pvmd, (int argc, char **argv, int block), (argc, argv, block), )
 WRAP(archcode, (char *arch), (arch), )

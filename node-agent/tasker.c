@@ -10,7 +10,9 @@
  * directory or the spawn's (PVMSPAWNWD), default signals, no descriptor
  * of ours.  pmon's own daemons are started as they are.  Each exit goes
  * to pvmd (SM_TASKX: the wait status and rusage), which needs it for a
- * task that never connected (exec failed, not a PVM program).
+ * task that never connected (exec failed, not a PVM program).  Each
+ * task's output comes on a pipe, which the starter forwards where pvmd
+ * would have sent it, once the task says where (tasker.h).
  *
  * The starter is its own process, started detached by the agent (the
  * agent's executable again, with -S): pvmd drops the PVM connection of
@@ -23,8 +25,10 @@
  */
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -47,7 +51,9 @@
 
 #define TASKER_PVMD	((int)0x80000000)	/* TIDPVMD: the local pvmd */
 #define TASKER_STR_MAX	(256 * 1024)	/* one string of a spawn */
-#define TASKER_FDS	16		/* pvm_getfds, and the signals */
+#define TASKER_HELD_MAX	(64 * 1024)	/* output kept until we know where
+					   it goes */
+#define TASKER_READ	4096
 
 /* What a spawn adds to pvmd's environment: not ours to pass on. */
 static const char *const spawn_vars[] = {
@@ -60,17 +66,25 @@ static const char *const own_programs[] = {
 	"pmon-agentd", "pmon-coordd", NULL
 };
 
+/* A task we started. */
 struct child {
 	pid_t		 pid;
-	int		 tid;
+	int32_t		 tid;
+	int		 out;		/* its output pipe's read end, or -1 */
+	int		 ctl;		/* its connection (tasker.h), or -1 */
+	int		 told;		/* we know where its output goes */
+	struct tasker_hello to;
+	char		*held;		/* its output until then */
+	size_t		 nheld;
 };
 
 static struct {
 	const char	*preload;
-	struct child	*v;
+	struct child	**v;
 	size_t		 n, cap;
 	char		*str;		/* TASKER_STR_MAX bytes */
 	char		 pidfile[PATH_MAX];
+	char		 sockpath[PATH_MAX];
 	int		 stopping;
 } tk;
 
@@ -216,19 +230,196 @@ send_taskx(int tid, int status, const struct rusage *ru)
 		log_warnx("t%x ended, but pvmd cannot be told: %d", tid, rc);
 }
 
+/* --- output -------------------------------------------------------------- */
+
+/*
+ * Output with no collector goes where pvmd's would go, its log, as lines
+ * "[tTID] text": on our standard error, which is the pipe to pvmd of the
+ * agent that started us.
+ */
+static void
+output_log(const struct child *c, const char *p, size_t n)
+{
+	const char *nl;
+	size_t len;
+
+	while (n > 0) {
+		len = (nl = memchr(p, '\n', n)) != NULL ? (size_t)(nl - p) : n;
+		fprintf(stderr, "[t%x] %.*s\n", (unsigned)c->tid, (int)len, p);
+		len = nl != NULL ? len + 1 : len;
+		p += len;
+		n -= len;
+	}
+	fflush(stderr);
+}
+
+/* To the collector as pvmd sends it: int tid, int n, byte data[n]. */
+static void
+output_send(const struct child *c, const char *p, size_t n)
+{
+	int sbuf, ctx, len = (int)n, tid = c->tid, rc;
+
+	sbuf = pvm_setsbuf(pvm_mkbuf(PvmDataDefault));
+	ctx = pvm_setcontext(c->to.out_ctx);
+	if ((rc = pvm_pkint(&tid, 1, 1)) < 0 ||
+	    (rc = pvm_pkint(&len, 1, 1)) < 0 ||
+	    (rc = pvm_pkbyte((char *)p, len, 1)) < 0 ||
+	    (rc = pvm_send(c->to.out_tid, c->to.out_code)) < 0)
+		log_warnx("output of t%x to t%x lost: %d", (unsigned)c->tid,
+		    (unsigned)c->to.out_tid, rc);
+	pvm_setcontext(ctx);
+	pvm_freebuf(pvm_setsbuf(sbuf));
+}
+
+static void
+output_out(struct child *c, const char *p, size_t n)
+{
+	if (c->to.out_tid > 0)
+		output_send(c, p, n);
+	else
+		output_log(c, p, n);
+}
+
+/* What the task wrote before it said where: now it goes there. */
+static void
+output_release(struct child *c)
+{
+	if (c->nheld > 0)
+		output_out(c, c->held, c->nheld);
+	free(c->held);
+	c->held = NULL;
+	c->nheld = 0;
+}
+
+static void
+output(struct child *c, const char *p, size_t n)
+{
+	char *nv;
+
+	if (c->told) {
+		output_out(c, p, n);
+		return;
+	}
+	/* Kept until it says (a bounded wait: the pvmd log after). */
+	if (c->nheld + n > TASKER_HELD_MAX ||
+	    (nv = realloc(c->held, c->nheld + n)) == NULL) {
+		output_release(c);
+		c->told = 1;
+		output_out(c, p, n);
+		return;
+	}
+	memcpy(nv + c->nheld, p, n);
+	c->held = nv;
+	c->nheld += n;
+}
+
+/* Reads the task's pipe dry; closes it at its end. */
+static void
+output_drain(struct child *c)
+{
+	char buf[TASKER_READ];
+	ssize_t n;
+
+	while (c->out != -1) {
+		if ((n = read(c->out, buf, sizeof(buf))) > 0) {
+			output(c, buf, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN) {
+			close(c->out);
+			c->out = -1;
+		}
+		break;
+	}
+}
+
+/* --- the tasks ----------------------------------------------------------- */
+
+static struct child *
+child_find_pid(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < tk.n; i++)
+		if (tk.v[i]->pid == pid)
+			return tk.v[i];
+	return NULL;
+}
+
+static struct child *
+child_find_tid(int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < tk.n; i++)
+		if (tk.v[i]->tid == tid)
+			return tk.v[i];
+	return NULL;
+}
+
+static struct child *
+child_add(pid_t pid, int32_t tid, int out)
+{
+	struct child **nv, *c;
+	size_t ncap;
+
+	if (tk.n == tk.cap) {
+		ncap = tk.cap ? 2 * tk.cap : 64;
+		if ((nv = reallocarray(tk.v, ncap, sizeof(*nv))) == NULL)
+			return NULL;
+		tk.v = nv;
+		tk.cap = ncap;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->pid = pid;
+	c->tid = tid;
+	c->out = out;
+	c->ctl = -1;
+	return tk.v[tk.n++] = c;
+}
+
+/* The task ended: what it wrote last, then its exit to pvmd. */
+static void
+child_end(struct child *c, int status, const struct rusage *ru)
+{
+	size_t i;
+
+	output_drain(c);
+	if (!c->told)
+		output_release(c);
+	if (c->ctl != -1)
+		close(c->ctl);
+	if (c->out != -1)
+		close(c->out);
+	send_taskx(c->tid, status, ru);
+	for (i = 0; i < tk.n; i++)
+		if (tk.v[i] == c) {
+			tk.v[i] = tk.v[--tk.n];
+			break;
+		}
+	free(c->held);
+	free(c);
+}
+
 /* The child's side: never returns. */
 static void
-child_exec(const char *path, char **argv, char **env, int nenv)
+child_exec(const char *path, char **argv, char **env, int nenv, int32_t tid,
+    int out)
 {
-	const char *wd = NULL, *old;
+	const char *wd = NULL;
+	char *val, tidv[16];
 	sigset_t none;
-	char *val;
 	int i, sig;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	if (dup2(out, STDOUT_FILENO) == -1 || dup2(out, STDERR_FILENO) == -1)
+		_exit(1);
 	close_range(3, ~0U, 0);
 	for (i = 0; i < nenv; i++) {
 		if (strncmp(env[i], "PVMSPAWNWD=", 11) == 0)
@@ -236,33 +427,17 @@ child_exec(const char *path, char **argv, char **env, int nenv)
 		putenv(env[i]);
 	}
 	if (!own_program(path)) {
-		old = getenv("LD_PRELOAD");
-		if ((val = spawn_env_preload(old, tk.preload)) == NULL ||
-		    setenv("LD_PRELOAD", val, 1) == -1)
+		snprintf(tidv, sizeof(tidv), "%d", (int)tid);
+		if ((val = spawn_env_preload(getenv("LD_PRELOAD"),
+		    tk.preload)) == NULL ||
+		    setenv("LD_PRELOAD", val, 1) == -1 ||
+		    setenv(TASKER_ENV_TID, tidv, 1) == -1)
 			_exit(1);
 	}
 	if (wd != NULL && chdir(wd) == -1)
 		_exit(1);
 	execv(path, argv);
 	_exit(1);		/* as pvmd's own child does */
-}
-
-static int
-child_add(pid_t pid, int tid)
-{
-	struct child *nv;
-	size_t ncap;
-
-	if (tk.n == tk.cap) {
-		ncap = tk.cap ? 2 * tk.cap : 64;
-		if ((nv = reallocarray(tk.v, ncap, sizeof(*nv))) == NULL)
-			return -1;
-		tk.v = nv;
-		tk.cap = ncap;
-	}
-	tk.v[tk.n].pid = pid;
-	tk.v[tk.n++].tid = tid;
-	return 0;
 }
 
 /* A string of the spawn, copied; NULL when it could not be read. */
@@ -286,13 +461,44 @@ free_strs(char **v, int n)
 	free(v);
 }
 
+/* Forks and execs the task, its output on a pipe to us. */
+static void
+spawn(int32_t tid, char *path, char **argv, int argc, char **env, int nenv)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) == -1) {
+		log_warn("cannot start t%x (%s)", (unsigned)tid, path);
+		send_taskx(tid, 0, NULL);
+		return;
+	}
+	if ((pid = fork()) == 0)
+		child_exec(path, argc > 0 ? argv : (char *[]){ path, NULL },
+		    env, nenv, tid, pfd[1]);
+	close(pfd[1]);
+	if (pid == -1) {
+		log_warn("cannot start t%x (%s)", (unsigned)tid, path);
+		close(pfd[0]);
+		send_taskx(tid, 0, NULL);
+		return;
+	}
+	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+	if (child_add(pid, tid, pfd[0]) == NULL) {
+		/* Out of memory: it runs, its output and exit unseen. */
+		log_warnx("t%x (%s): out of memory", (unsigned)tid, path);
+		close(pfd[0]);
+		return;
+	}
+	log_debug("started t%x: %s, pid %ld", (unsigned)tid, path, (long)pid);
+}
+
 /* SM_STTASK: int tid, flags; str path; int argc; str argv[argc]; ... */
 static void
 start_task(void)
 {
 	char *path = NULL, **argv = NULL, **env = NULL;
 	int tid, flags, argc = 0, nenv = 0, i;
-	pid_t pid;
 
 	if (pvm_upkint(&tid, 1, 1) < 0 || pvm_upkint(&flags, 1, 1) < 0 ||
 	    (path = unpack_str()) == NULL || pvm_upkint(&argc, 1, 1) < 0 ||
@@ -308,22 +514,11 @@ start_task(void)
 	for (i = 0; i < nenv; i++)
 		if ((env[i] = unpack_str()) == NULL)
 			goto bad;
-	if ((pid = fork()) == 0)
-		child_exec(path, argc > 0 ? argv : (char *[]){ path, NULL },
-		    env, nenv);
-	if (pid == -1 || child_add(pid, tid) == -1) {
-		log_warn("cannot start t%x (%s)", (unsigned)tid, path);
-		if (pid == -1)
-			send_taskx(tid, 0, NULL);
-	} else
-		log_debug("started t%x: %s, pid %ld", (unsigned)tid, path,
-		    (long)pid);
-	free(path);
-	free_strs(argv, argc);
-	free_strs(env, nenv);
-	return;
+	spawn(tid, path, argv, argc, env, nenv);
+	goto out;
 bad:
 	log_warnx("a spawn pvmd handed over is malformed; not started");
+out:
 	free(path);
 	free_strs(argv, argc);
 	free_strs(env, nenv);
@@ -332,19 +527,96 @@ bad:
 static void
 reap(void)
 {
+	struct child *c;
 	struct rusage ru;
 	pid_t pid;
-	size_t i;
 	int status;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0)
-		for (i = 0; i < tk.n; i++)
-			if (tk.v[i].pid == pid) {
-				send_taskx(tk.v[i].tid, status, &ru);
-				tk.v[i] = tk.v[--tk.n];
-				break;
-			}
+		if ((c = child_find_pid(pid)) != NULL)
+			child_end(c, status, &ru);
 }
+
+/* --- the tasks' connections (tasker.h) ------------------------------------ */
+
+static int
+listen_tasks(void)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (pmon_runtime_path(sun.sun_path, sizeof(sun.sun_path),
+	    PMON_SOCK_STARTER) == -1 ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return -1;
+	/* A starter before us on this host is gone: we hold the host. */
+	unlink(sun.sun_path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 64) == -1) {
+		close(fd);
+		return -1;
+	}
+	snprintf(tk.sockpath, sizeof(tk.sockpath), "%s", sun.sun_path);
+	return fd;
+}
+
+/*
+ * A task says where its output goes.  It is the task pvmd gave that tid
+ * to (its process, by SO_PEERCRED), and says it at once; anyone else is
+ * shown the door.
+ */
+static void
+accept_task(int lfd)
+{
+	struct timeval tv = { 1, 0 };
+	struct tasker_hello h;
+	struct child *c;
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd;
+
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == -1 ||
+	    read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
+	    (c = child_find_tid(h.tid)) == NULL || c->pid != cr.pid ||
+	    c->ctl != -1) {
+		close(fd);
+		return;
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	c->ctl = fd;
+	c->to = h;
+	if (!c->told) {
+		c->told = 1;
+		output_release(c);
+	}
+}
+
+/* At its pvm_exit: everything it wrote is forwarded, then it is told. */
+static void
+task_says(struct child *c)
+{
+	char b;
+	ssize_t n;
+
+	while ((n = read(c->ctl, &b, 1)) == 1)
+		if (b == TASKER_DRAIN) {
+			output_drain(c);
+			b = TASKER_DRAINED;
+			(void)write(c->ctl, &b, 1);
+		}
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+		close(c->ctl);
+		c->ctl = -1;
+	}
+}
+
+/* --- the loop ------------------------------------------------------------ */
 
 /* Every message pvmd has for us; -1 when pvmd is gone. */
 static int
@@ -393,25 +665,75 @@ write_pidfile(void)
 	return close(fd);
 }
 
-static int
-serve(int sigfd)
+/*
+ * The descriptors to watch: the signals, pvmd, our socket, and each
+ * task's pipe and connection; who[i] names the task of pfd[i].
+ */
+static struct pollfd *
+watch_set(int sigfd, int lfd, struct child ***who, nfds_t *nfds)
 {
-	struct pollfd pfd[TASKER_FDS];
+	static struct pollfd *pfd;
+	static struct child **w;
+	static size_t cap;
+	size_t need, n = 0, i;
+	int *fds, npvm, k;
+
+	if ((npvm = pvm_getfds(&fds)) < 0)
+		return NULL;
+	need = 2 + (size_t)npvm + 2 * tk.n;
+	if (need > cap) {
+		cap = need * 2;
+		if ((pfd = reallocarray(pfd, cap, sizeof(*pfd))) == NULL ||
+		    (w = reallocarray(w, cap, sizeof(*w))) == NULL)
+			fatal("%s", __func__);
+	}
+	pfd[n].fd = sigfd;
+	w[n++] = NULL;
+	pfd[n].fd = lfd;
+	w[n++] = NULL;
+	for (k = 0; k < npvm; k++) {
+		pfd[n].fd = fds[k];
+		w[n++] = NULL;
+	}
+	for (i = 0; i < tk.n; i++) {
+		pfd[n].fd = tk.v[i]->out;
+		w[n++] = tk.v[i];
+		pfd[n].fd = tk.v[i]->ctl;
+		w[n++] = tk.v[i];
+	}
+	for (i = 0; i < n; i++) {
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	*who = w;
+	*nfds = n;
+	return pfd;
+}
+
+static int
+serve(int sigfd, int lfd)
+{
 	struct signalfd_siginfo si;
-	int *fds, n, i;
+	struct pollfd *pfd;
+	struct child **who;
+	nfds_t n, i;
 
 	while (!tk.stopping || tk.n > 0) {
-		if ((n = pvm_getfds(&fds)) < 0)
+		if ((pfd = watch_set(sigfd, lfd, &who, &n)) == NULL)
 			return -1;
-		n = n < TASKER_FDS - 1 ? n : TASKER_FDS - 1;
-		pfd[0].fd = sigfd;
-		pfd[0].events = POLLIN;
+		if (poll(pfd, n, -1) == -1 && errno != EINTR)
+			return -1;
+		/* The tasks' output first: a reaped task's goes with it. */
 		for (i = 0; i < n; i++) {
-			pfd[i + 1].fd = fds[i];
-			pfd[i + 1].events = POLLIN;
+			if (who[i] == NULL || pfd[i].revents == 0)
+				continue;
+			if (pfd[i].fd == who[i]->out)
+				output_drain(who[i]);
+			else if (pfd[i].fd == who[i]->ctl)
+				task_says(who[i]);
 		}
-		if (poll(pfd, (nfds_t)n + 1, -1) == -1 && errno != EINTR)
-			return -1;
+		if (pfd[1].revents != 0)
+			accept_task(lfd);
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo == SIGCHLD)
 				reap();
@@ -430,11 +752,30 @@ usage(void)
 	exit(2);
 }
 
+/* Blocks the signals we take on a descriptor; returns it. */
+static int
+signals_init(void)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
+		fatal("signalfd");
+	/* Our stderr is the first agent's pipe to pvmd: it may close. */
+	signal(SIGPIPE, SIG_IGN);
+	return fd;
+}
+
 int
 tasker_main(int argc, char *argv[])
 {
-	sigset_t set;
-	int ch, verbose = 0, rc, sigfd, *fds, n, i;
+	int ch, verbose = 0, rc, sigfd, lfd, *fds, n, i;
 
 	while ((ch = getopt(argc, argv, "Sp:v")) != -1)
 		switch (ch) {
@@ -453,16 +794,7 @@ tasker_main(int argc, char *argv[])
 		usage();
 	log_init("pmon-tasker", verbose);
 	env_as_pvmd();
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
-	    (sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
-		fatal("signalfd");
-	/* Our stderr is the first agent's pipe to pvmd: it may close. */
-	signal(SIGPIPE, SIG_IGN);
+	sigfd = signals_init();
 	if ((tk.str = malloc(TASKER_STR_MAX)) == NULL)
 		fatal("%s", __func__);
 	if (pvm_mytid() < 0)
@@ -482,15 +814,20 @@ tasker_main(int argc, char *argv[])
 	if ((n = pvm_getfds(&fds)) > 0)
 		for (i = 0; i < n; i++)
 			fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	if ((lfd = listen_tasks()) == -1)
+		log_warn("no socket for the tasks (their output goes to the "
+		    "pvmd log)");
 	if (write_pidfile() == -1)
 		log_warn("%s", tk.pidfile);
 	log_info("starting this host's tasks with %s", tk.preload);
-	rc = serve(sigfd);
+	rc = serve(sigfd, lfd);
 	if (rc == -1)
 		log_warnx("pvmd is gone; %zu task%s it had us start lose PVM",
 		    tk.n, tk.n == 1 ? "" : "s");
 	if (!tk.stopping)
 		unlink(tk.pidfile);
+	if (lfd != -1)
+		unlink(tk.sockpath);
 	pvm_exit();
 	free(tk.str);
 	free(tk.v);

@@ -9,6 +9,33 @@
 #ifndef PMON_TASKER_H
 #define PMON_TASKER_H
 
+#include <stdint.h>
+
+/*
+ * The contract between the starter and the tasks it starts.  A task
+ * writes its output into the starter's pipe, which pvmd never sees; only
+ * the task learns, once enrolled, where pvmd would have sent it (the
+ * console's `spawn ->`, a parent's pvm_catchout).  So the starter puts
+ * TASKER_ENV_TID=tid into the task's environment; the instrumentation,
+ * enrolled as that tid, connects to the starter's socket
+ * (PMON_SOCK_STARTER) and sends one struct tasker_hello, in host order.
+ * At pvm_exit, before pvmd tells the collector the task's output has
+ * ended, it flushes its stdio, sends TASKER_DRAIN and waits (at most
+ * TASKER_DRAIN_WAIT_MS) for TASKER_DRAINED: by then the starter has
+ * forwarded everything the task wrote.
+ */
+#define TASKER_ENV_TID		"PMON_STARTER_TID"
+#define TASKER_DRAIN		'd'
+#define TASKER_DRAINED		'D'
+#define TASKER_DRAIN_WAIT_MS	5000
+
+struct tasker_hello {
+	int32_t		 tid;
+	int32_t		 out_tid;	/* 0: no collector (the pvmd log) */
+	int32_t		 out_ctx;
+	int32_t		 out_code;	/* the tag */
+};
+
 /* pmon-agentd -S ...: the starter itself.  Returns the exit status. */
 int	tasker_main(int argc, char *argv[]);
 /*

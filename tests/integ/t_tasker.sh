@@ -4,9 +4,12 @@
 # on the host, so a program started from the PVM console -- master1, as
 # pvm-examples' README runs it -- and the workers it spawns are
 # monitored without pmon exec: the stream holds every call each makes,
-# causal, as under pmon exec (t_master1.sh).  A spawn of a missing
-# program fails in the console as without pmon; a program that never
-# enrols (true) leaves pvmd's task table, its exit reported by the
+# causal, as under pmon exec (t_master1.sh).  Their output goes where
+# pvmd would send it: the console's `spawn ->` prints master1's lines as
+# without pmon, and a pvm_catchout parent prints every line of its
+# workers; without a collector, lines reach the pvmd log.  A spawn of a
+# missing program fails in the console as without pmon; a program that
+# never enrols (true) leaves pvmd's task table, its exit reported by the
 # starter.  At shutdown the starter unregisters and goes, and pvmd
 # starts the next master1 itself.
 . "$(dirname "$0")/lib.sh"
@@ -23,20 +26,46 @@ pid_alive "$STARTER" || fail "the task starter $STARTER is not running"
 pmon_trace "$RUN/trace.json"
 PVML=$PVM_TMP/pvml.$(id -u)
 
-# master1's output goes to the pvmd log (no redirection asked).
-pvm_console "spawn master1" >"$RUN/console1" ||
-    fail "the console failed: $(cat "$RUN/console1")"
+# master1 from the console, its output to the console (spawn ->): the
+# console reads its input as it comes, and prints the job's lines.
+(echo "spawn -> master1"; sleep 8; echo quit) | timeout 30 pvm \
+    >"$RUN/console1" 2>&1 || fail "the console failed: $(cat "$RUN/console1")"
 grep -q '1 successful' "$RUN/console1" ||
     fail "spawn master1: $(cat "$RUN/console1")"
-wait_for 30 grep -q 'Spawning [0-9]* worker tasks.*SUCCESSFUL' "$PVML" ||
-    fail "master1 spawned no workers: $(tail -n 5 "$PVML")"
-n=$(sed -n 's/.*Spawning \([0-9]*\) worker tasks.*SUCCESSFUL.*/\1/p' "$PVML")
-wait_for 30 eval '[ "$(grep -c "I got" "$PVML")" -ge "$n" ]' ||
-    fail "master1 got $(grep -c "I got" "$PVML") of $n replies"
+n=$(sed -n 's/.*\] Spawning \([0-9]*\) worker tasks.*SUCCESSFUL.*/\1/p' \
+    "$RUN/console1")
+[ -n "$n" ] || fail "the console printed no master1 output: $(cat "$RUN/console1")"
+expect_eq "replies master1 printed in the console" "$n" \
+    "$(grep -c '^\[1:t[0-9a-f]*\] I got' "$RUN/console1")"
+grep -q '^\[1\] finished' "$RUN/console1" ||
+    fail "the console did not see master1's job end: $(cat "$RUN/console1")"
 # Every task has ended (pmon ps) before the stream is taken.
 wait_for 30 eval '[ "$("$PMON" ps | awk "\$3 ~ /master1|slave1/ &&
     \$4 == \"exited\"" | wc -l)" = $((n + 1)) ]' ||
     fail "master1 and its $n workers did not all end: $("$PMON" ps)"
+timeout 20 "$PMON" flush >/dev/null || fail "pmon flush failed"
+kill -TERM "$TRACE_PID"
+wait_for 10 pid_dead "$TRACE_PID" || fail "pmon trace did not end"
+wait "$TRACE_PID" || fail "pmon trace exited with $?"
+expect_master1 "$RUN/trace.json" "$n"
+
+# A parent that catches its workers' output (pvm_catchout), the workers
+# started by the starter: every line of every worker, as without pmon.
+k=3 lines=5
+pmon_exec "$PROGS/catchout" $k $lines || fail "catchout exited with $?"
+grep -qx 'catchout ok' "$RUN/catchout.out" || fail "catchout did not finish"
+for i in $(seq 0 $((k - 1))); do
+	expect_eq "lines of catchout's worker $i" "$(seq 1 $lines |
+	    sed "s/^/child $i line /")" "$(sed -n "s/^\[t[0-9a-f]*\] \(child $i line\)/\1/p" \
+	    "$RUN/catchout.out")"
+done
+expect_eq "catchout's workers' ends of output" $k \
+    "$(grep -c '^\[t[0-9a-f]*\] EOF$' "$RUN/catchout.out")"
+
+# Without a collector, a task's lines go to the pvmd log.
+pvm_console "spawn catchout 1 2" >"$RUN/console5"
+wait_for 20 grep -q 'catchout ok' "$PVML" ||
+    fail "catchout's output is not in the pvmd log: $(tail -n 5 "$PVML")"
 
 # A program pvmd cannot find never reaches the starter.
 pvm_console "spawn nosuchprog" >"$RUN/console2"
@@ -47,14 +76,12 @@ pvm_console "spawn true" >"$RUN/console3"
 grep -q '1 successful' "$RUN/console3" || fail "spawn true: $(cat "$RUN/console3")"
 wait_for 10 eval '! pvm_console "ps -a" | grep -qw true' ||
     fail "true stayed in pvmd's tasks: $(pvm_console "ps -a")"
-pmon_shutdown "$TRACE_PID"
-expect_master1 "$RUN/trace.json" "$n"
+pmon_shutdown
 
 # Shut down: the starter unregistered and left; pvmd starts tasks itself.
 wait_for 10 pid_dead "$STARTER" || fail "the task starter outlived pmon"
 [ ! -e "$PIDFILE" ] || fail "the task starter left $PIDFILE"
-before=$(grep -c 'I got' "$PVML")
 pvm_console "spawn master1" >"$RUN/console4"
-wait_for 30 eval '[ "$(grep -c "I got" "$PVML")" -ge $((before + n)) ]' ||
+wait_for 30 eval '[ "$(grep -c "I got" "$PVML")" -ge $n ]' ||
     fail "master1 without pmon: $(tail -n 5 "$PVML")"
 pass
