@@ -542,6 +542,35 @@ burst_did() {
 	    2>/dev/null
 }
 
+# expect_burst_whole TRACE PS TID N BEFORE: TRACE (pmon trace --json)
+# and PS (pmon ps --json, after a flush) hold burst's task TID, which
+# made N calls (BEFORE of them before the test's fault), whole: every
+# seq up to its last, none lost, one task line, exited.
+expect_burst_whole() {
+	local trace=$1 ps=$2 tid=$3 n=$4 sel lost events last
+	"$STREAMCHECK" -l "$trace" >"$RUN/check.out" 2>&1 ||
+	    fail "stream check: $(head -20 "$RUN/check.out")"
+	sel="select(.tid == $tid and .call)"
+	lost=$(jq -s "[.[] | $sel | select(.call == \"lost\") | .count] |
+	    add // 0" "$trace")
+	events=$(jq -s "[.[] | $sel | select(.call != \"lost\")] | length" \
+	    "$trace")
+	last=$(jq -s "[.[] | $sel | .seq + (if .call == \"lost\" then
+	    .count - 1 else 0 end)] | max" "$trace")
+	pm_log "burst: $5 calls before the fault, $events events, $lost lost"
+	expect_eq "last seq of burst" $((2 * (n + 2))) "$last"
+	expect_eq "events plus lost of burst" $((2 * (n + 2))) \
+	    $((events + lost))
+	expect_eq "events lost (the ring held what was not acknowledged)" 0 \
+	    "$lost"
+	expect_eq "task lines of burst" 1 "$(jq -s "[.[] |
+	    select(.type == \"task\" and .tid == $tid)] | length" "$trace")"
+	expect_eq "state of burst in pmon ps" exited "$(jq -r ".tasks[] |
+	    select(.tid == $tid) | .state" "$ps")"
+	expect_eq "lost of burst in pmon ps" "$lost" "$(jq -r ".tasks[] |
+	    select(.tid == $tid) | .lost" "$ps")"
+}
+
 storm_gone() {
 	local p
 	for p in $(pm_run_pids); do

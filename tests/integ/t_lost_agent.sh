@@ -55,23 +55,5 @@ $PM_ON timeout 20 "$PMON" ps --json >"$RUN/ps.json" 2>"$RUN/ps.err" ||
     fail "pmon ps: $(cat "$RUN/ps.err")"
 pmon_shutdown "$TRACE_PID"
 
-"$STREAMCHECK" -l "$RUN/trace.json" >"$RUN/check.out" 2>&1 ||
-    fail "stream check: $(head -20 "$RUN/check.out")"
-sel="select(.tid == $tid and .call)"
-lost=$(jq -s "[.[] | $sel | select(.call == \"lost\") | .count] | add // 0" \
-    "$RUN/trace.json")
-events=$(jq -s "[.[] | $sel | select(.call != \"lost\")] | length" \
-    "$RUN/trace.json")
-last=$(jq -s "[.[] | $sel | .seq + (if .call == \"lost\" then .count - 1
-    else 0 end)] | max" "$RUN/trace.json")
-pm_log "burst: $before calls before the kill, $events events, $lost lost"
-expect_eq "last seq of burst" $((2 * (N + 2))) "$last"
-expect_eq "events plus lost of burst" $((2 * (N + 2))) $((events + lost))
-expect_eq "events lost (the ring held what was not acknowledged)" 0 "$lost"
-expect_eq "task lines of burst" 1 "$(jq -s "[.[] | select(.type == \"task\"
-    and .tid == $tid)] | length" "$RUN/trace.json")"
-expect_eq "state of burst in pmon ps" exited "$(jq -r ".tasks[] |
-    select(.tid == $tid) | .state" "$RUN/ps.json")"
-expect_eq "lost of burst in pmon ps" "$lost" "$(jq -r ".tasks[] |
-    select(.tid == $tid) | .lost" "$RUN/ps.json")"
+expect_burst_whole "$RUN/trace.json" "$RUN/ps.json" "$tid" "$N" "$before"
 pass
