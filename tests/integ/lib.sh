@@ -542,6 +542,20 @@ burst_did() {
 	    2>/dev/null
 }
 
+# agent_kill PID: SIGKILLs the agent PID; the coordinator must start
+# another on the host, whose pid is then in NEW_PID.
+agent_kill() {
+	kill -KILL "$1"
+	wait_for 10 pid_dead "$1" || fail "the agent survived SIGKILL"
+	AGENT_KILLED=$1
+	wait_for 10 agent_is_new || fail "no agent was started again"
+}
+
+agent_is_new() {
+	NEW_PID=$(sock_pid "$(agent_sock)")
+	[ -n "$NEW_PID" ] && [ "$NEW_PID" != "$AGENT_KILLED" ]
+}
+
 # expect_burst_whole TRACE PS TID N BEFORE: TRACE (pmon trace --json)
 # and PS (pmon ps --json, after a flush) hold burst's task TID, which
 # made N calls (BEFORE of them before the test's fault), whole: every
@@ -557,7 +571,7 @@ expect_burst_whole() {
 	    "$trace")
 	last=$(jq -s "[.[] | $sel | .seq + (if .call == \"lost\" then
 	    .count - 1 else 0 end)] | max" "$trace")
-	pm_log "burst: $5 calls before the fault, $events events, $lost lost"
+	pm_log "burst: $5 calls when its new agent was up, $events events, $lost lost"
 	expect_eq "last seq of burst" $((2 * (n + 2))) "$last"
 	expect_eq "events plus lost of burst" $((2 * (n + 2))) \
 	    $((events + lost))

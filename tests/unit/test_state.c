@@ -132,6 +132,20 @@ feed(struct state *s, int32_t tid, const struct espec *e)
 	return r.seq;
 }
 
+/* r of tid as the order releases it, with the event's flags, now. */
+static void
+release(struct state *s, int32_t tid, const struct record *r, uint8_t flags)
+{
+	struct order_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.tid = tid;
+	ev.flags = flags;
+	ev.t_corr = clock_ns;
+	ev.rec = r;
+	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+}
+
 /* pvm_send: returns the seq of its begin, the event that carries it. */
 static uint64_t
 ssend(struct state *s, int32_t tid, int32_t to, int32_t tag, int32_t bytes)
@@ -617,7 +631,6 @@ srecv_id_unmatched(struct state *s, int32_t tid, int32_t from, int32_t tag,
     uint32_t id)
 {
 	uint8_t buf[RECORD_MAX_SIZE];
-	struct order_event ev;
 	struct record r;
 	const char *why = NULL;
 	size_t n;
@@ -635,12 +648,7 @@ srecv_id_unmatched(struct state *s, int32_t tid, int32_t from, int32_t tag,
 	r.flags = RECORD_MSG | RECORD_MSGID;
 	n = record_encode(buf, &r, NULL);
 	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
-	memset(&ev, 0, sizeof(ev));
-	ev.tid = tid;
-	ev.flags = EVENT_UNMATCHED;
-	ev.t_corr = clock_ns;
-	ev.rec = &r;
-	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+	release(s, tid, &r, EVENT_UNMATCHED);
 }
 
 /*
@@ -876,7 +884,6 @@ test_spawn_tree(void)
 static void
 flost(struct state *s, int32_t tid, uint64_t count)
 {
-	struct order_event ev;
 	struct record r;
 
 	memset(&r, 0, sizeof(r));
@@ -890,12 +897,7 @@ flost(struct state *s, int32_t tid, uint64_t count)
 	r.inst = -1;
 	r.bytes = (int32_t)count;
 	r.len = RECORD_HDR_SIZE;
-	memset(&ev, 0, sizeof(ev));
-	ev.tid = tid;
-	ev.flags = EVENT_LOST;
-	ev.t_corr = clock_ns;
-	ev.rec = &r;
-	CU_ASSERT_EQUAL(state_event(s, &ev), 0);
+	release(s, tid, &r, EVENT_LOST);
 }
 
 /* Lost markers add up per task, in the snapshot and in pmon ps. */
