@@ -87,6 +87,8 @@ struct pmon {
 	uint32_t	 req_next;
 	uint32_t	 req_wait;	/* the id pmon_request waits for */
 	int		 req_got;
+	int		 parked;	/* pmon_parse stopped at a reply:
+					   what came after it waits */
 	uint8_t		 req_status;
 	char		*reply;
 	size_t		 replylen;
@@ -642,6 +644,7 @@ pmon_parse(struct pmon *p)
 	int rv = 0;
 
 	p->inmissing = 0;
+	p->parked = 0;
 	while (p->inlen - off >= FRAME_HDR_SIZE) {
 		if (frame_hdr_check(p->in + off, ev, &h, &why) == -1) {
 			rv = pmon_fail(p, "bad frame from the coordinator: %s",
@@ -658,6 +661,14 @@ pmon_parse(struct pmon *p)
 		off += FRAME_HDR_SIZE + h.len;
 		if (rv == -1)
 			break;
+		/*
+		 * The reply pmon_request waits for: what came after it in the
+		 * stream is for after the request returns (pmon_pending).
+		 */
+		if (p->req_wait != 0 && p->req_got) {
+			p->parked = p->inlen - off >= FRAME_HDR_SIZE;
+			break;
+		}
 	}
 	/* Nothing after an error or BYE is read. */
 	if (rv == -1 || off == p->inlen)
@@ -715,6 +726,12 @@ pmon_feed(struct pmon *p, const void *buf, size_t len)
 }
 
 int
+pmon_pending(const struct pmon *p)
+{
+	return p->parked;
+}
+
+int
 pmon_dispatch(struct pmon *p)
 {
 	ssize_t n;
@@ -723,6 +740,9 @@ pmon_dispatch(struct pmon *p)
 		return -1;
 	if (p->fd == -1)
 		return pmon_fail(p, "not connected");
+	/* What came after a request's reply comes first. */
+	if (p->parked)
+		return pmon_parse(p);
 	/* Room for the rest of a frame begun, so that one read can end it. */
 	if (pmon_input_reserve(p, p->inmissing > PMON_READ_CHUNK ?
 	    p->inmissing : PMON_READ_CHUNK) == -1)
@@ -1014,6 +1034,8 @@ pmon_wait(struct pmon *p, int timeout_ms)
 		return -1;
 	if (p->fd == -1)
 		return pmon_fail(p, "not connected");
+	if (p->parked)
+		return pmon_dispatch(p) == -1 ? -1 : 1;
 	pfd.fd = p->fd;
 	pfd.events = POLLIN;
 	if ((n = poll(&pfd, 1, timeout_ms)) == -1) {

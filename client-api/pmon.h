@@ -155,6 +155,14 @@ int		 pmon_fd(const struct pmon *);
  * free the handle.
  */
 int		 pmon_dispatch(struct pmon *);
+/*
+ * pmon_request returns at its reply: frames read with it that come after
+ * it in the stream wait in the handle, and are dispatched first by the
+ * next pmon_dispatch or pmon_wait.  A tool that waits for pmon_fd itself
+ * calls pmon_dispatch while this is true (the descriptor may have
+ * nothing new to say).
+ */
+int		 pmon_pending(const struct pmon *);
 int		 pmon_closed(const struct pmon *);
 /*
  * The connection ended without a BYE (the coordinator was killed or

@@ -483,6 +483,9 @@ web_request(struct web *w, const char *text, char **reply, size_t *len,
 
 	rv = pmon_request(w->p, text, PMON_JSON, reply, len);
 	*why = pmon_error(w->p);
+	/* What came after the reply waits: its turn comes next. */
+	if (pmon_pending(w->p) && w->pmon_ev != NULL)
+		event_active(w->pmon_ev, EV_READ, 0);
 	return rv;
 }
 
@@ -521,9 +524,12 @@ web_pmon_readable(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (pmon_dispatch(w->p) == 0) {
+	while (pmon_dispatch(w->p) == 0) {
 		web_checkpoint(w);
-		if (!pmon_closed(w->p))
+		if (pmon_closed(w->p))
+			break;
+		/* What came after a checkpoint's reply, in its place. */
+		if (!pmon_pending(w->p))
 			return;
 	}
 	if (!pmon_closed(w->p))

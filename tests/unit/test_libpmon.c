@@ -561,7 +561,9 @@ test_flush(void)
 /*
  * The snapshot (REPLY id 0) may come right behind a request's reply, in
  * the same read, or between two frames of it: each reaches its own
- * reader whole and alone.
+ * reader whole and alone, in stream order: what comes after the reply
+ * waits until pmon_request has returned (pmon_pending), even when it
+ * came in the same read.
  */
 static void
 test_reply_and_snapshot(void)
@@ -583,6 +585,10 @@ test_reply_and_snapshot(void)
 	CU_ASSERT_STRING_EQUAL(reply, "{\"hosts\":[]}");
 	CU_ASSERT(len == strlen(reply));
 	free(reply);
+	CU_ASSERT(seen.nsnap == 0);
+	CU_ASSERT(pmon_pending(p));
+	CU_ASSERT(pmon_dispatch(p) == 0);
+	CU_ASSERT(!pmon_pending(p));
 	CU_ASSERT(seen.nsnap == 1);
 	CU_ASSERT_STRING_EQUAL(seen.snap, "{\"position\":7}");
 	mk_reply(&f, 2, 0, "{\"ok\":1}");
