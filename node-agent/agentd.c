@@ -314,7 +314,7 @@ main(int argc, char *argv[])
 	/* Now that tasks can register with us: every spawn on the host. */
 	if (tasker && !dump) {
 		agent.tasker = 1;
-		tasker_start(verbose);
+		tasker_start(agent.host, verbose);
 	}
 	agent_send_hello(&agent);
 	/*

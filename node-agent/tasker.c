@@ -14,7 +14,7 @@
  * task's output comes on a pipe, which the starter forwards where pvmd
  * would have sent it, once the task says where (tasker.h).
  *
- * The starter is its own process, started detached by the agent (the
+ * The starter is its own process, which pvmd starts for the agent (the
  * agent's executable again, with -S): pvmd drops the PVM connection of
  * every running task a tasker started when the tasker goes, so it must
  * outlive agent restarts.  The first on a host registers; the one a
@@ -111,36 +111,35 @@ preload_path(char *buf, size_t size)
 	return size >= PATH_MAX && realpath(rel, buf) != NULL ? 0 : -1;
 }
 
+/*
+ * pvmd starts it, on our host (or, when a starter is registered already,
+ * that one does, and the new one leaves): so it is pvmd's child, which
+ * outlives us, and its standard output and error are pvmd's pipe, which
+ * goes to the pvmd log, where a task's lines without a collector go.
+ */
 void
-tasker_start(int verbose)
+tasker_start(const char *host, int verbose)
 {
-	char lib[PATH_MAX];
-	char *argv[] = { (char *)"pmon-agentd", (char *)"-S", (char *)"-p",
-	    lib, verbose ? (char *)"-v" : NULL, NULL };
-	pid_t pid;
-	int status;
+	char lib[PATH_MAX], exe[PATH_MAX];
+	char *argv[] = { (char *)"-S", (char *)"-p", lib,
+	    verbose ? (char *)"-v" : NULL, NULL };
+	ssize_t n;
+	int tid, rc;
 
 	if (preload_path(lib, sizeof(lib)) == -1) {
 		log_warn("no task starter: the instrumentation library "
 		    "(set PMON_PRELOAD)");
 		return;
 	}
-	/* Twice: the starter is nobody's child, and outlives us. */
-	if ((pid = fork()) == -1) {
-		log_warn("no task starter: fork");
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0) {
+		log_warn("no task starter: /proc/self/exe");
 		return;
 	}
-	if (pid == 0) {
-		if (setsid() == -1 || (pid = fork()) == -1)
-			_exit(1);
-		if (pid > 0)
-			_exit(0);
-		close_range(3, ~0U, 0);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
+	exe[n] = '\0';
+	if ((rc = pvm_spawn(exe, argv, PvmTaskHost, (char *)host, 1,
+	    &tid)) != 1)
+		log_warnx("no task starter: pvm_spawn: %d",
+		    rc < 0 ? rc : tid);
 }
 
 /* Does pid run our executable? */
@@ -234,8 +233,8 @@ send_taskx(int tid, int status, const struct rusage *ru)
 
 /*
  * Output with no collector goes where pvmd's would go, its log, as lines
- * "[tTID] text": on our standard error, which is the pipe to pvmd of the
- * agent that started us.
+ * "[tTID] text": on our standard error, which is pvmd's pipe (pvmd logs
+ * it as ours, so the line reads "[tSTARTER] [tTID] text").
  */
 static void
 output_log(const struct child *c, const char *p, size_t n)
@@ -767,7 +766,7 @@ signals_init(void)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
 	    (fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
 		fatal("signalfd");
-	/* Our stderr is the first agent's pipe to pvmd: it may close. */
+	/* Our stderr is pvmd's pipe: it goes with pvmd. */
 	signal(SIGPIPE, SIG_IGN);
 	return fd;
 }

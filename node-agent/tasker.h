@@ -39,11 +39,11 @@ struct tasker_hello {
 /* pmon-agentd -S ...: the starter itself.  Returns the exit status. */
 int	tasker_main(int argc, char *argv[]);
 /*
- * Starts the host's starter, detached, unless the instrumentation
+ * Has pvmd start the starter of host (ours), unless the instrumentation
  * library cannot be found.  One that finds the host's registration
  * taken (by the starter of an agent before this one) leaves at once.
  */
-void	tasker_start(int verbose);
+void	tasker_start(const char *host, int verbose);
 /* Asks the host's starter to unregister; it leaves after its tasks. */
 void	tasker_stop(void);
 
