@@ -41,6 +41,7 @@ static const struct option start_longopts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "ring-size", required_argument, NULL, 'R' },
 	{ "tasker", no_argument, NULL, 'S' },
+	{ "no-tasker", no_argument, NULL, 'N' },
 	{ "tool-queue", required_argument, NULL, 'Q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "lossless-wait", required_argument, NULL, 'W' },
@@ -50,7 +51,7 @@ static const struct option start_longopts[] = {
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
 	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
-	"[-H horizon] [--block[=TIMEOUT]] [--tasker]",
+	"[-H horizon] [--block[=TIMEOUT]] [--no-tasker]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -78,10 +79,11 @@ const struct cmd_entry cmd_start_entry = {
 	"  --block[=TIMEOUT]  a task whose ring is full waits for room, up to\n"
 	"                 TIMEOUT (500ms, 2s; default forever), instead of\n"
 	"                 dropping the record (doc/capture.md)\n"
-	"  --tasker       monitor every task spawned on the machine, however\n"
-	"                 it is started (console, XPVM, any program): each\n"
-	"                 agent starts its host's tasks (doc/tasker.md);\n"
-	"                 their output does not reach the console yet\n"
+	"  --no-tasker    monitor only what pmon exec starts, and its\n"
+	"                 descendants; by default (--tasker) every task\n"
+	"                 spawned on the machine is, however it is started\n"
+	"                 (console, XPVM, any program): each agent starts\n"
+	"                 its host's tasks (doc/tasker.md)\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events, or, for a lossless tool (pmon record,\n"
 	"                 export, trace --lossless), before the agents are\n"
@@ -233,6 +235,8 @@ capture_check(const struct cmd_args *a)
 	if (a->arg['K'] != NULL && capture_block_parse(a->arg['K'], &ns) == -1)
 		return tool_usage_error("--block=%s: forever, or a whole "
 		    "number of ms or s up to an hour (500ms, 2s)", a->arg['K']);
+	if (a->seen['S'] && a->seen['N'])
+		return tool_usage_error("--tasker and --no-tasker together");
 	return 0;
 }
 
@@ -278,7 +282,7 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 		argv[i++] = "-k";
 		argv[i++] = block_arg(a);
 	}
-	if (a->seen['S'])
+	if (!a->seen['N'])
 		argv[i++] = "-T";
 	argv[i++] = "-r";
 	argv[i++] = fdarg;

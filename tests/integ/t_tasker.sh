@@ -1,6 +1,6 @@
 #!/bin/bash
-# Protects `pmon start --tasker` (node-agent/tasker.c, doc/tasker.md):
-# the agent starts its host's task starter, which pvmd hands every spawn
+# Protects the task starter of `pmon start` (node-agent/tasker.c,
+# doc/tasker.md): the agent starts its host's task starter, which pvmd hands every spawn
 # on the host, so a program started from the PVM console -- master1, as
 # pvm-examples' README runs it -- and the workers it spawns are
 # monitored without pmon exec: the stream holds every call each makes,
@@ -11,13 +11,13 @@
 # missing program fails in the console as without pmon; a program that
 # never enrols (true) leaves pvmd's task table, its exit reported by the
 # starter.  At shutdown the starter unregisters and goes, and pvmd
-# starts the next master1 itself.
+# starts the next master1 itself; `pmon start --no-tasker` starts none.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
 command -v pvm >/dev/null || skip "no pvm console (apt-get install pvm)"
 start_pvmd
-pmon_start --tasker
+pmon_start
 PIDFILE=$PVM_TMP/pmon-tasker.$(id -u)
 wait_for 10 test -s "$PIDFILE" || fail "no task starter registered: \
 $(tail -n 5 "$PVM_TMP/pvml.$(id -u)")"
@@ -84,4 +84,12 @@ wait_for 10 pid_dead "$STARTER" || fail "the task starter outlived pmon"
 pvm_console "spawn master1" >"$RUN/console4"
 wait_for 30 eval '[ "$(grep -c "I got" "$PVML")" -ge $n ]' ||
     fail "master1 without pmon: $(tail -n 5 "$PVML")"
+
+pmon_start --no-tasker
+wait_for 10 eval '[ -n "$(sock_pid "$(agent_sock)")" ]' || fail "no agent"
+sleep 1
+[ ! -e "$PIDFILE" ] || fail "pmon start --no-tasker started a task starter"
+pvm_console "ps -a" | grep -q '/T' &&
+    fail "pvmd has a tasker after pmon start --no-tasker"
+pmon_shutdown
 pass
