@@ -66,6 +66,17 @@ static const char *const own_programs[] = {
 	"pmon-agentd", "pmon-coordd", NULL
 };
 
+/* A spawn pvmd handed over (SM_STTASK). */
+struct spawn_req {
+	int32_t		 tid;
+	int		 flags;		/* PvmTaskDebug matters */
+	char		*path;		/* absolute */
+	char		**argv;		/* argv[0] is path */
+	int		 argc;
+	char		**env;		/* the spawn's strings */
+	int		 nenv;
+};
+
 /* A task we started. */
 struct child {
 	pid_t		 pid;
@@ -403,10 +414,39 @@ child_end(struct child *c, int status, const struct rusage *ru)
 	free(c);
 }
 
+/*
+ * The program a spawn runs: with PvmTaskDebug, the debugger, given the
+ * path and the arguments, as pvmd does ($PVM_DEBUGGER, else the one in
+ * $PVM_ROOT/lib; pvmd's hostfile bx= is not ours to read).
+ */
+static void
+exec_spawn(const struct spawn_req *r)
+{
+	const char *dbg, *root;
+	char def[PATH_MAX], **av;
+	int i;
+
+	if (!(r->flags & PvmTaskDebug)) {
+		execv(r->path, r->argv);
+		return;
+	}
+	if ((dbg = getenv("PVM_DEBUGGER")) == NULL || *dbg == '\0') {
+		root = getenv("PVM_ROOT");
+		snprintf(def, sizeof(def), "%s/lib/debugger",
+		    root != NULL ? root : "/usr/lib/pvm3");
+		dbg = def;
+	}
+	if ((av = calloc((size_t)r->argc + 2, sizeof(*av))) == NULL)
+		return;
+	av[0] = (char *)dbg;
+	for (i = 0; i < r->argc; i++)
+		av[i + 1] = r->argv[i];
+	execv(dbg, av);
+}
+
 /* The child's side: never returns. */
 static void
-child_exec(const char *path, char **argv, char **env, int nenv, int32_t tid,
-    int out)
+child_exec(const struct spawn_req *r, int out)
 {
 	const char *wd = NULL;
 	char *val, tidv[16];
@@ -420,13 +460,13 @@ child_exec(const char *path, char **argv, char **env, int nenv, int32_t tid,
 	if (dup2(out, STDOUT_FILENO) == -1 || dup2(out, STDERR_FILENO) == -1)
 		_exit(1);
 	close_range(3, ~0U, 0);
-	for (i = 0; i < nenv; i++) {
-		if (strncmp(env[i], "PVMSPAWNWD=", 11) == 0)
-			wd = env[i] + 11;
-		putenv(env[i]);
+	for (i = 0; i < r->nenv; i++) {
+		if (strncmp(r->env[i], "PVMSPAWNWD=", 11) == 0)
+			wd = r->env[i] + 11;
+		putenv(r->env[i]);
 	}
-	if (!own_program(path)) {
-		snprintf(tidv, sizeof(tidv), "%d", (int)tid);
+	if (!own_program(r->path)) {
+		snprintf(tidv, sizeof(tidv), "%d", (int)r->tid);
 		if ((val = spawn_env_preload(getenv("LD_PRELOAD"),
 		    tk.preload)) == NULL ||
 		    setenv("LD_PRELOAD", val, 1) == -1 ||
@@ -435,7 +475,7 @@ child_exec(const char *path, char **argv, char **env, int nenv, int32_t tid,
 	}
 	if (wd != NULL && chdir(wd) == -1)
 		_exit(1);
-	execv(path, argv);
+	exec_spawn(r);
 	_exit(1);		/* as pvmd's own child does */
 }
 
@@ -462,65 +502,77 @@ free_strs(char **v, int n)
 
 /* Forks and execs the task, its output on a pipe to us. */
 static void
-spawn(int32_t tid, char *path, char **argv, int argc, char **env, int nenv)
+spawn(const struct spawn_req *r)
 {
 	int pfd[2];
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC) == -1) {
-		log_warn("cannot start t%x (%s)", (unsigned)tid, path);
-		send_taskx(tid, 0, NULL);
+		log_warn("cannot start t%x (%s)", (unsigned)r->tid, r->path);
+		send_taskx(r->tid, 0, NULL);
 		return;
 	}
 	if ((pid = fork()) == 0)
-		child_exec(path, argc > 0 ? argv : (char *[]){ path, NULL },
-		    env, nenv, tid, pfd[1]);
+		child_exec(r, pfd[1]);
 	close(pfd[1]);
 	if (pid == -1) {
-		log_warn("cannot start t%x (%s)", (unsigned)tid, path);
+		log_warn("cannot start t%x (%s)", (unsigned)r->tid, r->path);
 		close(pfd[0]);
-		send_taskx(tid, 0, NULL);
+		send_taskx(r->tid, 0, NULL);
 		return;
 	}
 	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	if (child_add(pid, tid, pfd[0]) == NULL) {
+	if (child_add(pid, r->tid, pfd[0]) == NULL) {
 		/* Out of memory: it runs, its output and exit unseen. */
-		log_warnx("t%x (%s): out of memory", (unsigned)tid, path);
+		log_warnx("t%x (%s): out of memory", (unsigned)r->tid,
+		    r->path);
 		close(pfd[0]);
 		return;
 	}
-	log_debug("started t%x: %s, pid %ld", (unsigned)tid, path, (long)pid);
+	log_debug("started t%x: %s, pid %ld", (unsigned)r->tid, r->path,
+	    (long)pid);
 }
 
-/* SM_STTASK: int tid, flags; str path; int argc; str argv[argc]; ... */
+/*
+ * SM_STTASK: int tid, flags; str path; int argc; str argv[argc]; int
+ * nenv; str env[nenv]; then inst, hosttotal, outof (not needed).
+ */
 static void
 start_task(void)
 {
-	char *path = NULL, **argv = NULL, **env = NULL;
-	int tid, flags, argc = 0, nenv = 0, i;
+	struct spawn_req r = { 0 };
+	int i;
 
-	if (pvm_upkint(&tid, 1, 1) < 0 || pvm_upkint(&flags, 1, 1) < 0 ||
-	    (path = unpack_str()) == NULL || pvm_upkint(&argc, 1, 1) < 0 ||
-	    argc < 0 || argc > 4096 ||
-	    (argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL)
+	if (pvm_upkint(&r.tid, 1, 1) < 0 || pvm_upkint(&r.flags, 1, 1) < 0 ||
+	    (r.path = unpack_str()) == NULL ||
+	    pvm_upkint(&r.argc, 1, 1) < 0 || r.argc < 0 || r.argc > 4096 ||
+	    (r.argv = calloc((size_t)r.argc + 1, sizeof(*r.argv))) == NULL)
 		goto bad;
-	for (i = 0; i < argc; i++)
-		if ((argv[i] = unpack_str()) == NULL)
+	for (i = 0; i < r.argc; i++)
+		if ((r.argv[i] = unpack_str()) == NULL)
 			goto bad;
-	if (pvm_upkint(&nenv, 1, 1) < 0 || nenv < 0 || nenv > 65536 ||
-	    (env = calloc((size_t)nenv + 1, sizeof(*env))) == NULL)
+	if (pvm_upkint(&r.nenv, 1, 1) < 0 || r.nenv < 0 || r.nenv > 65536 ||
+	    (r.env = calloc((size_t)r.nenv + 1, sizeof(*r.env))) == NULL)
 		goto bad;
-	for (i = 0; i < nenv; i++)
-		if ((env[i] = unpack_str()) == NULL)
+	for (i = 0; i < r.nenv; i++)
+		if ((r.env[i] = unpack_str()) == NULL)
 			goto bad;
-	spawn(tid, path, argv, argc, env, nenv);
+	if (r.argc == 0) {
+		/* No argv[0]: the path, as pvmd gives its own children. */
+		free(r.argv);
+		if ((r.argv = calloc(2, sizeof(*r.argv))) == NULL ||
+		    (r.argv[0] = strdup(r.path)) == NULL)
+			goto bad;
+		r.argc = 1;
+	}
+	spawn(&r);
 	goto out;
 bad:
 	log_warnx("a spawn pvmd handed over is malformed; not started");
 out:
-	free(path);
-	free_strs(argv, argc);
-	free_strs(env, nenv);
+	free(r.path);
+	free_strs(r.argv, r.argc);
+	free_strs(r.env, r.nenv);
 }
 
 static void

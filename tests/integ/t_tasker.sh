@@ -10,12 +10,21 @@
 # workers; without a collector, lines reach the pvmd log.  A spawn of a
 # missing program fails in the console as without pmon; a program that
 # never enrols (true) leaves pvmd's task table, its exit reported by the
-# starter.  At shutdown the starter unregisters and goes, and pvmd
+# starter; `spawn -?` runs the program under $PVM_DEBUGGER.  At shutdown the starter unregisters and goes, and pvmd
 # starts the next master1 itself; `pmon start --no-tasker` starts none.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
 command -v pvm >/dev/null || skip "no pvm console (apt-get install pvm)"
+# The debugger of `spawn -?` (PvmTaskDebug), from pvmd's environment:
+# it notes its arguments and runs the program.
+cat >"$RUN/debugger" <<EOF
+#!/bin/sh
+echo "\$@" >"$RUN/debugger.args"
+exec "\$@"
+EOF
+chmod +x "$RUN/debugger"
+export PVM_DEBUGGER=$RUN/debugger
 start_pvmd
 pmon_start
 PIDFILE=$PVM_TMP/pmon-tasker.$(id -u)
@@ -66,6 +75,15 @@ expect_eq "catchout's workers' ends of output" $k \
 pvm_console "spawn catchout 1 2" >"$RUN/console5"
 wait_for 20 grep -q 'catchout ok' "$PVML" ||
     fail "catchout's output is not in the pvmd log: $(tail -n 5 "$PVML")"
+
+# spawn -? starts the program under the debugger, as pvmd would.
+pvm_console "spawn -? catchout 1 3" >"$RUN/console6"
+wait_for 20 test -s "$RUN/debugger.args" ||
+    fail "spawn -? did not start the debugger: $(cat "$RUN/console6")"
+expect_eq "the debugger's arguments" "$PROGS/catchout 1 3" \
+    "$(cat "$RUN/debugger.args")"
+wait_for 20 grep -q '\] child 0 line 3$' "$PVML" ||
+    fail "catchout under the debugger: $(tail -n 5 "$PVML")"
 
 # A program pvmd cannot find never reaches the starter.
 pvm_console "spawn nosuchprog" >"$RUN/console2"
