@@ -50,7 +50,7 @@
 #include "tasker.h"
 
 #define TASKER_PVMD	((int)0x80000000)	/* TIDPVMD: the local pvmd */
-#define TASKER_STR_MAX	(256 * 1024)	/* one string of a spawn */
+#define TASKER_STR_MAX	(1024 * 1024)	/* one string of a spawn */
 #define TASKER_HELD_MAX	(64 * 1024)	/* output kept until we know where
 					   it goes */
 #define TASKER_READ	4096
@@ -93,7 +93,6 @@ static struct {
 	const char	*preload;
 	struct child	**v;
 	size_t		 n, cap;
-	char		*str;		/* TASKER_STR_MAX bytes */
 	char		 pidfile[PATH_MAX];
 	char		 sockpath[PATH_MAX];
 	int		 stopping;
@@ -479,13 +478,25 @@ child_exec(const struct spawn_req *r, int out)
 	_exit(1);		/* as pvmd's own child does */
 }
 
-/* A string of the spawn, copied; NULL when it could not be read. */
+/*
+ * A string of the spawn, malloc'ed; NULL when it is not one.  Read as
+ * pvm_upkstr reads it (its length with the NUL, then the bytes), which
+ * has no bound of its own.
+ */
 static char *
 unpack_str(void)
 {
-	if (pvm_upkstr(tk.str) < 0)
+	char *str;
+	int len;
+
+	if (pvm_upkint(&len, 1, 1) < 0 || len < 1 || len > TASKER_STR_MAX ||
+	    (str = malloc((size_t)len)) == NULL)
 		return NULL;
-	return strdup(tk.str);
+	if (pvm_upkbyte(str, len, 1) < 0 || str[len - 1] != '\0') {
+		free(str);
+		return NULL;
+	}
+	return str;
 }
 
 static void
@@ -569,6 +580,9 @@ start_task(void)
 	goto out;
 bad:
 	log_warnx("a spawn pvmd handed over is malformed; not started");
+	/* pvmd keeps a task it handed over until it hears it ended. */
+	if (r.tid > 0)
+		send_taskx(r.tid, 1 << 8, NULL);	/* exit status 1 */
 out:
 	free(r.path);
 	free_strs(r.argv, r.argc);
@@ -846,8 +860,6 @@ tasker_main(int argc, char *argv[])
 	log_init("pmon-tasker", verbose);
 	env_as_pvmd();
 	sigfd = signals_init();
-	if ((tk.str = malloc(TASKER_STR_MAX)) == NULL)
-		fatal("%s", __func__);
 	if (pvm_mytid() < 0)
 		fatalx("cannot enrol in PVM: is pvmd running?");
 	pvm_setopt(PvmResvTids, 1);
@@ -858,7 +870,6 @@ tasker_main(int argc, char *argv[])
 			log_warnx("cannot register as this host's task "
 			    "starter: %d", rc);
 		pvm_exit();
-		free(tk.str);
 		return rc == PvmAlready ? 0 : 1;
 	}
 	/* Our pvmd socket is no task's business. */
@@ -880,7 +891,6 @@ tasker_main(int argc, char *argv[])
 	if (lfd != -1)
 		unlink(tk.sockpath);
 	pvm_exit();
-	free(tk.str);
 	free(tk.v);
 	return rc == -1 ? 1 : 0;
 }
