@@ -85,6 +85,14 @@ expect_eq "the debugger's arguments" "$PROGS/catchout 1 3" \
 wait_for 20 grep -q '\] child 0 line 3$' "$PVML" ||
     fail "catchout under the debugger: $(tail -n 5 "$PVML")"
 
+# A spawn with a string longer than the starter reads (a variable of
+# 2 MB that its spawner exported): not started, and pvmd hears it ended.
+pmon_exec "$PROGS/bigenv" 2000000 true || fail "bigenv exited with $?"
+expect_eq "bigenv's spawn and the task's end" "spawned 1
+ended" "$(cat "$RUN/bigenv.out")"
+grep -q 'a spawn pvmd handed over is malformed' "$PVML" ||
+    fail "the starter did not say it left the spawn out: $(tail -n 3 "$PVML")"
+
 # A program pvmd cannot find never reaches the starter.
 pvm_console "spawn nosuchprog" >"$RUN/console2"
 grep -q 'No such file' "$RUN/console2" ||
