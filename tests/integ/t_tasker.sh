@@ -1,5 +1,5 @@
 #!/bin/bash
-# Protects the task starter of `pmon start` (node-agent/tasker.c,
+# Protects the task starter of `pmon start --tasker` (node-agent/tasker.c,
 # doc/tasker.md): the agent starts its host's task starter, which pvmd hands every spawn
 # on the host, so a program started from the PVM console -- master1, as
 # pvm-examples' README runs it -- and the workers it spawns are
@@ -11,7 +11,8 @@
 # missing program fails in the console as without pmon; a program that
 # never enrols (true) leaves pvmd's task table, its exit reported by the
 # starter; `spawn -?` runs the program under $PVM_DEBUGGER.  At shutdown the starter unregisters and goes, and pvmd
-# starts the next master1 itself; `pmon start --no-tasker` starts none.
+# starts the next master1 itself; `pmon start --no-tasker` (the
+# default) starts none.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -26,7 +27,7 @@ EOF
 chmod +x "$RUN/debugger"
 export PVM_DEBUGGER=$RUN/debugger
 start_pvmd
-pmon_start
+pmon_start --tasker
 PIDFILE=$PVM_TMP/pmon-tasker.$(id -u)
 wait_for 10 test -s "$PIDFILE" || fail "no task starter registered: \
 $(tail -n 5 "$PVM_TMP/pvml.$(id -u)")"

@@ -2,7 +2,7 @@
 # Protects the task starter across an agent restart (doc/tasker.md):
 # pvmd ends the PVM life of every task a tasker started when the tasker
 # goes, so the starter is a process of its own.  burst, spawned from the
-# console under pmon, makes calls while its agent is
+# console under `pmon start --tasker`, makes calls while its agent is
 # SIGKILLed; the coordinator starts another agent (through the starter,
 # uninstrumented), whose own starter finds the host taken and leaves.
 # The first starter stays; burst keeps its PVM connection (its
@@ -16,7 +16,7 @@ command -v pvm >/dev/null || skip "no pvm console (apt-get install pvm)"
 
 N=3000			# pvm_getsbuf calls, 1 ms apart
 start_pvmd
-pmon_start
+pmon_start --tasker
 PIDFILE=$PVM_TMP/pmon-tasker.$(id -u)
 wait_for 10 test -s "$PIDFILE" || fail "no task starter registered"
 STARTER=$(cat "$PIDFILE")
