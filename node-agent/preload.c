@@ -333,10 +333,27 @@ record_blank(struct pcall *c, unsigned call)
 
 static void	try_register(uint64_t now);
 
+/* libpvm3's own pvm_exit, unrecorded (preload_starter.c). */
+int
+preload_real_exit(void)
+{
+	__typeof__(&pvm_exit) real = REAL(exit);
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	depth++;
+	rc = real();
+	depth--;
+	return rc;
+}
+
 int
 call_enter(struct pcall *c, unsigned call)
 {
 	c->active = 0;
+	if (starter_exit_pending && depth == 0)
+		starter_exit(0);	/* a PVM call after pvm_exit */
 	if (depth++ > 0 || st.inert || st.server || ring_ready() == -1)
 		return 0;
 	record_blank(c, call);
@@ -712,6 +729,13 @@ atfork_child(void)
 	st.spawn_seq = 0;
 	starter_atfork();
 	errno = saved;
+}
+
+/* A put-off pvm_exit is done when the process ends. */
+__attribute__((destructor)) static void
+preload_fini(void)
+{
+	starter_exit(depth > 0);
 }
 
 __attribute__((constructor)) static void

@@ -65,10 +65,14 @@ int	 preload_enrolled_tid(void);
 
 /* A task of the host's starter (preload_starter.c, tasker.h). */
 extern int starter_pending;
+extern int starter_exit_pending;
 void	 starter_init(void);
 void	 starter_atfork(void);
 void	 starter_tell(void);
-void	 starter_drain(void);
+int	 starter_defer_exit(void);
+void	 starter_exit(int in_call);
+void	 starter_catchout(FILE *);
+int	 preload_real_exit(void);
 
 /* PMON_SPAWN and PVM_EXPORT around a recorded pvm_spawn. */
 void	 spawn_edge_set(struct spawn_env *, uint64_t seq);

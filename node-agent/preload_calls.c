@@ -256,8 +256,8 @@ WRAP(mytid, (void), (), )
 WRAP(parent, (void), (), )
 
 /*
- * A task the starter started has its output forwarded before pvmd ends
- * it at the real call (preload_starter.c).
+ * A task the starter started does its real pvm_exit when the process
+ * ends (preload_starter.c).
  */
 PRELOAD_EXPORT int
 pvm_exit(void)
@@ -270,8 +270,7 @@ pvm_exit(void)
 		return PvmNotImpl;
 	(void)call_enter(&c, PMON_CALL_exit);
 	call_begin(&c, NULL, 0);
-	starter_drain();
-	rc = real();
+	rc = starter_defer_exit() ? PvmOk : real();
 	call_end(&c, rc, NULL, 0);
 	return rc;
 }
@@ -279,7 +278,25 @@ pvm_exit(void)
 WRAP(halt, (void), (), )
 WRAP(start_pvmd, (int argc, char **argv, int block), (argc, argv, block), )
 WRAP(archcode, (char *arch), (arch), )
-WRAP(catchout, (FILE *ff), (ff), )
+
+/* libpvm3's pvm_exit ends a collection with pvm_catchout(NULL). */
+PRELOAD_EXPORT int
+pvm_catchout(FILE *ff)
+{
+	__typeof__(&pvm_catchout) real = REAL(catchout);
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	(void)call_enter(&c, PMON_CALL_catchout);
+	call_begin(&c, NULL, 0);
+	rc = real(ff);
+	starter_catchout(ff);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
 WRAP(getfds, (int **fds), (fds), )
 WRAP(getnoresets, (int **tids, int *ntids), (tids, ntids), )
 WRAP(tickle, (int narg, int *argp, int *nresp, int *resp),

@@ -1,7 +1,14 @@
 /*
  * A task the host's starter started (tasker.h has the contract): once
- * enrolled it tells the starter where its output goes, and at pvm_exit
- * it waits until the starter has forwarded what it wrote.
+ * enrolled it tells the starter where its output goes, and before its
+ * real pvm_exit it waits until the starter has forwarded what it wrote.
+ *
+ * pvmd tells a task's collector that its output has ended at the real
+ * pvm_exit of a task a tasker started, but only when the process ends for
+ * a task pvmd forked.  So the application's pvm_exit is put off: the
+ * real one is done when the process ends (preload_fini), or before the
+ * task's next PVM call, and what the task prints after pvm_exit still
+ * reaches its collector, as under pvmd.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -14,12 +21,17 @@
 #include <unistd.h>
 
 #include "paths.h"
-#include "preload.h"
+#include "preload.h"		/* pvm3.h, which pvmproto.h needs first */
 #include "tasker.h"
 
+#include <pvmproto.h>
+
 int starter_pending;		/* started by the starter, not told yet */
+int starter_exit_pending;	/* the application's pvm_exit is put off */
 static int32_t started_tid;
 static int starter_fd = -1;
+static int exiting;		/* inside the real pvm_exit */
+static int catching;		/* collecting its children's output */
 
 void
 starter_init(void)
@@ -45,6 +57,8 @@ void
 starter_atfork(void)
 {
 	starter_pending = 0;
+	starter_exit_pending = 0;
+	catching = 0;
 	started_tid = 0;
 	if (starter_fd != -1)
 		close(starter_fd);
@@ -90,22 +104,104 @@ out:
 	errno = saved;
 }
 
-void
-starter_drain(void)
+/* Waits until the starter has forwarded everything written so far. */
+static void
+flush_output(void)
 {
 	struct pollfd pfd;
 	char c = TASKER_DRAIN;
-	int saved = errno;
 
-	if (starter_fd == -1)
-		return;
 	fflush(NULL);
 	pfd.fd = starter_fd;
 	pfd.events = POLLIN;
-	if (write(starter_fd, &c, 1) == 1 &&
-	    poll(&pfd, 1, TASKER_DRAIN_WAIT_MS) == 1)
-		(void)read(starter_fd, &c, 1);
-	close(starter_fd);
+	if (send(starter_fd, &c, 1, MSG_NOSIGNAL) == 1 &&
+	    poll(&pfd, 1, TASKER_DRAIN_WAIT_MS) == 1 &&
+	    read(starter_fd, &c, 1) == 1 && c == TASKER_DRAINED)
+		return;
+	close(starter_fd);		/* the starter is gone or stuck */
 	starter_fd = -1;
+}
+
+/*
+ * What libpvm3's pvm_exit does first in a task that collects its
+ * children's output (pvm_catchout): it waits until every child's output
+ * has ended, and prints it.  It does so in the handler of a TC_OUTPUTX
+ * message that pvm_catchout has pvm_exit deliver; the task sends itself
+ * one and receives until the handler has run (it ends with
+ * pvm_catchout(NULL)).  The calls are below the wrapper's, unrecorded.
+ */
+#define FLUSH_WAIT_TRIES	50
+#define FLUSH_TAG		0x504d4f4e	/* received from ourselves:
+						   never sent */
+static void
+collect_children(void)
+{
+	struct timeval tv = { 0, 100000 };
+	int me = preload_enrolled_tid(), sbuf, ctx, resv, rc, i;
+
+	sbuf = pvm_setsbuf(pvm_mkbuf(PvmDataDefault));
+	pvm_pkint(&me, 1, 1);
+	resv = pvm_setopt(PvmResvTids, 1);
+	ctx = pvm_setcontext(SYSCTX_TC);
+	rc = pvm_send(me, TC_OUTPUTX);
+	pvm_setcontext(ctx);
+	pvm_setopt(PvmResvTids, resv);
+	pvm_freebuf(pvm_setsbuf(sbuf));
+	for (i = 0; rc >= 0 && catching && i < FLUSH_WAIT_TRIES; i++)
+		rc = pvm_trecv(me, FLUSH_TAG, &tv);
+}
+
+/* The application's pvm_exit: 1 if it is put off. */
+int
+starter_defer_exit(void)
+{
+	if (starter_fd == -1 || exiting)
+		return 0;
+	if (catching)
+		collect_children();
+	fflush(NULL);
+	starter_exit_pending = 1;
+	return 1;
+}
+
+/*
+ * The task's output is forwarded, then the put-off pvm_exit is done,
+ * unless the process is inside a PVM call (an exit from a message
+ * handler): then the end of its pvmd connection ends it, as it ends a
+ * task that never called pvm_exit.
+ */
+void
+starter_exit(int in_call)
+{
+	int saved = errno, pending = starter_exit_pending;
+
+	starter_exit_pending = 0;
+	if (starter_fd == -1)
+		return;
+	flush_output();
+	if (pending && !in_call) {
+		exiting = 1;
+		preload_real_exit();
+		exiting = 0;
+	}
+	if (starter_fd != -1)
+		close(starter_fd);
+	starter_fd = -1;
+	errno = saved;
+}
+
+/*
+ * pvm_catchout, by the application or by libpvm3's pvm_exit once it has
+ * printed the last of its children's output, which must reach the
+ * collector before the real pvm_exit ends the task's.
+ */
+void
+starter_catchout(FILE *ff)
+{
+	int saved = errno;
+
+	catching = ff != NULL;
+	if (ff == NULL && exiting && starter_fd != -1)
+		flush_output();
 	errno = saved;
 }

@@ -51,7 +51,7 @@ static const struct option start_longopts[] = {
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
 	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
-	"[-H horizon] [--block[=TIMEOUT]] [--tasker]",
+	"[-H horizon] [--block[=TIMEOUT]] [--[no-]tasker]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
@@ -79,12 +79,12 @@ const struct cmd_entry cmd_start_entry = {
 	"  --block[=TIMEOUT]  a task whose ring is full waits for room, up to\n"
 	"                 TIMEOUT (500ms, 2s; default forever), instead of\n"
 	"                 dropping the record (doc/capture.md)\n"
-	"  --tasker       monitor every task spawned on the machine, however\n"
-	"                 it is started (console, XPVM, any program): each\n"
-	"                 agent starts its host's tasks (doc/tasker.md; what\n"
-	"                 a task prints after pvm_exit does not reach its\n"
-	"                 console yet); by default (--no-tasker) only what\n"
-	"                 pmon exec starts, and its descendants\n"
+	"  --tasker       (the default) monitor every task spawned on the\n"
+	"                 machine, however it is started (console, XPVM, any\n"
+	"                 program): each agent starts its host's tasks\n"
+	"                 (doc/tasker.md)\n"
+	"  --no-tasker    monitor only what pmon exec starts, and its\n"
+	"                 descendants\n"
 	"  -Q, --tool-queue BYTES  what a tool may have queued before it loses\n"
 	"                 events, or, for a lossless tool (pmon record,\n"
 	"                 export, trace --lossless), before the agents are\n"
@@ -283,7 +283,7 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 		argv[i++] = "-k";
 		argv[i++] = block_arg(a);
 	}
-	if (a->seen['S'])
+	if (!a->seen['N'])
 		argv[i++] = "-T";
 	argv[i++] = "-r";
 	argv[i++] = fdarg;

@@ -1,18 +1,20 @@
 #!/bin/bash
-# Protects the task starter of `pmon start --tasker` (node-agent/tasker.c,
-# doc/tasker.md): the agent starts its host's task starter, which pvmd hands every spawn
-# on the host, so a program started from the PVM console -- master1, as
-# pvm-examples' README runs it -- and the workers it spawns are
-# monitored without pmon exec: the stream holds every call each makes,
-# causal, as under pmon exec (t_master1.sh).  Their output goes where
-# pvmd would send it: the console's `spawn ->` prints master1's lines as
-# without pmon, and a pvm_catchout parent prints every line of its
-# workers; without a collector, lines reach the pvmd log.  A spawn of a
-# missing program fails in the console as without pmon; a program that
-# never enrols (true) leaves pvmd's task table, its exit reported by the
-# starter; `spawn -?` runs the program under $PVM_DEBUGGER.  At shutdown the starter unregisters and goes, and pvmd
-# starts the next master1 itself; `pmon start --no-tasker` (the
-# default) starts none.
+# Protects the task starter that `pmon start` runs by default
+# (node-agent/tasker.c, doc/tasker.md): the agent starts its host's task
+# starter, which pvmd hands every spawn on the host, so a program started
+# from the PVM console -- master1, as pvm-examples' README runs it -- and
+# the workers it spawns are monitored without pmon exec: the stream holds
+# every call each makes, causal, as under pmon exec (t_master1.sh).
+# Their output goes where pvmd would send it: the console's `spawn ->`
+# prints master1's lines, a line printed after pvm_exit (storm) and a
+# pvm_catchout parent's workers' lines before its own last one, as
+# without pmon; a pvm_catchout parent prints every line of its workers;
+# without a collector, lines reach the pvmd log.  A spawn of a missing
+# program fails in the console as without pmon; a program that never
+# enrols (true) leaves pvmd's task table, its exit reported by the
+# starter; `spawn -?` runs the program under $PVM_DEBUGGER.  At shutdown
+# the starter unregisters and goes, and pvmd starts the next master1
+# itself; `pmon start --no-tasker` starts none.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -27,7 +29,7 @@ EOF
 chmod +x "$RUN/debugger"
 export PVM_DEBUGGER=$RUN/debugger
 start_pvmd
-pmon_start --tasker
+pmon_start			# --tasker is the default
 PIDFILE=$PVM_TMP/pmon-tasker.$(id -u)
 wait_for 10 test -s "$PIDFILE" || fail "no task starter registered: \
 $(tail -n 5 "$PVM_TMP/pvml.$(id -u)")"
@@ -36,10 +38,22 @@ pid_alive "$STARTER" || fail "the task starter $STARTER is not running"
 pmon_trace "$RUN/trace.json"
 PVML=$PVM_TMP/pvml.$(id -u)
 
-# master1 from the console, its output to the console (spawn ->): the
-# console reads its input as it comes, and prints the job's lines.
-(echo "spawn -> master1"; sleep 8; echo quit) | timeout 30 pvm \
-    >"$RUN/console1" 2>&1 || fail "the console failed: $(cat "$RUN/console1")"
+# console_job OUT CMD: CMD in the console, which prints its job's output
+# (spawn ->) as it comes, until the job has finished.
+console_job() {
+	local out=$1 i
+	shift
+	(echo "$*"
+	for i in $(seq 1 400); do
+		grep -q '\[1\] finished' "$out" 2>/dev/null && break
+		sleep 0.1
+	done
+	echo quit) | timeout 60 pvm >"$out" 2>&1 ||
+	    fail "the console failed: $(cat "$out")"
+}
+
+# master1 from the console, its output to the console.
+console_job "$RUN/console1" "spawn -> master1"
 grep -q '1 successful' "$RUN/console1" ||
     fail "spawn master1: $(cat "$RUN/console1")"
 n=$(sed -n 's/.*\] Spawning \([0-9]*\) worker tasks.*SUCCESSFUL.*/\1/p' \
@@ -71,6 +85,26 @@ for i in $(seq 0 $((k - 1))); do
 done
 expect_eq "catchout's workers' ends of output" $k \
     "$(grep -c '^\[t[0-9a-f]*\] EOF$' "$RUN/catchout.out")"
+
+# The same from the console: the parent's own collector gets all of it,
+# the workers' lines before the parent's last, printed after pvm_exit
+# returned (pvm_exit waits for its workers' output).
+console_job "$RUN/console7" "spawn -> catchout $k $lines"
+for i in $(seq 0 $((k - 1))); do
+	expect_eq "lines of catchout's worker $i in the console" "$(seq 1 $lines |
+	    sed "s/^/child $i line /")" "$(sed -n \
+	    "s/.*\[1:t[0-9a-f]*\] \[t[0-9a-f]*\] \(child $i line\)/\1/p" \
+	    "$RUN/console7")"
+done
+expect_eq "the console's last lines of catchout" "catchout ok
+EOF
+[1] finished" "$(grep -v '^quit$\|^Console\|^pvmd still\|^$' "$RUN/console7" |
+    tail -n 3 | sed 's/^pvm> //; s/.*\[1:t[0-9a-f]*\] //')"
+# What a task prints after pvm_exit reaches its console: storm's task 0
+# prints its last line then.
+console_job "$RUN/console8" "spawn -> storm 4 50"
+grep -q '\[1:t[0-9a-f]*\] storm ok$' "$RUN/console8" ||
+    fail "storm's line after pvm_exit is not in the console: $(cat "$RUN/console8")"
 
 # Without a collector, a task's lines go to the pvmd log.
 pvm_console "spawn catchout 1 2" >"$RUN/console5"
