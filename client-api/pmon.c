@@ -378,7 +378,7 @@ static int
 event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 {
 	const uint8_t known = EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
-	    EVENT_INCONSISTENT | EVENT_AGAIN;
+	    EVENT_INCONSISTENT | EVENT_AGAIN | EVENT_UNMONITORED;
 	int f = 0;
 
 	if (flags & ~known)
@@ -386,6 +386,9 @@ event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 	if ((flags & EVENT_MATCHED) && (flags & EVENT_UNMATCHED))
 		return pmon_bad_payload(p, MSG_EVENT,
 		    "event both matched and unmatched");
+	if ((flags & EVENT_UNMONITORED) && !(flags & EVENT_UNMATCHED))
+		return pmon_bad_payload(p, MSG_EVENT,
+		    "a matched event says its sender is unmonitored");
 	if ((flags & EVENT_MATCHED) && match_seq == 0)
 		return pmon_bad_payload(p, MSG_EVENT,
 		    "matched event names send sequence number 0");
@@ -399,6 +402,8 @@ event_flags(struct pmon *p, uint8_t flags, uint64_t match_seq)
 		f |= PMON_EV_INCONSISTENT;
 	if (flags & EVENT_AGAIN)
 		f |= PMON_EV_AGAIN;
+	if (flags & EVENT_UNMONITORED)
+		f |= PMON_EV_UNMONITORED;
 	return f;
 }
 

@@ -58,6 +58,9 @@ struct pmon;
 					   delivered it already: a tool that
 					   joins the two streams drops it if
 					   it has its id (tid:seq) */
+#define PMON_EV_UNMONITORED	0x40	/* with PMON_EV_UNMATCHED: the sender
+					   is a task pmon does not instrument
+					   (pmon ps: "unmonitored") */
 
 /* A task of the monitored application. */
 struct pmon_task {

@@ -57,7 +57,8 @@
 	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)	\
 	X(ACK,		27,	2,		PROTO_MAX_PAYLOAD)	\
 	X(TASK_RESUME,	28,	12,		20)			\
-	X(TASK_FULL,	29,	0,		0)
+	X(TASK_FULL,	29,	0,		0)			\
+	X(TASK_OTHERS,	30,	4,		PROTO_MAX_PAYLOAD)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max) MSG_##name = num,
@@ -124,6 +125,8 @@ struct msg_info {
 				   state did not allow it (records lost) */
 #define EVENT_AGAIN	0x10	/* a coordinator before this one may have
 				   delivered it (doc/capture.md) */
+#define EVENT_UNMONITORED 0x20	/* with EVENT_UNMATCHED: its sender is a
+				   task pmon does not instrument */
 
 struct frame_hdr {
 	uint8_t		type;

@@ -13,6 +13,7 @@ static const char *const call_names[PMON_CALL_MAX] = {
 #undef PMON_CALL_NAME
 	[PMON_CALL_LOST] = "lost",
 	[PMON_CALL_BREAK] = "break",
+	[PMON_CALL_HANDLER] = "handler",
 };
 
 const char *

@@ -123,6 +123,14 @@ enum pmon_call {
 	 * bytes and the group are the call's.
 	 */
 	PMON_CALL_BREAK,
+	/*
+	 * Synthetic: a message handler the application installed with
+	 * pvm_addmhf ran, inside the call it interrupted.  Its begin is the
+	 * receive of the message it was given (RECORD_MSG, peer, tag, ctx,
+	 * bytes, the message's id); the calls the handler made come between
+	 * it and the end, whose rc is the handler's.
+	 */
+	PMON_CALL_HANDLER,
 	PMON_CALL_MAX
 };
 
@@ -188,7 +196,11 @@ record_is_send(const struct record *r)
 	}
 }
 
-/* The end of a receive that consumed a message (peer and tag are real). */
+/*
+ * The end of a receive that consumed a message (peer and tag are real),
+ * or the begin of a message handler, which consumed the message it runs
+ * for.
+ */
 static inline int
 record_is_recv(const struct record *r)
 {
@@ -198,6 +210,8 @@ record_is_recv(const struct record *r)
 	case PMON_CALL_nrecv:
 	case PMON_CALL_precv:
 		return r->phase == PMON_END && (r->flags & RECORD_MSG);
+	case PMON_CALL_HANDLER:
+		return r->phase == PMON_BEGIN && (r->flags & RECORD_MSG);
 	default:
 		return 0;
 	}

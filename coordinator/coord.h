@@ -77,6 +77,14 @@ struct coord_task_new {
 	char		program[COORD_STR_MAX];
 };
 
+/* One task of TASK_OTHERS. */
+struct coord_other {
+	int32_t		tid, parent_tid;
+	uint32_t	pid;
+	char		program[256];
+};
+#define COORD_OTHERS_MAX	4096	/* per TASK_OTHERS */
+
 struct coord_tool_hello {
 	uint32_t	flags;
 	char		name[COORD_STR_MAX];
@@ -105,6 +113,10 @@ int	coord_parse_agent_hello(const uint8_t *, size_t,
 	    struct coord_agent_hello *, const char **why);
 int	coord_parse_task_new(const uint8_t *, size_t, struct coord_task_new *,
 	    const char **why);
+/* TASK_OTHERS: checked whole, then each task to cb. */
+typedef void (*coord_other_cb)(const struct coord_other *, void *arg);
+int	coord_parse_task_others(const uint8_t *, size_t, coord_other_cb,
+	    void *arg, const char **why);
 int	coord_parse_task_records(const uint8_t *, size_t, coord_record_cb,
 	    void *arg, const char **why);
 int	coord_parse_packed_hdr(const uint8_t *, size_t, int32_t *tid,

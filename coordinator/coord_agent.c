@@ -563,6 +563,103 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* --- tasks pmon does not instrument (TASK_OTHERS) ---------------------- */
+
+/* The host's unmonitored tasks the model had, 0 once listed again. */
+struct others_seen {
+	struct coord_agent	*a;
+	int32_t			*was;
+	size_t			 nwas;
+};
+
+static int
+cmp_i32(const void *x, const void *y)
+{
+	int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static void
+notice_other(struct coord *c, const struct coord_other *o, const char *host)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		fatal("%s", __func__);
+	fprintf(fp, "{\"notice\":\"unmonitored\",\"tid\":%d,\"parent\":%d,"
+	    "\"pid\":%u,\"host\":", o->tid, o->parent_tid, o->pid);
+	coord_json_str(fp, host);
+	fputs(",\"program\":", fp);
+	coord_json_str(fp, o->program);
+	fputc('}', fp);
+	if (fclose(fp) != 0)
+		fatal("%s", __func__);
+	coord_notice(c, buf);
+	free(buf);
+}
+
+static void
+other_listed(const struct coord_other *o, void *arg)
+{
+	struct others_seen *x = arg;
+	struct coord *c = x->a->coord;
+	int32_t *was;
+	int rv;
+
+	if ((was = bsearch(&o->tid, x->was, x->nwas, sizeof(*x->was),
+	    cmp_i32)) != NULL) {
+		*was = 0;
+		return;
+	}
+	rv = state_task_other(c->state, o->tid, o->parent_tid, o->pid,
+	    x->a->host, o->program);
+	if (rv == -1 || (rv == 1 && order_task_unmonitored(c->order,
+	    o->tid) == -1))
+		fatal("%s", __func__);
+	if (rv == 1) {
+		log_info("task t%x (%s) on %s is not monitored", (unsigned)o->tid,
+		    o->program, x->a->host);
+		notice_other(c, o, x->a->host);
+	}
+}
+
+/*
+ * The agent's list of its host's tasks that pmon does not instrument:
+ * those new to the model are shown as unmonitored, those it no longer
+ * lists have ended.
+ */
+static int
+agent_task_others(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	struct coord *c = a->coord;
+	struct others_seen x = { .a = a };
+	const char *why;
+	char buf[64];
+	size_t i;
+
+	if ((x.was = state_others_on(c->state, a->host, &x.nwas)) == NULL)
+		fatal("%s", __func__);
+	qsort(x.was, x.nwas, sizeof(*x.was), cmp_i32);
+	if (coord_parse_task_others(p, len, other_listed, &x, &why) == -1) {
+		free(x.was);
+		coord_agent_drop(a, "bad TASK_OTHERS: %s", why);
+		return -1;
+	}
+	for (i = 0; i < x.nwas; i++) {
+		if (x.was[i] == 0 || state_task_other_end(c->state,
+		    x.was[i]) != 1)
+			continue;
+		snprintf(buf, sizeof(buf), "{\"notice\":\"unmonitored_ended\","
+		    "\"tid\":%d}", x.was[i]);
+		coord_notice(c, buf);
+	}
+	free(x.was);
+	return 0;
+}
+
 /* One frame from an agent; -1 when the agent was dropped. */
 static int	agent_dispatch(struct coord_agent *, uint8_t,
 		    const uint8_t *, size_t);
@@ -609,6 +706,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return coord_control_done(a, p, len);
 	case MSG_TASK_PROC:
 		return coord_control_proc(a, p, len);
+	case MSG_TASK_OTHERS:
+		return agent_task_others(a, p, len);
 	default:
 		coord_agent_drop(a, "unexpected %s from an agent",
 		    proto_msg_name(type));

@@ -71,6 +71,59 @@ coord_parse_agent_hello(const uint8_t *p, size_t len,
 	return 0;
 }
 
+static const char *
+other_check(const struct coord_other *o)
+{
+	if (!valid_tid(o->tid))
+		return "an unmonitored task has an invalid tid";
+	if (o->parent_tid != 0 && !valid_tid(o->parent_tid))
+		return "an unmonitored task has an invalid parent tid";
+	if (o->parent_tid == o->tid)
+		return "an unmonitored task is its own parent";
+	if (o->pid == 0)
+		return "an unmonitored task has pid 0";
+	return NULL;
+}
+
+/* One pass over TASK_OTHERS, each task to cb if there is one. */
+static int
+others_pass(const uint8_t *p, size_t len, coord_other_cb cb, void *arg,
+    const char **why)
+{
+	struct wire_reader r;
+	struct coord_other o;
+	uint32_t i, count;
+
+	wire_reader_init(&r, p, len);
+	if ((count = wire_read32(&r)) > COORD_OTHERS_MAX) {
+		*why = "more unmonitored tasks than COORD_OTHERS_MAX";
+		return -1;
+	}
+	for (i = 0; i < count; i++) {
+		o.tid = (int32_t)wire_read32(&r);
+		o.parent_tid = (int32_t)wire_read32(&r);
+		o.pid = wire_read32(&r);
+		wire_readstr(&r, o.program, sizeof(o.program));
+		if (r.err)
+			break;
+		if ((*why = other_check(&o)) != NULL)
+			return -1;
+		if (cb != NULL)
+			cb(&o, arg);
+	}
+	return reader_done(&r, why);
+}
+
+/* The whole payload is checked before cb sees the first task. */
+int
+coord_parse_task_others(const uint8_t *p, size_t len, coord_other_cb cb,
+    void *arg, const char **why)
+{
+	if (others_pass(p, len, NULL, NULL, why) == -1)
+		return -1;
+	return others_pass(p, len, cb, arg, why);
+}
+
 int
 coord_parse_task_new(const uint8_t *p, size_t len, struct coord_task_new *t,
     const char **why)

@@ -27,6 +27,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <jansson.h>
 
 #include "coord.h"
 #include "log.h"
@@ -143,7 +144,7 @@ replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 		return -1;
 	}
 	if (ev.flags & ~(EVENT_MATCHED | EVENT_UNMATCHED | EVENT_LOST |
-	    EVENT_INCONSISTENT | EVENT_AGAIN)) {
+	    EVENT_INCONSISTENT | EVENT_AGAIN | EVENT_UNMONITORED)) {
 		*why = "EVENT with unknown flags";
 		return -1;
 	}
@@ -195,7 +196,7 @@ replay_host(struct coord *c, const uint8_t *p, size_t len, const char **why)
 
 /* A PROBLEM or NOTICE body as the C string the senders take. */
 static char *
-json_copy(const uint8_t *p, size_t len, const char **why)
+frame_text(const uint8_t *p, size_t len, const char **why)
 {
 	char *s;
 
@@ -285,6 +286,59 @@ is_lost_notice(const char *json)
 	return strncmp(json, lost, sizeof(lost) - 1) == 0;
 }
 
+/* An integer member of o within [lo, hi]; -1 when missing or out. */
+static int
+json_int_in(const json_t *o, const char *key, long long lo, long long hi,
+    long long *v)
+{
+	const json_t *m = json_object_get(o, key);
+
+	if (!json_is_integer(m))
+		return -1;
+	*v = json_integer_value(m);
+	return *v < lo || *v > hi ? -1 : 0;
+}
+
+/*
+ * A task pmon did not instrument, as the live model learnt it (the
+ * notices of coord_agent.c's TASK_OTHERS): the replayed model learns it
+ * at the same point.  Other notices change nothing.
+ */
+static int
+replay_notice(struct coord *c, const char *text, const char **why)
+{
+	const char *kind, *host, *program;
+	long long tid, parent, pid;
+	json_t *o;
+	int rv = 0;
+
+	if ((o = json_loads(text, 0, NULL)) == NULL ||
+	    (kind = json_string_value(json_object_get(o, "notice"))) == NULL)
+		goto out;
+	if (strcmp(kind, "unmonitored_ended") == 0) {
+		if (json_int_in(o, "tid", 1, INT32_MAX, &tid) == -1)
+			rv = -1;
+		else
+			rv = state_task_other_end(c->state, (int32_t)tid);
+	} else if (strcmp(kind, "unmonitored") == 0) {
+		host = json_string_value(json_object_get(o, "host"));
+		program = json_string_value(json_object_get(o, "program"));
+		if (json_int_in(o, "tid", 1, INT32_MAX, &tid) == -1 ||
+		    json_int_in(o, "parent", 0, INT32_MAX, &parent) == -1 ||
+		    json_int_in(o, "pid", 1, UINT32_MAX, &pid) == -1 ||
+		    host == NULL || program == NULL)
+			rv = -1;
+		else
+			rv = state_task_other(c->state, (int32_t)tid,
+			    (int32_t)parent, (uint32_t)pid, host, program);
+	}
+	if (rv == -1)
+		*why = "a malformed notice of an unmonitored task";
+out:
+	json_decref(o);
+	return rv == -1 ? -1 : 0;
+}
+
 /*
  * Serves one recorded frame; -1 with *why when its contents are bad.
  * A recorded deadlock first brings the model's problems to the same
@@ -314,7 +368,7 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 		return replay_snapshot(c, p, len);
 	case MSG_PROBLEM:
 	case MSG_NOTICE:
-		if ((json = json_copy(p, len, why)) == NULL)
+		if ((json = frame_text(p, len, why)) == NULL)
 			return -1;
 		/* Live, deadlocks are found by a check between events. */
 		if (type == MSG_PROBLEM &&
@@ -326,6 +380,10 @@ coord_replay_frame(struct coord *c, uint8_t type, const uint8_t *p,
 			if (c->replay != NULL && is_lost_notice(json) &&
 			    c->replay->lost_at == 0)
 				c->replay->lost_at = c->replay->frames + 1;
+			if (replay_notice(c, json, why) == -1) {
+				free(json);
+				return -1;
+			}
 			coord_notice(c, json);
 		}
 		free(json);

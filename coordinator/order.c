@@ -180,6 +180,8 @@ struct order_task {
 	int			 uncounted;
 	int			 absent;	/* unregistered when a round looked
 						   for a message it sent */
+	int			 unmonitored;	/* pvmd lists it, pmon does not
+						   instrument it: absent */
 	uint32_t		 waiters_on;	/* receives waiting for its
 						   progress: the end of a send,
 						   its records up to a time */
@@ -2604,8 +2606,11 @@ sender_done(const struct order *o, const struct order_task *s)
 static int
 release_unmatched(struct order *o, struct order_task *t)
 {
+	const struct order_task *s = task_find(o, t->head->rec.peer);
+
 	o->nunmatched++;
-	return release_plain(o, t, EVENT_UNMATCHED);
+	return release_plain(o, t, EVENT_UNMATCHED |
+	    (s != NULL && s->unmonitored ? EVENT_UNMONITORED : 0));
 }
 
 /*
@@ -3140,6 +3145,7 @@ task_reset(struct order *o, struct order_task *t)
 	t->lost = 0;
 	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
 	t->uncounted = 0;
+	t->absent = t->unmonitored = 0;
 	t->waiters_on = 0;
 	t->spawn_pending = 0;
 	t->nspawns = 0;
@@ -3170,7 +3176,7 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 		task_reset(o, t);
 	else {
 		t->registered = 1;
-		t->absent = 0;
+		t->absent = t->unmonitored = 0;
 		o->registered++;
 	}
 	t->host = host;
@@ -3524,6 +3530,27 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 nomem:
 	*why = "out of memory";
 	return -1;
+}
+
+/*
+ * pvmd lists tid and pmon does not instrument it: no record of it will
+ * come, so a receive of its message goes at once, unmatched and flagged
+ * EVENT_UNMONITORED, as if a round had found it absent.
+ */
+int
+order_task_unmonitored(struct order *o, int32_t tid)
+{
+	struct order_task *t;
+
+	if ((t = task_get(o, tid)) == NULL)
+		return -1;
+	if (t->registered && !t->ended)
+		return 0;
+	t->absent = t->unmonitored = 1;
+	wake_outs(o, t);
+	o->progress = 1;
+	order_run(o);
+	return 0;
 }
 
 int

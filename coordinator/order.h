@@ -165,6 +165,12 @@ int	order_add(struct order *, int32_t tid, const struct record *,
  */
 int	order_task_end(struct order *, int32_t tid, uint64_t dropped,
 	    const char **why);
+/*
+ * pvmd lists the task and pmon does not instrument it (an agent's
+ * TASK_OTHERS): receives of its messages go at once, flagged
+ * EVENT_UNMONITORED.  -1 when out of memory.
+ */
+int	order_task_unmonitored(struct order *, int32_t tid);
 
 /*
  * Shutdown: releases every held event in an order as valid as the data

@@ -221,10 +221,15 @@ struct task {
 	char		*host, *program;
 	size_t		 idx;
 	int		 registered, seen;
+	int		 unmonitored;	/* in pvmd's tasks, not instrumented
+					   (state_task_other) */
 	int		 retired;	/* its tid was reused */
 	enum task_end	 end;
 	int		 in_call;
 	struct call	 cur;
+	int		 has_outer;	/* a message handler runs inside */
+	struct call	 outer;		/* ...this call, open again at the
+					   handler's end */
 	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
 	struct vclock	*spawn_vc;	/* the parent's clock there, until
 					   its first event */
@@ -816,7 +821,7 @@ task_live(const struct task *t)
 static int
 task_shown(const struct task *t)
 {
-	return (t->registered || t->seen) && !t->retired;
+	return (t->registered || t->seen || t->unmonitored) && !t->retired;
 }
 
 /*
@@ -1643,6 +1648,8 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	p->bytes += nbytes(r->bytes);
 	if (d->end != TASK_LIVE)
 		return 0;	/* PVM drops it, and so does the order */
+	if (d->unmonitored)
+		return 0;	/* its receives are never seen */
 	if (d->nowed > 0 && owe_take(d, t->tid, r->tag, r->ctx))
 		return 0;	/* received already */
 	if ((q = qmsg_new(s)) == NULL)
@@ -2029,9 +2036,15 @@ recv_from_ended(struct state *s, struct task *t)
 }
 
 static int
-event_begin(struct state *s, struct task *t, const struct record *r,
-    uint64_t tc)
+event_begin(struct state *s, struct task *t, const struct order_event *ev)
 {
+	const struct record *r = ev->rec;
+	uint64_t tc = ev->t_corr;
+
+	if (r->call == PMON_CALL_HANDLER && t->in_call && !t->has_outer) {
+		t->outer = t->cur;
+		t->has_outer = 1;
+	}
 	t->calls++;
 	t->in_call = 1;
 	t->cur.call = r->call;
@@ -2054,6 +2067,9 @@ event_begin(struct state *s, struct task *t, const struct record *r,
 		return barrier_enter(s, t);
 	case PMON_CALL_exit:
 		return task_end(s, t, TASK_EXITED);
+	case PMON_CALL_HANDLER:
+		/* It took its message: a receive, as at a receive's end. */
+		return record_is_recv(r) ? receive_apply(s, t, ev, NULL) : 0;
 	default:
 		return 0;
 	}
@@ -2144,6 +2160,11 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 	if (rv == 0)
 		rv = buffers_end(s, t, r);
 	t->in_call = 0;
+	if (r->call == PMON_CALL_HANDLER && t->has_outer) {
+		t->cur = t->outer;	/* back in the call it interrupted */
+		t->in_call = 1;
+		t->has_outer = 0;
+	}
 	return rv;
 }
 
@@ -2198,7 +2219,7 @@ state_event(struct state *s, const struct order_event *ev)
 			last = r->seq + (uint64_t)r->bytes - 1;
 			t->lost += (uint64_t)r->bytes;
 		}
-		t->in_call = 0;
+		t->in_call = t->has_outer = 0;
 		pack_off(t);
 		unpack_stop(t);
 		advance(t, last, ev->t_corr);
@@ -2226,7 +2247,7 @@ state_event(struct state *s, const struct order_event *ev)
 		return 0;
 	}
 	if (r->phase == PMON_BEGIN)
-		return event_begin(s, t, r, ev->t_corr);
+		return event_begin(s, t, ev);
 	return event_end(s, t, ev);
 }
 
@@ -2407,11 +2428,31 @@ state_host(struct state *s, int32_t host_tid, const char *name,
 	return 0;
 }
 
+/* Who the task is, and its parent's child. */
+static int
+task_identify(struct state *s, struct task *t, int32_t parent_tid,
+    uint32_t pid, const char *host, const char *program)
+{
+	struct task *p;
+
+	t->pid = pid;
+	if (set_str(&t->host, host) == -1 ||
+	    set_str(&t->program, program) == -1)
+		return -1;
+	if (parent_tid != 0) {
+		t->parent = parent_tid;
+		if ((p = task_find(s, parent_tid)) != NULL &&
+		    task_add_kid(p, t->tid) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 state_task(struct state *s, int32_t tid, int32_t parent_tid, uint32_t pid,
     const char *host, const char *program)
 {
-	struct task *t, *p;
+	struct task *t;
 
 	t = task_find(s, tid);
 	/* PVM reuses the tids of ended tasks. */
@@ -2420,17 +2461,69 @@ state_task(struct state *s, int32_t tid, int32_t parent_tid, uint32_t pid,
 	if (t == NULL)
 		return -1;
 	t->registered = 1;
-	t->pid = pid;
-	if (set_str(&t->host, host) == -1 ||
-	    set_str(&t->program, program) == -1)
+	t->unmonitored = 0;	/* listed before its agent heard of it */
+	return task_identify(s, t, parent_tid, pid, host, program);
+}
+
+/*
+ * A task pvmd lists that pmon does not instrument.  A task that acted
+ * or registered under that tid and still lives is the one pvmd lists
+ * (its agent had not heard of it yet), and stays as it is.
+ */
+int
+state_task_other(struct state *s, int32_t tid, int32_t parent_tid,
+    uint32_t pid, const char *host, const char *program)
+{
+	struct task *t = task_find(s, tid);
+
+	if (t != NULL && t->end == TASK_LIVE &&
+	    (t->registered || t->seen || t->unmonitored))
+		return 0;
+	if (t == NULL || t->end != TASK_LIVE)
+		t = task_new(s, tid);
+	if (t == NULL)
 		return -1;
-	if (parent_tid != 0) {
-		t->parent = parent_tid;
-		if ((p = task_find(s, parent_tid)) != NULL &&
-		    task_add_kid(p, tid) == -1)
-			return -1;
+	t->unmonitored = 1;
+	return task_identify(s, t, parent_tid, pid, host, program) == -1 ?
+	    -1 : 1;
+}
+
+/*
+ * It left pvmd's tasks.  Nothing of it was seen, so nothing is said of
+ * who waited for it or what it did not receive: the model does not know.
+ */
+int
+state_task_other_end(struct state *s, int32_t tid)
+{
+	struct task *t = task_find(s, tid);
+	struct group *g;
+
+	if (t == NULL || !t->unmonitored || t->end != TASK_LIVE)
+		return 0;
+	t->end = TASK_EXITED;
+	for (g = s->groups; g != NULL; g = g->next)
+		group_leave(g, t->tid);
+	return 1;
+}
+
+/* The live unmonitored tasks of a host, by tid; NULL when out of memory. */
+int32_t *
+state_others_on(const struct state *s, const char *host, size_t *n)
+{
+	int32_t *v;
+	size_t i;
+
+	if ((v = calloc(s->ntasks + 1, sizeof(*v))) == NULL)
+		return NULL;
+	*n = 0;
+	for (i = 0; i < s->ntasks; i++) {
+		const struct task *t = s->tasks[i];
+
+		if (t->unmonitored && t->end == TASK_LIVE && !t->retired &&
+		    t->host != NULL && strcmp(t->host, host) == 0)
+			v[(*n)++] = t->tid;
 	}
-	return 0;
+	return v;
 }
 
 /* Where a blocked task waits, for people: pvm_recv(t40002, 5). */
@@ -2886,6 +2979,8 @@ tasks_sorted(const struct state *s, size_t *n)
 static const char *
 task_state(const struct state *s, const struct task *t)
 {
+	if (t->unmonitored)
+		return t->end == TASK_LIVE ? "unmonitored" : "ended";
 	if (t->end == TASK_EXITED)
 		return "exited";
 	if (t->end == TASK_KILLED)
@@ -3213,7 +3308,7 @@ text_tasks(FILE *fp, const struct state *s, const struct task **tv,
 	char w[64], sent[32], recv[32];
 	size_t i;
 
-	fprintf(fp, "%-9s %-12s %-14s %-8s %-24s %-14s %-14s %s\n", "TID",
+	fprintf(fp, "%-9s %-12s %-14s %-11s %-24s %-14s %-14s %s\n", "TID",
 	    "HOST", "PROGRAM", "STATE", "WHERE", "SENT", "RECV", "LOST");
 	for (i = 0; i < nt; i++) {
 		const struct task *t = tv[i];
@@ -3222,7 +3317,9 @@ text_tasks(FILE *fp, const struct state *s, const struct task **tv,
 		    t->sent_msgs, t->sent_bytes);
 		snprintf(recv, sizeof(recv), "%" PRIu64 "/%" PRIu64 "B",
 		    t->recv_msgs, t->recv_bytes);
-		fprintf(fp, "t%-8x %-12s %-14s %-8s %-24s %-14s %-14s %"
+		if (t->unmonitored)	/* nothing of it is seen */
+			strcpy(sent, "-"), strcpy(recv, "-");
+		fprintf(fp, "t%-8x %-12s %-14s %-11s %-24s %-14s %-14s %"
 		    PRIu64 "\n", (unsigned)t->tid, t->host != NULL ? t->host :
 		    "-", t->program != NULL ? t->program : "-",
 		    task_state(s, t), where(s, t, w, sizeof(w)), sent, recv,
@@ -3690,7 +3787,8 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	if (t == NULL || set_str(&t->host, rt->host) == -1 ||
 	    set_str(&t->program, rt->program) == -1)
 		return -1;
-	t->registered = 1;
+	t->registered = !rt->unmonitored;
+	t->unmonitored = rt->unmonitored;
 	t->seen = rt->last_seq > 0;
 	t->parent = rt->parent;
 	t->pid = rt->pid;

@@ -73,6 +73,16 @@ int	state_event(struct state *, const struct order_event *);
  * released: exited, or killed if it never called pvm_exit.
  */
 int	state_task_gone(struct state *, int32_t tid);
+/*
+ * A task of pvmd's that pmon does not instrument (state "unmonitored"),
+ * and its leaving pvmd's tasks ("ended").  Each returns 1 when the model
+ * changed, 0 when it knew already (or knows the task as monitored).
+ */
+int	state_task_other(struct state *, int32_t tid, int32_t parent_tid,
+	    uint32_t pid, const char *host, const char *program);
+int	state_task_other_end(struct state *, int32_t tid);
+/* The live unmonitored tasks of a host: n tids, to free; NULL: no memory. */
+int32_t	*state_others_on(const struct state *, const char *host, size_t *n);
 void	state_task_stopped(struct state *, int32_t tid, int stopped,
 	    unsigned tool, uint32_t bp);
 int	state_group_members(const struct state *, const char *name,

@@ -28,6 +28,7 @@ struct restore_task {
 	uint32_t	 pid;
 	const char	*host, *program;
 	int		 end;		/* RESTORE_LIVE, ... */
+	int		 unmonitored;	/* "unmonitored" (live) or "ended" */
 	int		 has_exit_rc;
 	int32_t		 exit_rc;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;

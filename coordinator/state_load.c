@@ -365,19 +365,23 @@ static int
 load_state(struct load *ld, const json_t *o, struct restore_task *rt)
 {
 	static const char *const states[] = { "running", "blocked", "stopped",
-	    "exited", "killed" };
+	    "exited", "killed", "unmonitored", "ended" };
 	const json_t *b = json_object_get(o, "blocked");
 	char st[16];
-	size_t i;
+	size_t i, nstates = sizeof(states) / sizeof(states[0]);
 
 	if (get_str(ld, o, "state", st, sizeof(st)) == -1)
 		return -1;
-	for (i = 0; i < 5 && strcmp(st, states[i]) != 0; i++)
+	for (i = 0; i < nstates && strcmp(st, states[i]) != 0; i++)
 		;
-	if (i == 5)
+	if (i == nstates)
 		return bad(ld, "unknown state \"%s\"", st);
-	rt->end = i == 3 ? RESTORE_EXITED : i == 4 ? RESTORE_KILLED :
+	rt->end = i == 3 || i == 6 ? RESTORE_EXITED : i == 4 ? RESTORE_KILLED :
 	    RESTORE_LIVE;
+	rt->unmonitored = i >= 5;
+	if (rt->unmonitored && (b != NULL || rt->last_seq > 0 ||
+	    json_object_get(o, "exit_status") != NULL))
+		return bad(ld, "%s, with events of its own", st);
 	if ((b != NULL && (i == 0 || i > 2)) || (b == NULL && i == 1))
 		return bad(ld, "%s, %s \"blocked\"", st, b != NULL ? "with" :
 		    "without");

@@ -225,6 +225,7 @@ agent_free(struct agent *a)
 {
 	agent_controls_free(a);
 	agent_tasks_free(a);
+	agent_others_free(a);
 	agent_unlisten(a);
 	if (a->ev_timer != NULL)
 		event_free(a->ev_timer);
@@ -259,6 +260,8 @@ agent_send_hello(struct agent *a)
 	if (a->wire != NULL)
 		log_info("stream to the coordinator: %s", a->zs_on ?
 		    "deflated" : "plain");
+	if (a->nothers > 0)
+		agent_others_send(a);
 }
 
 /*

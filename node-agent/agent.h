@@ -57,6 +57,9 @@ struct bufferevent;
 #define AGENT_ENVIRON_MAX	(256 * 1024)	/* of a task, when adopting */
 #define AGENT_RECONNECT_MS	500		/* dialing a lost coordinator */
 #define AGENT_RECONNECT_S	60		/* ...and for how long */
+#define AGENT_OTHERS_MS		1000		/* pvmd's task list read */
+#define AGENT_OTHERS_MAX	1024		/* tasks pmon does not
+						   instrument, per host */
 
 enum agent_task_state {
 	TASK_S_HELLO,		/* accepted, TASK_HELLO not complete */
@@ -96,6 +99,14 @@ struct agent_task {
 						   unacknowledged (ring_relieve) */
 };
 TAILQ_HEAD(agent_tasks, agent_task);
+
+/* A task of our host in pvmd's list that never came to us. */
+struct agent_other {
+	int32_t			 tid, parent;
+	uint32_t		 pid;
+	int			 reported;	/* seen in two readings */
+	char			 program[256];
+};
 
 /* A decoded CONTROL: tids points at n big-endian i32 in the payload. */
 struct agent_control_msg {
@@ -186,6 +197,9 @@ struct agent {
 						   the coordinator is lost */
 	struct event		*ev_reconnect;
 	time_t			 lost_since;	/* monotonic; 0: connected */
+	struct event		*ev_others;	/* pvmd's task list */
+	struct agent_other	*others;	/* by tid */
+	size_t			 nothers;
 };
 
 /* Packing a task's records into TASK_PACKED. */
@@ -237,6 +251,8 @@ void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
 void	agent_frame_task_new(struct evbuffer *, const struct task_hello *);
 void	agent_frame_records(struct evbuffer *, int32_t tid,
 	    const uint8_t *recs, size_t len, unsigned count);
+void	agent_frame_task_others(struct evbuffer *,
+	    const struct agent_other *, size_t n);
 void	agent_frame_task_end(struct evbuffer *, int32_t tid,
 	    uint64_t dropped);
 void	agent_frame_task_resume(struct evbuffer *, int32_t tid,
@@ -300,5 +316,10 @@ int	agent_proc_stopped(pid_t);
 int	agent_pvm_init(struct agent *);
 int	agent_pvm_watch(struct agent *);
 void	agent_pvm_exit(struct agent *);
+
+/* agent_others.c */
+int	agent_others_watch(struct agent *);
+void	agent_others_send(struct agent *);
+void	agent_others_free(struct agent *);
 
 #endif

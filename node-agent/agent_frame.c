@@ -96,6 +96,33 @@ packed_frame(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
 	evbuffer_add(out, po->rec, po->nrec);
 }
 
+/* TASK_OTHERS: the tasks seen in two readings of pvmd's list. */
+void
+agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
+    size_t n)
+{
+	uint8_t buf[12 + 2 + 255], cnt[4];
+	size_t i, k = 0, len = 4;
+
+	for (i = 0; i < n; i++)
+		if (v[i].reported) {
+			k++;
+			len += 12 + 2 + strnlen(v[i].program, 255);
+		}
+	frame_start(out, MSG_TASK_OTHERS, len);
+	wire_put32(cnt, (uint32_t)k);
+	evbuffer_add(out, cnt, sizeof(cnt));
+	for (i = 0; i < n; i++) {
+		if (!v[i].reported)
+			continue;
+		wire_put32(buf, (uint32_t)v[i].tid);
+		wire_put32(buf + 4, (uint32_t)v[i].parent);
+		wire_put32(buf + 8, v[i].pid);
+		evbuffer_add(out, buf, (size_t)(put_str(buf + 12,
+		    v[i].program, 255) - buf));
+	}
+}
+
 void
 agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
 {

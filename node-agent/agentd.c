@@ -326,7 +326,7 @@ main(int argc, char *argv[])
 	event_base_loop(base, EVLOOP_NONBLOCK);
 	/* After a restart: the tasks our predecessor served. */
 	agent_adopt_all(&agent);
-	if (agent_pvm_watch(&agent) == -1)
+	if (agent_pvm_watch(&agent) == -1 || agent_others_watch(&agent) == -1)
 		agent_exit(&agent, 1);
 	watch_signal(base, SIGTERM);
 	watch_signal(base, SIGINT);

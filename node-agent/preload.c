@@ -333,6 +333,26 @@ record_blank(struct pcall *c, unsigned call)
 
 static void	try_register(uint64_t now);
 
+/*
+ * A message handler runs inside the PVM call that got its message: what
+ * it does is the application's, recorded as if at depth 0.
+ */
+void
+call_nest_enter(struct call_nest *n)
+{
+	n->depth = depth;
+	n->outer = outer;
+	depth = 0;
+	outer = NULL;
+}
+
+void
+call_nest_leave(const struct call_nest *n)
+{
+	depth = n->depth;
+	outer = n->outer;
+}
+
 /* libpvm3's own pvm_exit, unrecorded (preload_starter.c). */
 int
 preload_real_exit(void)

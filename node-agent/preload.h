@@ -48,6 +48,14 @@ void	 call_end(struct pcall *, int rc, const int32_t *peers,
 	    unsigned npeers);
 void	 call_group(struct pcall *, const char *group);
 struct pcall *call_outer(void);
+
+/* Recording the calls of a message handler, inside another call. */
+struct call_nest {
+	int		 depth;
+	struct pcall	*outer;
+};
+void	 call_nest_enter(struct call_nest *);
+void	 call_nest_leave(const struct call_nest *);
 int	 server_enter(struct pcall *);
 void	 server_emit(struct pcall *, int rc);
 int	 preload_mytid(void);

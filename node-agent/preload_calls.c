@@ -139,13 +139,26 @@ msg_id_set(const struct pcall *c, struct msg_id *m)
 		m->mid = 0;
 }
 
+static int in_handler;		/* a message handler runs (handler_run) */
+
+/*
+ * After the real send: the buffer's wait id as it was.  Only that field:
+ * pvm_setminfo sets the header of a message that may still wait in
+ * libpvm3's queue (a send from inside a message handler, which runs in
+ * another call's routing, is sent later), and a handler's send buffer
+ * is freed as the handler returns, so it is left alone.
+ */
 static void
 msg_id_clear(const struct msg_id *m)
 {
 	__typeof__(&pvm_setminfo) set = REAL(setminfo);
+	__typeof__(&pvm_getminfo) get = REAL(getminfo);
+	struct pvmminfo mi;
 
-	if (m->mid > 0)
-		(void)set(m->mid, (struct pvmminfo *)&m->mi);
+	if (m->mid <= 0 || in_handler || get(m->mid, &mi) < 0)
+		return;
+	mi.wid = m->mi.wid;
+	(void)set(m->mid, &mi);
 }
 
 static void
@@ -315,9 +328,123 @@ WRAP(getopt, (int what), (what), )
 WRAP(setopt, (int what, int val), (what, val), )
 WRAP(gettmask, (int who, Pvmtmask mask), (who, mask), )
 WRAP(settmask, (int who, Pvmtmask mask), (who, mask), )
-WRAP(addmhf, (int src, int tag, int ctx, int (*f)(int)),
-    (src, tag, ctx, f), (c.r.peer = src, c.r.tag = tag, c.r.ctx = ctx))
-WRAP(delmhf, (int mhid), (mhid), )
+
+/*
+ * Message handlers (pvm_addmhf).  libpvm3 calls a handler with the
+ * message's buffer only, so each handler the application installs gets
+ * a trampoline of its own, which records the handler's run
+ * (PMON_CALL_HANDLER: its begin receives the message) and the calls it
+ * makes.  Handlers libpvm3 installs for itself (pvm_catchout's) are left
+ * alone, and so is a handler beyond the last trampoline.
+ */
+#define HANDLER_SLOTS	32
+
+static struct handler_slot {
+	int		(*f)(int);
+	int		 mhid;		/* pvm_addmhf's handle; -1: free */
+} handlers[HANDLER_SLOTS];
+
+static int
+handler_run(unsigned slot, int mid)
+{
+	int (*f)(int) = handlers[slot].f;
+	struct call_nest around, inside;
+	struct pcall c;
+	int rc;
+
+	call_nest_enter(&around);
+	if (call_enter(&c, PMON_CALL_HANDLER))
+		fill_recv_end(&c, mid);
+	call_begin(&c, NULL, 0);
+	c.r.flags &= (uint8_t)~(RECORD_MSG | RECORD_MSGID);	/* the begin's */
+	call_nest_enter(&inside);
+	in_handler++;
+	rc = f(mid);
+	in_handler--;
+	call_nest_leave(&inside);
+	call_end(&c, rc, NULL, 0);
+	call_nest_leave(&around);
+	return rc;
+}
+
+#define HANDLER(n) static int handler_##n(int mid) { return handler_run(n, mid); }
+HANDLER(0) HANDLER(1) HANDLER(2) HANDLER(3) HANDLER(4) HANDLER(5)
+HANDLER(6) HANDLER(7) HANDLER(8) HANDLER(9) HANDLER(10) HANDLER(11)
+HANDLER(12) HANDLER(13) HANDLER(14) HANDLER(15) HANDLER(16) HANDLER(17)
+HANDLER(18) HANDLER(19) HANDLER(20) HANDLER(21) HANDLER(22) HANDLER(23)
+HANDLER(24) HANDLER(25) HANDLER(26) HANDLER(27) HANDLER(28) HANDLER(29)
+HANDLER(30) HANDLER(31)
+#undef HANDLER
+
+static int (*const trampolines[HANDLER_SLOTS])(int) = {
+	handler_0, handler_1, handler_2, handler_3, handler_4, handler_5,
+	handler_6, handler_7, handler_8, handler_9, handler_10, handler_11,
+	handler_12, handler_13, handler_14, handler_15, handler_16,
+	handler_17, handler_18, handler_19, handler_20, handler_21,
+	handler_22, handler_23, handler_24, handler_25, handler_26,
+	handler_27, handler_28, handler_29, handler_30, handler_31
+};
+
+static int
+handler_slot_free(void)
+{
+	int i;
+
+	for (i = 0; i < HANDLER_SLOTS; i++)
+		if (handlers[i].f == NULL)
+			return i;
+	return -1;
+}
+
+PRELOAD_EXPORT int
+pvm_addmhf(int src, int tag, int ctx, int (*f)(int))
+{
+	__typeof__(&pvm_addmhf) real = REAL(addmhf);
+	struct pcall c;
+	int rc, slot = -1;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_addmhf)) {
+		c.r.peer = src;
+		c.r.tag = tag;
+		c.r.ctx = ctx;
+		if (f != NULL)
+			slot = handler_slot_free();
+	}
+	call_begin(&c, NULL, 0);
+	if (slot != -1) {
+		handlers[slot].f = f;
+		rc = real(src, tag, ctx, trampolines[slot]);
+		if (rc >= 0)
+			handlers[slot].mhid = rc;
+		else
+			handlers[slot].f = NULL;
+	} else
+		rc = real(src, tag, ctx, f);
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_delmhf(int mhid)
+{
+	__typeof__(&pvm_delmhf) real = REAL(delmhf);
+	struct pcall c;
+	int rc, i;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	(void)call_enter(&c, PMON_CALL_delmhf);
+	call_begin(&c, NULL, 0);
+	rc = real(mhid);
+	if (rc >= 0)
+		for (i = 0; i < HANDLER_SLOTS; i++)
+			if (handlers[i].f != NULL && handlers[i].mhid == mhid)
+				handlers[i].f = NULL;
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
 
 /* Buffers and contexts. */
 WRAP(initsend, (int encoding), (encoding), )

@@ -860,6 +860,7 @@ tasker_main(int argc, char *argv[])
 	log_init("pmon-tasker", verbose);
 	env_as_pvmd();
 	sigfd = signals_init();
+	pvm_setopt(PvmAutoErr, 0);	/* we say what went wrong */
 	if (pvm_mytid() < 0)
 		fatalx("cannot enrol in PVM: is pvmd running?");
 	pvm_setopt(PvmResvTids, 1);

@@ -46,6 +46,7 @@ msg_role(int call)
 	case PMON_CALL_nrecv:
 	case PMON_CALL_precv:
 	case PMON_CALL_probe:
+	case PMON_CALL_HANDLER:		/* it got a message to handle */
 		return ROLE_RECV;
 	default:
 		return ROLE_NONE;
@@ -366,6 +367,8 @@ put_msg_json(char *o, const struct pmon_event *ev, enum msg_role role)
 	}
 	if (ev->flags & PMON_EV_UNMATCHED)
 		o = PUT(o, ",\"unmatched\":true");
+	if (ev->flags & PMON_EV_UNMONITORED)
+		o = PUT(o, ",\"sender\":\"unmonitored\"");
 	if (ev->flags & PMON_EV_MSG)
 		o = PUT(o, ",\"msg\":true");
 	return o;
@@ -493,7 +496,9 @@ put_msg_text(char *o, const struct pmon_event *ev, enum msg_role role)
 		*o++ = ':';
 		o = trace_fmt_u64(o, ev->match_seq);
 	}
-	if (ev->flags & PMON_EV_UNMATCHED)
+	if (ev->flags & PMON_EV_UNMONITORED)
+		o = PUT(o, " from an unmonitored task");
+	else if (ev->flags & PMON_EV_UNMATCHED)
 		o = PUT(o, " unmatched");
 	return o;
 }
@@ -632,6 +637,8 @@ json_msg(json_t *o, const struct pmon_event *ev, enum msg_role role)
 		json_set(o, "match", json_id(ev->match_tid, ev->match_seq));
 	if (ev->flags & PMON_EV_UNMATCHED)
 		json_set(o, "unmatched", json_true());
+	if (ev->flags & PMON_EV_UNMONITORED)
+		json_set(o, "sender", json_string("unmonitored"));
 	if (ev->flags & PMON_EV_MSG)
 		json_set(o, "msg", json_true());
 }

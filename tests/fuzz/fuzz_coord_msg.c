@@ -113,6 +113,18 @@ check_secret(const char *got)
 		__builtin_trap();
 }
 
+/* TASK_OTHERS: each task the decoder accepts into the order and model. */
+static void
+other(const struct coord_other *t, void *arg)
+{
+	if (t->tid <= 0 || t->pid == 0 || t->parent_tid == t->tid ||
+	    strlen(t->program) >= sizeof(t->program))
+		__builtin_trap();
+	if (state_task_other(coord.state, t->tid, t->parent_tid, t->pid,
+	    "host", t->program) == 1)
+		order_task_unmonitored(arg, t->tid);
+}
+
 /* One frame, as coord_agent_frame and coord_tool_frame would take it. */
 static void
 one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
@@ -179,6 +191,12 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_CONTROL_DONE:
 		control_done(p, len);
+		break;
+	case MSG_TASK_OTHERS:
+		if (coord_parse_task_others(p, len, other, o, &why) == 0 &&
+		    len > 4 && p[4] == 0)	/* now and then, all ended */
+			for (tid = 1; tid < 64; tid++)
+				state_task_other_end(coord.state, tid);
 		break;
 	case MSG_TASK_PROC:
 		if (coord_parse_task_proc(p, len, &id, &proc, &why) == 0 &&

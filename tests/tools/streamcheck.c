@@ -35,9 +35,12 @@
  *	  tid and seq, and unique;
  *	- per task, seq strictly increases in stream order, begin and end
  *	  alternate for the same call (only pvm_exit may stay open; after
- *	  a lost marker, a call may end unbegun or stay open);
+ *	  a lost marker, a call may end unbegun or stay open), but for a
+ *	  message handler's run ("handler"), which may begin inside another
+ *	  call, and that call is open again at its end;
  *	- a task spawned by a traced task appears after its parent's spawn;
- *	- every receive end that got a message names its send ("match"),
+ *	- every receive end that got a message, and every handler begin,
+ *	  names its send ("match"),
  *	  which came earlier in the stream, is a send (pvm_send, pvm_psend,
  *	  pvm_mcast begin; pvm_bcast end) naming this task as a destination
  *	  with the same tag, and the receive's src is the sender; no
@@ -95,6 +98,8 @@ struct task {
 	uint64_t	 spawn_seq;
 	uint64_t	 last_seq;
 	int		 open_call;	/* call of an unfinished begin, or 0 */
+	int		 outer_call;	/* the call a handler runs in, or 0 */
+	int		 in_handler;	/* a handler's begin, not its end */
 	int		 lost;		/* a lost marker was seen */
 	unsigned	 nevents;
 	int		 bar_count;	/* count of the open barrier (-g) */
@@ -306,7 +311,7 @@ event_call(json_t *o)
 	if (name == NULL)
 		return -1;
 	if (strncmp(name, "pvm_", 4) != 0 && strcmp(name, "lost") != 0 &&
-	    strcmp(name, "break") != 0) {
+	    strcmp(name, "break") != 0 && strcmp(name, "handler") != 0) {
 		snprintf(buf, sizeof(buf), "pvm_%s", name);
 		name = buf;
 	}
@@ -884,6 +889,26 @@ pairing_check(struct task *t, uint64_t seq, int call, int phase)
 		t->open_call = phase == PMON_BEGIN ? call : 0;
 		return;
 	}
+	/* A handler's calls come between its begin and end, as at top. */
+	if (call == PMON_CALL_HANDLER && phase == PMON_BEGIN) {
+		if (t->in_handler)
+			violation("%x:%" PRIu64 ": a handler begins inside "
+			    "another", t->tid, seq);
+		t->in_handler = 1;
+		t->outer_call = t->open_call;
+		t->open_call = 0;
+		return;
+	}
+	if (call == PMON_CALL_HANDLER) {
+		if (!t->in_handler || t->open_call != 0)
+			violation("%x:%" PRIu64 ": handler ends, but %s was "
+			    "open", t->tid, seq, t->in_handler ?
+			    record_call_name(t->open_call) : "no handler");
+		t->in_handler = 0;
+		t->open_call = t->outer_call;
+		t->outer_call = 0;
+		return;
+	}
 	if (phase == PMON_BEGIN) {
 		if (t->open_call != 0)
 			violation("%x:%" PRIu64 ": %s begins inside %s", t->tid,
@@ -1013,9 +1038,10 @@ event(json_t *o)
 		group_event(o, t, (uint64_t)seq, call, phase);
 	if (is_send(call, phase))
 		send_add(o, t->tid, (uint64_t)seq, call);
-	if (is_recv(call) && phase == PMON_END &&
+	if ((is_recv(call) && phase == PMON_END &&
 	    recv_got_message(call, flags, int_or(o, "rc", -1),
-	    event_match(o, &(int32_t){ 0 }, &(uint64_t){ 0 }) != 0))
+	    event_match(o, &(int32_t){ 0 }, &(uint64_t){ 0 }) != 0)) ||
+	    (call == PMON_CALL_HANDLER && phase == PMON_BEGIN))
 		recv_check(o, t->tid, (uint64_t)seq);
 	count_event(t, call, phase);
 	if (print_events)

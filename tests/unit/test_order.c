@@ -681,6 +681,43 @@ test_round_absent(void)
 }
 
 /*
+ * pvmd lists B, which pmon does not instrument: D's receive of B's
+ * message, waiting, goes at once, unmatched and flagged unmonitored,
+ * and so does a later one, without a round.  A receive from a monitored
+ * task is not flagged.  When B's tid comes back instrumented, its send
+ * is matched again.
+ */
+static void
+test_unmonitored_sender(void)
+{
+	struct order *o = rig();
+
+	task(o, D, 0, 0);
+	task(o, C, 0, 0);
+	add(o, D, 1, PMON_CALL_recv, PMON_END, B, 1);
+	CU_ASSERT_EQUAL(pos(D, 1), -1);
+	CU_ASSERT_EQUAL(order_task_unmonitored(o, B), 0);
+	CU_ASSERT_EQUAL_FATAL(pos(D, 1), 0);
+	CU_ASSERT_EQUAL(outs[0].flags, EVENT_UNMATCHED | EVENT_UNMONITORED);
+	add(o, D, 2, PMON_CALL_recv, PMON_END, B, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 2)].flags,
+	    EVENT_UNMATCHED | EVENT_UNMONITORED);
+	/* A monitored task is not made unmonitored. */
+	CU_ASSERT_EQUAL(order_task_unmonitored(o, C), 0);
+	send2(o, C, 1, D, 1);
+	add(o, D, 3, PMON_CALL_recv, PMON_END, C, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 3)].flags, EVENT_MATCHED);
+	task(o, B, 0, 0);
+	send2(o, B, 1, D, 1);
+	send2(o, B, 3, D, 1);
+	send2(o, B, 5, D, 1);
+	add(o, D, 4, PMON_CALL_recv, PMON_END, B, 1);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(D, 4)].match_seq, 5);
+	order_free(o);
+}
+
+/*
  * The end of A's send was lost: whether it delivered anything is not
  * known, so D's receive is not matched to it.  A task that ended inside
  * its send made no other: the receive got that one.
@@ -1467,6 +1504,7 @@ static CU_TestInfo order_tests[] = {
 	{ "a lost receive", test_lost_recv },
 	{ "a round releases a receive of a lost send", test_round_unsent },
 	{ "a round finds a sender absent", test_round_absent },
+	{ "a sender pmon does not instrument", test_unmonitored_sender },
 	{ "the end of a send lost", test_lost_send_end },
 	{ "a round: the receive got the send its sender is inside",
 	    test_round_midsend },

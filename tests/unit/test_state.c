@@ -681,6 +681,46 @@ test_recv_id_unmatched(void)
 	sdone(s);
 }
 
+/*
+ * A message handler runs inside A's pvm_recv: its begin receives B's
+ * message (off A's queue, no unreceived at A's exit), its send is A's,
+ * and at its end A is blocked in the receive again.
+ */
+static void
+test_handler(void)
+{
+	struct state *s = srig();
+	uint64_t b1;
+	char *j;
+
+	b1 = ssend(s, B, A, 5, 4);
+	srecv_begin(s, A, C, 7);
+	{
+		struct espec h = { PMON_CALL_HANDLER, PMON_BEGIN, B, 5, 0, -1,
+		    4, NULL, 0, NULL, B, b1, 0 };
+
+		feed(s, A, &h);
+		j = sjson(s, STATE_TASKS | STATE_QUEUES, A);
+		CU_ASSERT(has(j, "\"program\":\"a\",\"state\":\"running\""));
+		CU_ASSERT(has(j, "\"queues\":[{\"tid\":262145,\"messages\":[]}]"));
+		free(j);
+		ssend(s, A, B, 6, 4);
+		h.phase = PMON_END;
+		h.mtid = 0;
+		feed(s, A, &h);
+	}
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"program\":\"a\",\"state\":\"blocked\","
+	    "\"blocked\":{\"in\":\"pvm_recv\",\"from\":262147,\"tag\":7"));
+	CU_ASSERT(has(j, "\"tid\":262145,\"host\":\"vm\",\"pid\":101,"));
+	free(j);
+	srecv(s, B, A, 6, A, seqs[A & 0xf] - 2);	/* A:3, in the handler */
+	sexit(s, A);
+	sexit(s, B);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+}
+
 /* Messages wait in their receiver's queue in the order sent. */
 static void
 test_queue_order(void)
@@ -944,7 +984,7 @@ test_text(void)
 	CU_ASSERT_EQUAL(state_write_text(s, STATE_ALL, 0, fp), 0);
 	fclose(fp);
 	CU_ASSERT(has(buf, "TID       HOST"));
-	CU_ASSERT(has(buf, "t40001    vm           a              blocked  "
+	CU_ASSERT(has(buf, "t40001    vm           a              blocked     "
 	    "pvm_recv(t40002, 1)"));
 	CU_ASSERT(has(buf, "LINUX64"));
 	CU_ASSERT(has(buf, "deadlock        t40001 t40002:"));
@@ -1539,6 +1579,54 @@ sreload(struct state *s)
 	return n;
 }
 
+/*
+ * A task pvmd lists that pmon does not instrument (an agent's
+ * TASK_OTHERS): shown "unmonitored", a task the model knows as
+ * monitored stays so; what is sent to it is counted, never queued, so
+ * its end reports nothing unreceived, nor the receive that waited for
+ * it; then it is "ended".  A snapshot loads back the same.
+ */
+#define U	0x40009		/* 262153 */
+static void
+test_unmonitored(void)
+{
+	struct state *s = srig(), *n;
+	char *j;
+
+	CU_ASSERT_EQUAL(state_task_other(s, U, A, 109, "vm", "outsider"), 1);
+	CU_ASSERT_EQUAL(state_task_other(s, U, A, 109, "vm", "outsider"), 0);
+	CU_ASSERT_EQUAL(state_task_other(s, B, 0, 102, "vm", "b"), 0);
+	ssend(s, A, U, 1, 8);
+	srecv_begin(s, C, U, 2);
+	j = sjson(s, STATE_TASKS | STATE_QUEUES, U);
+	CU_ASSERT(has(j, "{\"tid\":262153,\"host\":\"vm\",\"pid\":109,"
+	    "\"parent\":262145,\"program\":\"outsider\",\"state\":"
+	    "\"unmonitored\",\"calls\":0"));
+	CU_ASSERT(has(j, "\"tid\":262146,\"host\":\"vm\",\"pid\":102,"
+	    "\"parent\":0,\"program\":\"b\",\"state\":\"running\""));
+	CU_ASSERT(has(j, "\"queues\":[{\"tid\":262153,\"messages\":[]}]"));
+	CU_ASSERT(has(j, "\"children\":[262153]"));
+	free(j);
+	n = sreload(s);
+	state_free(n);
+	CU_ASSERT_EQUAL(state_task_other_end(s, U), 1);
+	CU_ASSERT_EQUAL(state_task_other_end(s, U), 0);
+	CU_ASSERT_EQUAL(state_task_other_end(s, A), 0);
+	sexit(s, A);
+	CU_ASSERT_EQUAL(nprob, 0);
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"program\":\"outsider\",\"state\":\"ended\""));
+	free(j);
+	n = sreload(s);
+	state_free(n);
+	/* Its tid again, for a task pmon instruments. */
+	CU_ASSERT_EQUAL(state_task(s, U, 0, 110, "vm", "inside"), 0);
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"program\":\"inside\",\"state\":\"running\""));
+	free(j);
+	sdone(s);
+}
+
 /* The snapshot without the tasks' times, as jansson sees it. */
 static json_t *
 suntimed(struct state *s)
@@ -1984,6 +2072,8 @@ static CU_TestInfo state_tests[] = {
 	{ "receive from a killed task", test_recv_killed },
 	{ "unreceived at exit", test_unreceived },
 	{ "an unmatched receive names its message", test_recv_id_unmatched },
+	{ "a task pmon does not instrument", test_unmonitored },
+	{ "a message handler inside a receive", test_handler },
 	{ "queue contents and order", test_queue_order },
 	{ "frontiers of a message chain", test_frontier },
 	{ "snapshot position", test_position },

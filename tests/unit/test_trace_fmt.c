@@ -148,7 +148,7 @@ ref_role(int call)
 	case PMON_CALL_bcast:
 		return 1;
 	case PMON_CALL_recv: case PMON_CALL_trecv: case PMON_CALL_nrecv:
-	case PMON_CALL_precv: case PMON_CALL_probe:
+	case PMON_CALL_precv: case PMON_CALL_probe: case PMON_CALL_HANDLER:
 		return 2;
 	default:
 		return 0;
@@ -175,7 +175,9 @@ ref_msg_text(FILE *f, const struct pmon_event *ev, int role)
 	if (ev->flags & PMON_EV_MATCHED)
 		fprintf(f, " match %s:%llu", ref_tidstr(ev->match_tid, a,
 		    sizeof(a)), (unsigned long long)ev->match_seq);
-	if (ev->flags & PMON_EV_UNMATCHED)
+	if (ev->flags & PMON_EV_UNMONITORED)
+		fprintf(f, " from an unmonitored task");
+	else if (ev->flags & PMON_EV_UNMATCHED)
 		fprintf(f, " unmatched");
 }
 

@@ -62,6 +62,7 @@ class Stream {
       m.at = this.events.length;      // applies after the events so far
       this.notices.push(m);
       if (m.notice === 'lost') this.losses.push(m);
+      if (m.notice === 'unmonitored') this.info.set(m.tid, { ...m, unmonitored: true });
     }
     else if (m.type === 'bye') this.bye = m.reason;
     else if (m.type === undefined && m.id !== undefined) this.addEvent(m);
@@ -76,6 +77,10 @@ class Stream {
     const loss = this.losses[this.losses.length - 1];
     if (loss && !loss.snapshot && seg.why !== 'checkpoint') loss.snapshot = seg;
     this.problems = (m.state.problems || []).map((p) => ({ type: 'problem', ...p }));
+    // A task pmon does not instrument has no task line: its name is here.
+    for (const t of m.state.tasks || [])
+      if (!this.info.has(t.tid))
+        this.info.set(t.tid, { ...t, unmonitored: t.state === 'unmonitored' || t.state === 'ended' });
   }
 
   // The last snapshot at or before step n (null before the first).
@@ -301,7 +306,8 @@ class State {
 
   live(tid) {
     const t = this.tasks.get(tid);
-    return t === undefined || (t.state !== 'exited' && t.state !== 'killed');
+    return t === undefined || (t.state !== 'exited' && t.state !== 'killed' &&
+      t.state !== 'ended');
   }
 
   enqueue(ev) {
@@ -312,6 +318,7 @@ class State {
       t.sent.bytes += b;
       this.task(d);
       if (!this.live(d)) continue;   // PVM drops it
+      if (this.tasks.get(d).state === 'unmonitored') continue;  // never seen
       this.queue(d).push({ from: ev.tid, tag: ev.tag, ctx: ev.ctx, bytes: ev.bytes,
         send: ev.id });
     }
@@ -351,9 +358,13 @@ class State {
 
   begin(t, ev) {
     t.calls++;
+    // A message handler runs inside the call that got its message, and
+    // that call is open again at the handler's end (doc/events.md).
+    if (ev.call === 'handler' && t.open && !t.outer) t.outer = t.open;
     t.open = { call: ev.call, seq: ev.seq, tc: ev.tc, src: ev.src, tag: ev.tag,
       ctx: ev.ctx, group: ev.group, inst: ev.inst };
-    if (sendsAt(ev)) this.enqueue(ev);
+    if (ev.call === 'handler' && ev.msg) this.receive(ev);
+    else if (sendsAt(ev)) this.enqueue(ev);
     else if (ev.call === 'pvm_barrier') this.group(ev.group).waiting.add(t.tid);
     else if (ev.call === 'pvm_exit') this.end(t);
   }
@@ -378,12 +389,16 @@ class State {
       this.end(t);
     }
     if (t.state !== 'exited' && t.state !== 'killed') t.open = null;
+    if (ev.call === 'handler' && t.outer) {
+      if (t.state !== 'exited' && t.state !== 'killed') t.open = t.outer;
+      t.outer = null;
+    }
   }
 
   apply(ev) {
     const t = this.task(ev.tid);
     t.last_seq = Math.max(t.last_seq, ev.seq + (ev.call === 'lost' ? ev.count - 1 : 0));
-    if (ev.call === 'lost') t.open = null;
+    if (ev.call === 'lost') t.open = t.outer = null;
     else if (ev.call === 'pvm_break') return;
     else if (ev.phase === 'begin') this.begin(t, ev);
     else this.finish(t, ev);
@@ -393,6 +408,9 @@ class State {
 
   // Stops, continues and kills come as notices (doc/control.md).
   notice(m) {
+    // Tasks pmon does not instrument (doc/tasker.md), as pvmd lists them.
+    if (m.notice === 'unmonitored') this.task(m.tid).state = 'unmonitored';
+    if (m.notice === 'unmonitored_ended') this.task(m.tid).state = 'ended';
     for (const tid of m.tasks || []) {
       if (m.notice === 'stopped') this.stopped.add(tid);
       else if (m.notice === 'continued') this.stopped.delete(tid);
@@ -423,7 +441,7 @@ class State {
 
   // The state as doc/state.md names it: stopped comes first.
   shownState(t) {
-    const live = t.state !== 'exited' && t.state !== 'killed';
+    const live = t.state !== 'exited' && t.state !== 'killed' && t.state !== 'ended';
     return live && this.stopped.has(t.tid) ? 'stopped' : t.state;
   }
 

@@ -41,7 +41,8 @@ function el(name, attrs, parent) {
 
 function taskName(tid) {
   const i = stream.info.get(tid);
-  return hex(tid) + (i ? ' ' + i.program.replace(/.*\//, '') : '');
+  return hex(tid) + (i ? ' ' + i.program.replace(/.*\//, '') : '') +
+    (i && i.unmonitored ? ' (unmonitored)' : '');
 }
 
 // --- the stream -------------------------------------------------------------

@@ -1,0 +1,188 @@
+/*
+ * The tasks of our host that pmon does not instrument: one that ran
+ * before pmon started, a static binary, one pvmd started itself (pmon
+ * start --no-tasker).  pvmd's task list is read every AGENT_OTHERS_MS; a
+ * task in it twice in a row that never came to us (by tid, or by pid
+ * while its hello is on its way) is reported to the coordinator in
+ * TASK_OTHERS, the whole list, whenever the list changes.  pmon's own
+ * processes and PVM's consoles (pvm, xpvm) are tools, not the
+ * application, and are left out.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <pvm3.h>
+
+#include "agent.h"
+#include "log.h"
+
+/* Is pid a tool: pmon's (pmon-agentd, pmon-coordd) or a PVM console? */
+static int
+is_tool(pid_t pid)
+{
+	char path[64], comm[32];
+	FILE *f;
+	int tool;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	tool = strncmp(comm, "pmon-", 5) == 0 || strcmp(comm, "pvm") == 0 ||
+	    strcmp(comm, "xpvm") == 0;
+	return tool;
+}
+
+/* Has the task come to us (registered, or its hello under way)? */
+static int
+is_ours(struct agent *a, int32_t tid, pid_t pid)
+{
+	struct agent_task *t;
+
+	TAILQ_FOREACH(t, &a->tasks, entry)
+		if ((t->state != TASK_S_HELLO && t->hello.tid == tid) ||
+		    t->peer_pid == pid)
+			return 1;
+	return 0;
+}
+
+static int
+cmp_other(const void *x, const void *y)
+{
+	const struct agent_other *a = x, *b = y;
+
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static struct agent_other *
+other_find(struct agent_other *v, size_t n, int32_t tid)
+{
+	struct agent_other key = { .tid = tid };
+
+	if (n == 0)
+		return NULL;
+	return bsearch(&key, v, n, sizeof(*v), cmp_other);
+}
+
+/* The name pvmd gave it (a spawned task's path), else its command. */
+static void
+other_name(char *dst, size_t size, const struct pvmtaskinfo *ti)
+{
+	char path[64];
+	FILE *f;
+
+	if (ti->ti_a_out != NULL && ti->ti_a_out[0] != '\0') {
+		snprintf(dst, size, "%s", ti->ti_a_out);
+		return;
+	}
+	dst[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", ti->ti_pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	if (fgets(dst, (int)size, f) == NULL)
+		dst[0] = '\0';
+	fclose(f);
+	dst[strcspn(dst, "\n")] = '\0';
+}
+
+/*
+ * One reading of pvmd's list: the candidates become what it holds now,
+ * each marked reported once it was there last time too.  Returns 1 when
+ * the reported set changed.
+ */
+static int
+others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
+{
+	struct agent_other *next, *was;
+	size_t k = 0, i, nrep = 0;
+	int changed = 0;
+
+	if ((next = calloc((size_t)n + 1, sizeof(*next))) == NULL) {
+		log_warnx("%s: out of memory", __func__);
+		return 0;
+	}
+	for (i = 0; i < (size_t)n && k < AGENT_OTHERS_MAX; i++) {
+		if (ti[i].ti_tid == a->pvm_tid || ti[i].ti_pid <= 0 ||
+		    is_ours(a, ti[i].ti_tid, ti[i].ti_pid) ||
+		    is_tool(ti[i].ti_pid))
+			continue;
+		next[k].tid = ti[i].ti_tid;
+		next[k].parent = ti[i].ti_ptid > 0 ? ti[i].ti_ptid : 0;
+		next[k].pid = (uint32_t)ti[i].ti_pid;
+		other_name(next[k].program, sizeof(next[k].program), &ti[i]);
+		k++;
+	}
+	qsort(next, k, sizeof(*next), cmp_other);
+	for (i = 0; i < k; i++) {
+		was = other_find(a->others, a->nothers, next[i].tid);
+		if (was != NULL && was->pid == next[i].pid) {
+			next[i].reported = 1;
+			changed |= !was->reported;
+			nrep++;
+		}
+	}
+	for (i = 0; i < a->nothers; i++)
+		if (a->others[i].reported && ((was = other_find(next, k,
+		    a->others[i].tid)) == NULL || !was->reported))
+			changed = 1;
+	free(a->others);
+	a->others = next;
+	a->nothers = k;
+	return changed;
+}
+
+void
+agent_others_send(struct agent *a)
+{
+	if (a->coord == NULL)
+		return;
+	agent_frame_task_others(a->out, a->others, a->nothers);
+	agent_output(a);
+}
+
+static void
+others_cb(int fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	struct pvmtaskinfo *ti;
+	int n;
+
+	(void)fd;
+	(void)what;
+	if (a->pvm_tid == -1 || pvm_tasks(a->host_tid, &n, &ti) < 0)
+		return;
+	if (others_read(a, ti, n))
+		agent_others_send(a);
+}
+
+int
+agent_others_watch(struct agent *a)
+{
+	struct timeval tv = { AGENT_OTHERS_MS / 1000,
+	    (AGENT_OTHERS_MS % 1000) * 1000 };
+
+	if (a->pvm_tid == -1)
+		return 0;
+	a->ev_others = event_new(a->base, -1, EV_PERSIST, others_cb, a);
+	if (a->ev_others == NULL || event_add(a->ev_others, &tv) == -1)
+		return -1;
+	return 0;
+}
+
+void
+agent_others_free(struct agent *a)
+{
+	if (a->ev_others != NULL)
+		event_free(a->ev_others);
+	a->ev_others = NULL;
+	free(a->others);
+	a->others = NULL;
+	a->nothers = 0;
+}
