@@ -39,6 +39,8 @@ info_parts(enum req_kind kind)
 		return STATE_PROBLEMS;
 	case REQ_QUEUES:
 		return STATE_QUEUES;
+	case REQ_MAILBOX:
+		return STATE_MAILBOX;
 	default:
 		return 0;
 	}

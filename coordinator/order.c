@@ -78,6 +78,7 @@ enum task_wait {
 	WAIT_SYNC,		/* a flush round */
 	WAIT_OPEN,		/* another task's group call to end */
 	WAIT_SERVER,		/* its turn in the group server's order */
+	WAIT_PUT,		/* the pvm_putinfo its pvm_recvinfo read */
 	WAIT_NOTIFY		/* watched tasks to end */
 };
 
@@ -371,6 +372,7 @@ struct order {
 	struct order_task	*work, **worktail;
 	struct order_tasks	 syncw;		/* WAIT_SYNC */
 	struct order_tasks	 notifyw;	/* WAIT_NOTIFY */
+	struct order_tasks	 putw;		/* WAIT_PUT */
 	struct order_task	*server;	/* pvmgs, when it is seen */
 	int			 gs_absent;	/* requests went unseen with no
 						   server: do not wait for it */
@@ -2093,6 +2095,8 @@ wake_waiters_on(struct order *o, struct order_task *t)
 	t->waiters_on = 0;
 	watch_rearm(t);
 	wake_outs(o, t);
+	/* Mailbox reads that wait for a put (step_mbox_read), any task's. */
+	wake_list(o, &o->putw);
 }
 
 /*
@@ -2264,6 +2268,15 @@ is_probe_hit(const struct record *r)
 	    (r->flags & RECORD_MSG);
 }
 
+/* The end of a pvm_recvinfo that names the pvm_putinfo it read. */
+static int
+is_mbox_read(const struct record *r)
+{
+	return r->call == PMON_CALL_recvinfo && r->phase == PMON_END &&
+	    (r->flags & RECORD_MSGID);
+}
+
+
 /*
  * May the first event of t go?  If not, t waits on its parent.  *pred is
  * set to the parent's spawn when it is known.
@@ -2313,6 +2326,37 @@ wait_on(struct order *o, struct order_task *t, struct order_tasks *l,
 	set_wait(o, t, what);
 	t->wgroup = g;
 	return 0;
+}
+
+/*
+ * A pvm_recvinfo that got a mailbox entry goes after the pvm_putinfo
+ * that stored it (its begin, numbered id, of the task that put it): once
+ * that task released it, matched to it.  Without it after a flush round
+ * (lost, put before pmon saw the task, or by a task pmon does not
+ * instrument), it goes unmatched.
+ */
+static int
+step_mbox_read(struct order *o, struct order_task *t, int force)
+{
+	const struct record *r = &t->head->rec;
+	uint32_t id = record_msg_id(r);
+	struct order_task *s = task_find(o, r->peer);
+	uint64_t seq;
+
+	if (s != NULL && s->registered && s->released > 0 &&
+	    record_msg_id_cmp(s->released, id) >= 0) {
+		seq = s->released - ((uint32_t)(s->released - id) &
+		    RECORD_MSGID_MASK);
+		return release_head(o, t, seq > 0 ? EVENT_MATCHED : 0,
+		    s->tid, seq, NULL) == -1 ? -1 : 1;
+	}
+	if (force || o->draining || s == NULL || !s->registered ||
+	    s->absent || (s->ended && s->head == NULL) ||
+	    (t->head->added < o->synced && (s->next_seq == 0 ||
+	    record_msg_id_cmp(s->next_seq - 1, id) < 0)))
+		return release_plain(o, t, 0);
+	watch_task(s);
+	return wait_on(o, t, &o->putw, WAIT_PUT, NULL);
 }
 
 /* The exit of a barrier: after every entry of its episode. */
@@ -2872,6 +2916,8 @@ task_step(struct order *o, struct order_task *t, int force)
 	default:
 		break;
 	}
+	if (is_mbox_read(r))
+		return step_mbox_read(o, t, force);
 	peek = is_probe_hit(r);
 	if (!peek && !record_is_recv(r))
 		return release_plain(o, t, 0);
@@ -3084,6 +3130,7 @@ order_free(struct order *o)
 		free(n);
 	}
 	free(o->syncw.v);
+	free(o->putw.v);
 	free(o->notifyw.v);
 	free(o->gs);
 	free(o->tasks);
@@ -3440,7 +3487,7 @@ free_at_arrival(const struct order_task *t, const struct record *r)
 {
 	return t->head == NULL && t->waiters_on == 0 && r->glen == 0 &&
 	    (t->started || t->parent_tid == 0 || t->spawn_seq == 0) &&
-	    !record_is_recv(r) && !is_probe_hit(r);
+	    !record_is_recv(r) && !is_probe_hit(r) && !is_mbox_read(r);
 }
 
 /*
@@ -3960,6 +4007,7 @@ order_synced(struct order *o, uint64_t mark)
 	o->synced = mark;
 	o->rounds++;
 	wake_list(o, &o->syncw);
+	wake_list(o, &o->putw);
 	order_run(o);
 	recv_judge(o, mark);
 	/*
@@ -3991,7 +4039,7 @@ order_wants_sync(const struct order *o)
 	 * A big window: a round judges the receives in it that wait for a
 	 * send that may have been lost.
 	 */
-	if (o->notifyw.n > 0 || o->held >= ORDER_SYNC_HELD)
+	if (o->notifyw.n > 0 || o->putw.n > 0 || o->held >= ORDER_SYNC_HELD)
 		return ORDER_SYNC_LATER;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->waiters.n; i++)
@@ -4067,6 +4115,7 @@ order_release_all(struct order *o)
 		g->waiters.n = 0;
 	o->syncw.n = 0;
 	o->notifyw.n = 0;
+	o->putw.n = 0;
 	push_all(o);
 	order_run(o);
 	/*
@@ -4088,6 +4137,7 @@ order_release_all(struct order *o)
 			g->waiters.n = 0;
 		o->syncw.n = 0;
 		o->notifyw.n = 0;
+		o->putw.n = 0;
 		if (task_step(o, t, 1) == -1)
 			break;	/* out of memory; order_free drops the rest */
 		push_all(o);
@@ -4153,7 +4203,7 @@ order_task_stats(const struct order *o, int32_t tid, struct order_stats *st)
 
 static const char *const wait_names[] = {
 	"none", "spawn", "message", "barrier", "state", "conflict", "round",
-	"group call", "group server", "notify"
+	"group call", "group server", "mailbox put", "notify"
 };
 
 void

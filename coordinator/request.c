@@ -65,6 +65,7 @@ static const char *const kind_names[] = {
 	[REQ_DISABLE] = "disable",
 	[REQ_DELETE] = "delete",
 	[REQ_TOOLS] = "tools",
+	[REQ_MAILBOX] = "mailbox",
 };
 
 #define F_ALL	(REQ_F_TASKS | REQ_F_PEER | REQ_F_TAG | REQ_F_CTX | REQ_F_GROUP)
@@ -787,6 +788,7 @@ valid(const struct req *r)
 	case REQ_BREAKPOINTS:
 	case REQ_FLUSH:
 	case REQ_TOOLS:
+	case REQ_MAILBOX:
 		return 1;
 	case REQ_QUEUES:
 	case REQ_TASKS:

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pvm3.h>
+
 #include "horizon.h"
 #include "proto.h"
 #include "record.h"
@@ -315,6 +317,7 @@ struct state {
 	 * time places them (retime).
 	 */
 	int		 retime;
+	struct mbox	 mbox;		/* state_mbox.c */
 };
 
 /* What a blocked task waits in. */
@@ -2119,6 +2122,40 @@ membership(struct state *s, struct task *t, const struct record *r)
 	return 0;
 }
 
+/*
+ * The mailbox calls that changed it: a put stored an entry (at the index
+ * it returned), a delete or a read with PvmMboxReadAndDelete removed
+ * one.  A read names the put it got (the order matched it) or, without
+ * an id, the index it asked for.
+ */
+static int
+mbox_end(struct state *s, struct task *t, const struct order_event *ev,
+    const struct call *open)
+{
+	const struct record *r = ev->rec;
+	char name[RECORD_GROUP_MAX + 1];
+
+	if (r->rc < 0)
+		return 0;
+	rec_group(r, name);
+	switch (r->call) {
+	case PMON_CALL_putinfo:
+		return mbox_put(&s->mbox, name, r->rc, t->tid, r->tag,
+		    r->bytes, open != NULL ? open->seq : 0);
+	case PMON_CALL_delinfo:
+		mbox_del(&s->mbox, name, r->inst);
+		return 0;
+	default:
+		if (!(r->tag & PvmMboxReadAndDelete) || r->rc == 0)
+			return 0;
+		if (ev->flags & EVENT_MATCHED)
+			mbox_del_put(&s->mbox, ev->match_tid, ev->match_seq);
+		else if (!(r->flags & RECORD_MSGID))
+			mbox_del(&s->mbox, name, r->inst);
+		return 0;
+	}
+}
+
 static int
 event_end(struct state *s, struct task *t, const struct order_event *ev)
 {
@@ -2152,6 +2189,9 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 		rv = membership(s, t, r);
 	else if (r->call == PMON_CALL_spawn)
 		rv = spawn_end(s, t, r, open != NULL ? open->seq : 0);
+	else if (r->call == PMON_CALL_putinfo || r->call == PMON_CALL_recvinfo ||
+	    r->call == PMON_CALL_delinfo)
+		rv = mbox_end(s, t, ev, open);
 	else if (r->call == PMON_CALL_exit) {
 		t->has_exit_rc = 1;
 		t->exit_rc = r->rc;
@@ -2331,6 +2371,7 @@ task_end(struct state *s, struct task *t, enum task_end how)
 	unpack_stop(t);
 	for (g = s->groups; g != NULL; g = g->next)
 		group_leave(g, t->tid);
+	mbox_owner_end(&s->mbox, t->tid);
 	return ended_queue(s, t);
 }
 
@@ -2385,6 +2426,7 @@ state_free(struct state *s)
 	for (i = 0; i < s->nproblems; i++)
 		free(s->problems[i].json);
 	free(s->problems);
+	mbox_free(&s->mbox);
 	for (i = 0; i < s->ndls; i++)
 		free(s->dls[i].tids);
 	free(s->dls);
@@ -3285,6 +3327,8 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 		write_queues(fp, s, queue_tid);
 	if (parts & STATE_TRAFFIC)
 		write_traffic(fp, tv, nt);
+	if (parts & STATE_MAILBOX)
+		mbox_write_json(&s->mbox, fp);
 	if (parts & STATE_PROBLEMS) {
 		fputs(",\"problems\":[", fp);
 		for (i = 0; i < s->nproblems; i++)
@@ -3445,6 +3489,10 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 	if (parts & STATE_TRAFFIC) {
 		STATE_SEP();
 		text_traffic(fp, tv, nt);
+	}
+	if (parts & STATE_MAILBOX) {
+		STATE_SEP();
+		mbox_write_text(&s->mbox, fp);
 	}
 	if (parts & STATE_PROBLEMS) {
 		STATE_SEP();
@@ -3977,6 +4025,13 @@ state_restore_finish(struct state *s, uint64_t problems_not_kept,
 		}
 	}
 	return 0;
+}
+
+int
+state_restore_mbox(struct state *s, const char *name, int32_t index,
+    int32_t owner, int32_t flags, int32_t bytes, uint64_t put)
+{
+	return mbox_put(&s->mbox, name, index, owner, flags, bytes, put);
 }
 
 void

@@ -121,7 +121,8 @@ int	state_has_task(const struct state *, int32_t tid);
 #define STATE_QUEUES	0x08
 #define STATE_TRAFFIC	0x10	/* per pair counts */
 #define STATE_PROBLEMS	0x20
-#define STATE_ALL	0x3f
+#define STATE_MAILBOX	0x40	/* the message mailbox */
+#define STATE_ALL	0x7f
 
 /*
  * Writes one JSON object: {"position":{"TID":SEQ,...},"hosts":[...],

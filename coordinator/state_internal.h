@@ -79,11 +79,40 @@ int	state_restore_problem(struct state *, const char *json,
  */
 int	state_restore_finish(struct state *, uint64_t problems_not_kept,
 	    char *err, size_t errsize);
+int	state_restore_mbox(struct state *, const char *name, int32_t index,
+	    int32_t owner, int32_t flags, int32_t bytes, uint64_t put);
 /* s takes the restored model ns; ns gets what s had (to be freed). */
 void	state_restore_swap(struct state *s, struct state *ns);
 
 void	state_json_str(FILE *, const char *);
 /* The line `pmon problems` prints for a problem's JSON. */
 void	state_load_problem_text(FILE *, const char *json);
+
+/*
+ * The message mailbox (state_mbox.c): each entry pvm_putinfo stored and
+ * nobody deleted, by name and index.
+ */
+struct mbox_entry {
+	char		*name;
+	int32_t		 index;
+	int32_t		 owner;		/* the task that put it */
+	int32_t		 flags;		/* pvm_putinfo's (PvmMbox*) */
+	int32_t		 bytes;
+	uint64_t	 put;		/* the seq of its put's begin */
+};
+struct mbox {
+	struct mbox_entry *v;		/* by name, then index */
+	size_t		 n, cap;
+};
+/* Stores (or replaces) an entry; -1 when out of memory. */
+int	mbox_put(struct mbox *, const char *name, int32_t index,
+	    int32_t owner, int32_t flags, int32_t bytes, uint64_t put);
+void	mbox_del(struct mbox *, const char *name, int32_t index);
+void	mbox_del_put(struct mbox *, int32_t owner, uint64_t put);
+/* The owner ended: its entries go, but for the persistent ones. */
+void	mbox_owner_end(struct mbox *, int32_t owner);
+void	mbox_write_json(const struct mbox *, FILE *);
+void	mbox_write_text(const struct mbox *, FILE *);
+void	mbox_free(struct mbox *);
 
 #endif

@@ -857,6 +857,41 @@ load_problems(struct load *ld, const json_t *doc, const json_t *problems)
 
 /* --- the snapshot ---------------------------------------------------- */
 
+/* The mailbox (optional: snapshots before it had none). */
+static int
+load_mailbox(struct load *ld, const json_t *doc)
+{
+	char name[RECORD_GROUP_MAX + 1];
+	const json_t *a = json_object_get(doc, "mailbox"), *e;
+	int32_t index, owner, flags, bytes, tid;
+	uint64_t put;
+	size_t i;
+
+	if (a == NULL)
+		return 0;
+	if (!json_is_array(a))
+		return bad(ld, "\"mailbox\" is not an array");
+	for (i = 0; i < json_array_size(a); i++) {
+		at(ld, "mailbox", i);
+		e = json_array_get(a, i);
+		if (get_str(ld, e, "name", name, sizeof(name)) == -1 ||
+		    get_i32(ld, e, "index", &index) == -1 ||
+		    get_tid(ld, e, "owner", &owner) == -1 ||
+		    get_i32(ld, e, "flags", &flags) == -1 ||
+		    get_i32(ld, e, "bytes", &bytes) == -1 ||
+		    get_id(ld, e, "put", &tid, &put) == -1)
+			return -1;
+		if (tid != owner || index < 0)
+			return bad(ld, "an entry put by %" PRId32 ", owned by %"
+			    PRId32 ", at index %" PRId32, tid, owner, index);
+		if (state_restore_mbox(ld->s, name, index, owner, flags,
+		    bytes, put) == -1)
+			return nomem(ld);
+	}
+	ld->at[0] = '\0';
+	return 0;
+}
+
 static int
 load_doc(struct load *ld, const struct state *old, const json_t *doc)
 {
@@ -882,7 +917,7 @@ load_doc(struct load *ld, const struct state *old, const json_t *doc)
 	if (rv == -1 || load_tasks(ld, tasks) == -1 ||
 	    load_position(ld, pos) == -1 || load_hosts(ld, hosts) == -1 ||
 	    load_groups(ld, groups) == -1 || load_queues(ld, queues) == -1 ||
-	    load_traffic(ld, traffic) == -1)
+	    load_traffic(ld, traffic) == -1 || load_mailbox(ld, doc) == -1)
 		return -1;
 	return load_problems(ld, doc, probs);
 }

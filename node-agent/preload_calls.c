@@ -102,23 +102,30 @@ struct msg_id {
 	struct pvmminfo	 mi;		/* the buffer's, as the call found it */
 };
 
+/* Buffer mid's size into the record, and whether it can carry an id. */
 static void
-fill_send_id(struct pcall *c, int tid, int tag, struct msg_id *m)
+msg_id_take(struct pcall *c, int mid, struct msg_id *m)
 {
-	__typeof__(&pvm_getsbuf) sbuf = REAL(getsbuf);
 	__typeof__(&pvm_getminfo) get = REAL(getminfo);
 
-	c->r.peer = tid;
-	c->r.tag = tag;
-	c->r.ctx = cur_ctx();
-	if (sbuf == NULL || get == NULL || (m->mid = sbuf()) <= 0 ||
-	    get(m->mid, &m->mi) < 0) {
+	if (get == NULL || (m->mid = mid) <= 0 || get(m->mid, &m->mi) < 0) {
 		m->mid = 0;
 		return;
 	}
 	c->r.bytes = m->mi.len;
 	if (m->mi.wid != 0)
 		m->mid = 0;
+}
+
+static void
+fill_send_id(struct pcall *c, int tid, int tag, struct msg_id *m)
+{
+	__typeof__(&pvm_getsbuf) sbuf = REAL(getsbuf);
+
+	c->r.peer = tid;
+	c->r.tag = tag;
+	c->r.ctx = cur_ctx();
+	msg_id_take(c, sbuf != NULL ? sbuf() : 0, m);
 }
 
 /* After the begin record: the id is its number. */
@@ -464,10 +471,74 @@ WRAP(newcontext, (void), (), )
 WRAP(setcontext, (int ctx), (ctx), c.r.ctx = ctx)
 WRAP(freecontext, (int ctx), (ctx), c.r.ctx = ctx)
 
-/* Mailbox (and the old database names that map onto it). */
-WRAP(putinfo, (char *name, int mid, int flags), (name, mid, flags), )
-WRAP(recvinfo, (char *name, int index, int flags), (name, index, flags), )
-WRAP(delinfo, (char *name, int req, int flags), (name, req, flags), )
+/*
+ * The mailbox.  pvmd keeps a stored message's header, so pvm_putinfo
+ * gives the message the number of its begin record as its wait id, as a
+ * send does, and the end of a pvm_recvinfo that got an entry names the
+ * put that stored it (peer, inst: RECORD_MSGID); the buffer it returns
+ * has its wait id as the putter's buffer had it.  The name is the
+ * record's group; inst the index (asked, or got), tag the flags.
+ */
+PRELOAD_EXPORT int
+pvm_putinfo(char *name, int mid, int flags)
+{
+	__typeof__(&pvm_putinfo) real = REAL(putinfo);
+	struct msg_id m = { 0 };
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_putinfo)) {
+		call_group(&c, name);
+		c.r.tag = flags;
+		msg_id_take(&c, mid, &m);
+	}
+	call_begin(&c, NULL, 0);
+	msg_id_set(&c, &m);
+	rc = real(name, mid, flags);
+	msg_id_clear(&m);
+	c.r.inst = rc;
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+PRELOAD_EXPORT int
+pvm_recvinfo(char *name, int index, int flags)
+{
+	__typeof__(&pvm_recvinfo) real = REAL(recvinfo);
+	__typeof__(&pvm_getminfo) get = REAL(getminfo);
+	__typeof__(&pvm_setminfo) set = REAL(setminfo);
+	struct pvmminfo mi;
+	struct pcall c;
+	int rc;
+
+	if (real == NULL)
+		return PvmNotImpl;
+	if (call_enter(&c, PMON_CALL_recvinfo)) {
+		call_group(&c, name);
+		c.r.tag = flags;
+		c.r.inst = index;
+	}
+	call_begin(&c, NULL, 0);
+	rc = real(name, index, flags);
+	if (c.active && rc > 0 && get != NULL && get(rc, &mi) >= 0) {
+		c.r.flags |= RECORD_MSG;	/* a copy of the message */
+		c.r.peer = mi.src;
+		c.r.bytes = mi.len;
+		if (mi.wid > 0) {
+			c.r.flags |= RECORD_MSGID;
+			c.r.inst = mi.wid;
+			mi.wid = 0;
+			(void)set(rc, &mi);
+		}
+	}
+	call_end(&c, rc, NULL, 0);
+	return rc;
+}
+
+WRAP(delinfo, (char *name, int req, int flags), (name, req, flags),
+    (call_group(&c, name), c.r.inst = req, c.r.tag = flags))
 WRAP(getmboxinfo, (char *pattern, int *nclasses,
     struct pvmmboxinfo **classes), (pattern, nclasses, classes), )
 WRAP(insert, (char *name, int req, int data), (name, req, data), )

@@ -41,6 +41,12 @@ const struct cmd_entry cmd_groups_entry = {
 	QUERY_HELP, "+hj", query_longopts, 0, 0, cmd_query
 };
 
+const struct cmd_entry cmd_mailbox_entry = {
+	"mailbox", "[--json]",
+	"list the message mailbox: what pvm_putinfo stored, by name and index",
+	QUERY_HELP, "+hj", query_longopts, 0, 0, cmd_query
+};
+
 const struct cmd_entry cmd_queues_entry = {
 	"queues", "[--json] [TASK]",
 	"list the messages sent and not yet received, per receiver",

@@ -45,6 +45,7 @@ extern const struct cmd_entry cmd_ps_entry;
 extern const struct cmd_entry cmd_hosts_entry;
 extern const struct cmd_entry cmd_tools_entry;
 extern const struct cmd_entry cmd_groups_entry;
+extern const struct cmd_entry cmd_mailbox_entry;
 extern const struct cmd_entry cmd_queues_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
 extern const struct cmd_entry cmd_problems_entry;

@@ -24,6 +24,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_hosts_entry,
 	&cmd_tools_entry,
 	&cmd_groups_entry,
+	&cmd_mailbox_entry,
 	&cmd_queues_entry,
 	&cmd_snapshot_entry,
 	&cmd_problems_entry,

@@ -422,6 +422,11 @@ trace_fmt_event_json(char *o, const struct pmon_event *ev)
 		o = PUT(o, ",\"peer\":");
 		o = trace_fmt_i64(o, ev->peer);
 	}
+	/* A pvm_recvinfo's match: the pvm_putinfo it read. */
+	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED)) {
+		o = PUT(o, ",\"match\":");
+		o = trace_fmt_id(o, ev->match_tid, ev->match_seq);
+	}
 	if (spawn_end(ev)) {
 		o = PUT(o, ",\"children\":");
 		o = put_tids_json(o, ev->peers, ev->npeers);
@@ -546,6 +551,12 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 	else if (ev->peer != -1) {
 		o = PUT(o, " peer ");
 		o = put_tid_text(o, ev->peer);
+	}
+	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED)) {
+		o = PUT(o, " match ");
+		o = put_tid_text(o, ev->match_tid);
+		*o++ = ':';
+		o = trace_fmt_u64(o, ev->match_seq);
 	}
 	if (spawn_end(ev)) {
 		o = PUT(o, " children ");
@@ -683,6 +694,8 @@ trace_event_json(const struct pmon_event *ev)
 		json_msg(o, ev, role);
 	else if (ev->peer != -1)
 		json_set(o, "peer", json_integer(ev->peer));
+	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED))
+		json_set(o, "match", json_id(ev->match_tid, ev->match_seq));
 	if (spawn_end(ev))
 		json_set(o, "children", json_tids(ev->peers, ev->npeers));
 	if (ev->group[0] != '\0') {

@@ -226,6 +226,36 @@ pvm_console() {
 	printf '%s\nquit\n' "$*" | timeout 20 pvm 2>&1
 }
 
+# trace_when_exited REGEX N: once pmon ps shows N tasks whose program
+# matches REGEX exited, the trace of pmon_trace gets everything (a
+# flush) and ends.
+trace_when_exited() {
+	local tw_re=$1 tw_n=$2
+
+	wait_for 30 eval '[ "$("$PMON" ps | awk -v re="$tw_re" "\$3 ~ re &&
+	    \$4 == \"exited\"" | wc -l)" = "$tw_n" ]' ||
+	    fail "not $tw_n tasks of $tw_re ended: $("$PMON" ps)"
+	timeout 20 "$PMON" flush >/dev/null || fail "pmon flush failed"
+	kill -TERM "$TRACE_PID"
+	wait_for 10 pid_dead "$TRACE_PID" || fail "pmon trace did not end"
+	wait "$TRACE_PID" || fail "pmon trace exited with $?"
+}
+
+# console_job OUT CMD: CMD in the console, which prints its job's output
+# (spawn ->) into OUT as it comes, until the job has finished (40 s at
+# most).
+console_job() {
+	local out=$1 i
+	shift
+	(echo "$*"
+	for i in $(seq 1 400); do
+		grep -q '\[1\] finished' "$out" 2>/dev/null && break
+		sleep 0.1
+	done
+	echo quit) | timeout 60 pvm >"$out" 2>&1 ||
+	    fail "the console failed: $(cat "$out")"
+}
+
 # --- pmon ------------------------------------------------------------------
 
 # need_built FILE...: each must exist, or the test (or bench) fails.

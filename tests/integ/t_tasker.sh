@@ -38,20 +38,6 @@ pid_alive "$STARTER" || fail "the task starter $STARTER is not running"
 pmon_trace "$RUN/trace.json"
 PVML=$PVM_TMP/pvml.$(id -u)
 
-# console_job OUT CMD: CMD in the console, which prints its job's output
-# (spawn ->) as it comes, until the job has finished.
-console_job() {
-	local out=$1 i
-	shift
-	(echo "$*"
-	for i in $(seq 1 400); do
-		grep -q '\[1\] finished' "$out" 2>/dev/null && break
-		sleep 0.1
-	done
-	echo quit) | timeout 60 pvm >"$out" 2>&1 ||
-	    fail "the console failed: $(cat "$out")"
-}
-
 # master1 from the console, its output to the console.
 console_job "$RUN/console1" "spawn -> master1"
 grep -q '1 successful' "$RUN/console1" ||
@@ -64,13 +50,7 @@ expect_eq "replies master1 printed in the console" "$n" \
 grep -q '^\[1\] finished' "$RUN/console1" ||
     fail "the console did not see master1's job end: $(cat "$RUN/console1")"
 # Every task has ended (pmon ps) before the stream is taken.
-wait_for 30 eval '[ "$("$PMON" ps | awk "\$3 ~ /master1|slave1/ &&
-    \$4 == \"exited\"" | wc -l)" = $((n + 1)) ]' ||
-    fail "master1 and its $n workers did not all end: $("$PMON" ps)"
-timeout 20 "$PMON" flush >/dev/null || fail "pmon flush failed"
-kill -TERM "$TRACE_PID"
-wait_for 10 pid_dead "$TRACE_PID" || fail "pmon trace did not end"
-wait "$TRACE_PID" || fail "pmon trace exited with $?"
+trace_when_exited 'master1|slave1' $((n + 1))
 expect_master1 "$RUN/trace.json" "$n"
 
 # A parent that catches its workers' output (pvm_catchout), the workers

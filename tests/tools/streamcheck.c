@@ -39,6 +39,8 @@
  *	  message handler's run ("handler"), which may begin inside another
  *	  call, and that call is open again at its end;
  *	- a task spawned by a traced task appears after its parent's spawn;
+ *	- a pvm_recvinfo end that names the pvm_putinfo it read ("match")
+ *	  comes after it;
  *	- every receive end that got a message, and every handler begin,
  *	  names its send ("match"),
  *	  which came earlier in the stream, is a send (pvm_send, pvm_psend,
@@ -1001,6 +1003,8 @@ event(json_t *o)
 	int64_t tid, seq;
 	int call, phase, flags;
 	struct task *t;
+	int32_t mtid;
+	uint64_t mseq;
 
 	if (get_int(o, "tid", &tid) == -1 || get_int(o, "seq", &seq) == -1 ||
 	    seq < 1) {
@@ -1043,6 +1047,11 @@ event(json_t *o)
 	    event_match(o, &(int32_t){ 0 }, &(uint64_t){ 0 }) != 0)) ||
 	    (call == PMON_CALL_HANDLER && phase == PMON_BEGIN))
 		recv_check(o, t->tid, (uint64_t)seq);
+	/* A pvm_recvinfo that names the pvm_putinfo it read: earlier. */
+	if (call == PMON_CALL_recvinfo && phase == PMON_END &&
+	    event_match(o, &mtid, &mseq) == 1 && !id_seen(mtid, mseq))
+		violation("%x:%" PRId64 ": pvm_recvinfo before the put "
+		    "%x:%" PRIu64 " it read", t->tid, seq, mtid, mseq);
 	count_event(t, call, phase);
 	if (print_events)
 		print_event(o, t, (uint64_t)seq, call, phase);

@@ -717,6 +717,57 @@ test_unmonitored_sender(void)
 	order_free(o);
 }
 
+/* B's pvm_recvinfo end that read the entry A's put (begin A:put) stored. */
+static void
+mbox_read(struct order *o, uint64_t seq, uint64_t put)
+{
+	struct record r;
+
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_recvinfo;
+	r.phase = PMON_END;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.rc = 5;
+	r.peer = A;
+	r.inst = (int32_t)put;
+	r.flags = RECORD_MSG | RECORD_MSGID;
+	CU_ASSERT_EQUAL(add_record(o, B, &r, NULL), 0);
+}
+
+/*
+ * A pvm_recvinfo goes after the pvm_putinfo that stored what it read,
+ * matched to it, however late the put's records come; one whose put
+ * never comes (lost, or put before pmon) goes unmatched after a round.
+ */
+static void
+test_mbox_edge(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add(o, B, 1, PMON_CALL_recvinfo, PMON_BEGIN, -1, 0);
+	mbox_read(o, 2, 3);
+	CU_ASSERT_EQUAL(pos(B, 2), -1);
+	add(o, A, 1, PMON_CALL_initsend, PMON_BEGIN, -1, -1);
+	add(o, A, 2, PMON_CALL_initsend, PMON_END, -1, -1);
+	CU_ASSERT_EQUAL(pos(B, 2), -1);
+	add(o, A, 3, PMON_CALL_putinfo, PMON_BEGIN, -1, 0);
+	CU_ASSERT_FATAL(pos(B, 2) > pos(A, 3));
+	CU_ASSERT_EQUAL(outs[pos(B, 2)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(B, 2)].match_tid, A);
+	CU_ASSERT_EQUAL(outs[pos(B, 2)].match_seq, 3);
+	/* A put that never comes: B's next read waits for a round. */
+	mbox_read(o, 3, 40);
+	CU_ASSERT_EQUAL(pos(B, 3), -1);
+	round_now(o);
+	round_now(o);
+	CU_ASSERT_FATAL(pos(B, 3) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 3)].flags, 0);
+	order_free(o);
+}
+
 /*
  * The end of A's send was lost: whether it delivered anything is not
  * known, so D's receive is not matched to it.  A task that ended inside
@@ -1505,6 +1556,7 @@ static CU_TestInfo order_tests[] = {
 	{ "a round releases a receive of a lost send", test_round_unsent },
 	{ "a round finds a sender absent", test_round_absent },
 	{ "a sender pmon does not instrument", test_unmonitored_sender },
+	{ "a mailbox read after its put", test_mbox_edge },
 	{ "the end of a send lost", test_lost_send_end },
 	{ "a round: the receive got the send its sender is inside",
 	    test_round_midsend },

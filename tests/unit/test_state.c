@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pvm3.h>
+
 #include <jansson.h>
 
 #include "order.h"
@@ -1627,6 +1629,70 @@ test_unmonitored(void)
 	sdone(s);
 }
 
+/* A's pvm_putinfo of name with flags, stored at index. */
+static uint64_t
+sput(struct state *s, int32_t tid, const char *name, int32_t flags,
+    int32_t index)
+{
+	struct espec e = { PMON_CALL_putinfo, PMON_BEGIN, -1, flags, 0, -1, 4,
+	    name, 0, NULL, 0, 0, 0 };
+	uint64_t seq = feed(s, tid, &e);
+
+	e.phase = PMON_END;
+	e.rc = index;
+	feed(s, tid, &e);
+	return seq;
+}
+
+/*
+ * The mailbox: entries by name and index with their owner and put; a
+ * delete and a read-and-delete take one out, the owner's end the others
+ * but the persistent one; a snapshot loads back the same.
+ */
+static void
+test_mailbox(void)
+{
+	struct state *s = srig(), *n;
+	struct espec d = { PMON_CALL_delinfo, PMON_END, -1, 0, 0, 1, -1,
+	    "box", 0, NULL, 0, 0, 0 };
+	uint64_t p0, p2;
+	char *j;
+
+	p0 = sput(s, A, "box", PvmMboxMultiInstance, 0);
+	sput(s, A, "box", PvmMboxMultiInstance, 1);
+	p2 = sput(s, A, "box", PvmMboxMultiInstance, 2);
+	sput(s, A, "keep", PvmMboxPersistent, 0);
+	j = sjson(s, STATE_MAILBOX, 0);
+	CU_ASSERT(has(j, "\"mailbox\":[{\"name\":\"box\",\"index\":0,"
+	    "\"owner\":262145,\"flags\":2,\"bytes\":4,\"put\":\"262145:1\"},"));
+	CU_ASSERT(has(j, "{\"name\":\"keep\",\"index\":0,\"owner\":262145,"
+	    "\"flags\":1,\"bytes\":4,\"put\":\"262145:7\"}]"));
+	free(j);
+	n = sreload(s);
+	state_free(n);
+	feed(s, A, &d);				/* pvm_delinfo("box", 1) */
+	{
+		struct espec r = { PMON_CALL_recvinfo, PMON_END, A,
+		    PvmMboxReadAndDelete, 7, (int32_t)p2, 4, "box", 0, NULL,
+		    A, p2, 0 };
+
+		feed(s, B, &r);			/* read and delete box 2 */
+	}
+	j = sjson(s, STATE_MAILBOX, 0);
+	CU_ASSERT(has(j, "\"put\":\"262145:1\"}"));
+	CU_ASSERT(!has(j, "\"index\":1,"));
+	CU_ASSERT(!has(j, "\"index\":2,"));
+	free(j);
+	sexit(s, A);
+	j = sjson(s, STATE_MAILBOX, 0);
+	CU_ASSERT(has(j, "},\"mailbox\":[{\"name\":\"keep\","
+	    "\"index\":0,\"owner\":262145,\"flags\":1,\"bytes\":4,"
+	    "\"put\":\"262145:7\"}]}"));
+	free(j);
+	(void)p0;
+	sdone(s);
+}
+
 /* The snapshot without the tasks' times, as jansson sees it. */
 static json_t *
 suntimed(struct state *s)
@@ -2074,6 +2140,7 @@ static CU_TestInfo state_tests[] = {
 	{ "an unmatched receive names its message", test_recv_id_unmatched },
 	{ "a task pmon does not instrument", test_unmonitored },
 	{ "a message handler inside a receive", test_handler },
+	{ "the mailbox", test_mailbox },
 	{ "queue contents and order", test_queue_order },
 	{ "frontiers of a message chain", test_frontier },
 	{ "snapshot position", test_position },

@@ -203,6 +203,9 @@ ref_event_text(const struct pmon_event *ev, size_t *len)
 		else if (ev->peer != -1)
 			fprintf(f, " peer %s", ref_tidstr(ev->peer, b,
 			    sizeof(b)));
+		if (role == 0 && (ev->flags & PMON_EV_MATCHED))
+			fprintf(f, " match %s:%llu", ref_tidstr(ev->match_tid,
+			    b, sizeof(b)), (unsigned long long)ev->match_seq);
 		if (ev->call == PMON_CALL_spawn &&
 		    ev->phase == PMON_PHASE_END) {
 			fprintf(f, " children ");
