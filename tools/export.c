@@ -839,17 +839,57 @@ export_call_ended(struct export *x, const struct export_call *begin,
 	return 0;
 }
 
+/*
+ * A message handler's run begins inside the call it interrupted, which
+ * stays open; its begin takes the handler's message (doc/events.md).
+ */
+static int
+export_begin_handler(struct export *x, struct export_task *t,
+    struct export_event *e)
+{
+	const struct pmon_event *ev = e->ev;
+	struct export_send *got = NULL;
+
+	if (t->in_handler || !t->cur.open) {
+		if (export_close_open(x, t) == -1)
+			return -1;
+	} else {
+		t->outer = t->cur;
+		t->has_outer = 1;
+		t->cur.open = 0;
+	}
+	if (ev->flags & PMON_EV_MATCHED)
+		e->send = got = xmap_get(&x->sends, ev->match_tid,
+		    ev->match_seq);
+	if (export_self(x, t, e) == -1 || x->fmt->event(x, e) == -1)
+		return -1;
+	if (got != NULL) {
+		export_send_unwait(got, ev->tid);
+		export_send_settle(x, got);
+	}
+	t->in_handler = 1;
+	t->handler.open = 1;
+	t->handler.call = ev->call;
+	t->handler.call_name = record_call_name((unsigned)ev->call);
+	t->handler.seq = ev->seq;
+	t->handler.t = e->t;
+	return 0;
+}
+
 static int
 export_begin_call(struct export *x, struct export_task *t,
     struct export_event *e)
 {
 	const struct pmon_event *ev = e->ev;
 
-	if (export_close_open(x, t) == -1)
-		return -1;
-	if (export_self(x, t, e) == -1)
-		return -1;
-	if (x->fmt->event(x, e) == -1)
+	if (ev->call == PMON_CALL_HANDLER) {
+		if (export_begin_handler(x, t, e) == -1)
+			return -1;
+		export_send_settle(x, e->self);
+		return 0;
+	}
+	if (export_close_open(x, t) == -1 || export_self(x, t, e) == -1 ||
+	    x->fmt->event(x, e) == -1)
 		return -1;
 	export_send_settle(x, e->self);
 	t->cur.open = 1;
@@ -867,7 +907,11 @@ export_end_call(struct export *x, struct export_task *t,
 	const struct pmon_event *ev = e->ev;
 	struct export_send *got = NULL;
 
-	if (t->cur.open && t->cur.call == ev->call)
+	if (ev->call == PMON_CALL_HANDLER && t->in_handler) {
+		if (export_close_open(x, t) == -1)
+			return -1;
+		e->begin = &t->handler;
+	} else if (t->cur.open && t->cur.call == ev->call)
 		e->begin = &t->cur;
 	else if (export_close_open(x, t) == -1)
 		return -1;
@@ -884,6 +928,12 @@ export_end_call(struct export *x, struct export_task *t,
 	if (export_call_ended(x, e->begin, ev) == -1)
 		return -1;
 	t->cur.open = 0;
+	if (ev->call == PMON_CALL_HANDLER && t->in_handler) {
+		t->in_handler = t->handler.open = 0;
+		if (t->has_outer)
+			t->cur = t->outer;	/* back in the call it ran in */
+		t->has_outer = 0;
+	}
 	return 0;
 }
 

@@ -48,6 +48,11 @@ struct export_task {
 	char		*program;
 	const struct export_host *host;
 	struct export_call cur;		/* the open call, if any */
+	struct export_call handler;	/* a message handler's run, whose
+					   calls are cur in the meantime */
+	struct export_call outer;	/* the call it runs in, open again
+					   at its end */
+	int		 in_handler, has_outer;
 	int64_t		 last_t;	/* time of its last event */
 	uint64_t	 events;
 	int		 gone;		/* ended: no event of it follows */

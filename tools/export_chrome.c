@@ -326,8 +326,10 @@ chrome_event(struct export *x, const struct export_event *e)
 		return -1;
 	if ((ev->flags & PMON_EV_LOST) || ev->call == PMON_CALL_BREAK)
 		return chrome_instant(x, e);
+	/* A handler's begin takes its message (doc/events.md). */
 	if (ev->phase == PMON_PHASE_BEGIN)
-		return 0;
+		return e->send != NULL ?
+		    chrome_flow(x, "msg", e->send, e->task, e->t, 1) : 0;
 	if (chrome_slice(x, e) == -1)
 		return -1;
 	if (e->send != NULL)

@@ -378,6 +378,12 @@ otf2_event(struct export *x, const struct export_event *e)
 		return otf2_check(x, OTF2_EvtWriter_MeasurementOnOff(w, NULL,
 		    ts, OTF2_MEASUREMENT_ON), "MeasurementOnOff");
 	}
+	/* A handler's run is no region; its begin receives a message. */
+	if (ev->call == PMON_CALL_HANDLER && e->send != NULL)
+		return otf2_check(x, OTF2_EvtWriter_MpiRecv(w, NULL, ts,
+		    (uint32_t)export_number(x, e->send->tid), OTF2_COMM,
+		    (uint32_t)ev->tag, ev->bytes < 0 ? 0 : (uint64_t)ev->bytes),
+		    "MpiRecv");
 	if (ev->call <= PMON_CALL_NONE || ev->call >= PMON_CALL_LOST)
 		return 0;	/* a breakpoint: no OTF2 record says it */
 	if (ev->phase == PMON_PHASE_BEGIN)

@@ -330,11 +330,18 @@ paje_link(struct export *x, uint8_t value, const struct export_send *s,
 }
 
 static uint8_t
-paje_state(const struct pmon_event *ev)
+paje_state(const struct export_event *e)
 {
-	if (ev->phase == PMON_PHASE_END)
+	const struct pmon_event *ev = e->ev;
+	int call = ev->call;
+
+	/* A message handler's end: back in the call it interrupted. */
+	if (call == PMON_CALL_HANDLER && ev->phase == PMON_PHASE_END &&
+	    e->task->has_outer)
+		call = e->task->outer.call;
+	else if (ev->phase == PMON_PHASE_END)
 		return V_COMPUTING;
-	return export_is_blocking(ev->call) ? V_BLOCKED : V_PVM;
+	return export_is_blocking(call) ? V_BLOCKED : V_PVM;
 }
 
 /* Names we did not choose (hosts, programs) lose their quotes. */
@@ -530,7 +537,7 @@ paje_lines(struct export *x, const struct export_event *e)
 		return paje_add(x, e->t, L_BREAK, k, 0, ev->inst, 0);
 	if (e->send != NULL && paje_link(x, V_MSG, e->send, e) == -1)
 		return -1;
-	return paje_add(x, e->t, L_STATE, k, paje_state(ev), 0, 0);
+	return paje_add(x, e->t, L_STATE, k, paje_state(e), 0, 0);
 }
 
 static int

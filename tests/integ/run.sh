@@ -50,13 +50,16 @@ else
 fi
 
 ledger=$(mktemp /tmp/pmledgerXXXXXX)
-trap 'rm -f "$ledger"' EXIT
+times=$(mktemp /tmp/pmtimesXXXXXX)
+trap 'rm -f "$ledger" "$times"' EXIT
 for t in $tests; do
 	name=$(basename "$t" .sh)
 	: >"$ledger"
+	start=$(date +%s)
 	PMON_TEST_LEDGER=$ledger timeout -k 30 "$limit" bash "$t" \
 	    >"$ledger.out" 2>&1
 	rc=$?
+	echo "$(($(date +%s) - start)) $name" >>"$times"
 	cat "$ledger.out"
 	rm -f "$ledger.out"
 	left=$(leaks "$ledger")
@@ -74,5 +77,8 @@ for t in $tests; do
 		failed=$((failed + 1))
 	fi
 done
+echo "slowest: $(sort -rn "$times" | head -n 8 | awk '{ printf "%s%s %ss",
+    (NR > 1 ? ", " : ""), $2, $1 }'); all: $(awk '{ s += $1 } END { print s }' \
+    "$times")s"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

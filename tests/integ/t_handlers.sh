@@ -9,12 +9,24 @@
 # stream is causal with the handlers nested in the receives they
 # interrupted; every call each task makes is there once (counted from
 # the source); no problem is reported (no request is "unreceived").
+# The Chrome export of a recording draws every message, those the
+# handlers took too.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
 k=4 m=50
 start_pvmd
-pmon_run_traced "$PROGS/handlers" $k $m
+pmon_start
+bg "$PMON" record -o "$RUN/run.pmr" </dev/null >"$RUN/record.out" \
+    2>"$RUN/record.err"
+REC_PID=$BG_PID
+wait_for 10 trace_connected "$REC_PID" ||
+    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+pmon_trace "$RUN/trace.json"
+pmon_exec "$PROGS/handlers" $k $m
+PROG_RC=$?
+pmon_shutdown "$TRACE_PID"
+wait_for 10 pid_dead "$REC_PID" || fail "pmon record did not exit at BYE"
 [ "$PROG_RC" = 0 ] || fail "handlers exited with $PROG_RC: \
 $(cat "$RUN/handlers.out" "$RUN/handlers.err")"
 expect_eq "handlers' output" "handlers ok $((k * m))" "$(cat "$RUN/handlers.out")"
@@ -45,4 +57,11 @@ expect_eq "unmatched receives" 0 "$(jq -c 'select(.unmatched == true)' \
     "$RUN/trace.json" | wc -l)"
 expect_eq "problems" 0 "$(jq -c 'select(.type == "problem")' \
     "$RUN/trace.json" | wc -l)"
+"$PMON" export --format=chrome -i "$RUN/run.pmr" -o "$RUN/run.json" ||
+    fail "pmon export failed"
+expect_eq "messages drawn (requests, answers, last words)" \
+    $((2 * km + k)) "$(jq '[.traceEvents[] | select(.ph == "f" and
+    .cat != "spawn")] | length' "$RUN/run.json")"
+expect_eq "handler runs drawn" $km "$(jq '[.traceEvents[] |
+    select(.name == "handler")] | length' "$RUN/run.json")"
 pass
