@@ -316,6 +316,7 @@ int	agent_proc_stopped(pid_t);
 int	agent_pvm_init(struct agent *);
 int	agent_pvm_watch(struct agent *);
 void	agent_pvm_exit(struct agent *);
+void	agent_pvm_gone(struct agent *, int rc);
 
 /* agent_others.c */
 int	agent_others_watch(struct agent *);

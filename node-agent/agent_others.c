@@ -152,12 +152,17 @@ others_cb(int fd, short what, void *arg)
 {
 	struct agent *a = arg;
 	struct pvmtaskinfo *ti;
-	int n;
+	int n, rc;
 
 	(void)fd;
 	(void)what;
-	if (a->pvm_tid == -1 || pvm_tasks(a->host_tid, &n, &ti) < 0)
+	if (a->pvm_tid == -1)
 		return;
+	if ((rc = pvm_tasks(a->host_tid, &n, &ti)) < 0) {
+		if (rc == PvmSysErr)
+			agent_pvm_gone(a, rc);
+		return;
+	}
 	if (others_read(a, ti, n))
 		agent_others_send(a);
 }

@@ -62,11 +62,21 @@ pvm_cb(int fd, short what, void *arg)
 	(void)what;
 	while ((bufid = pvm_nrecv(-1, -1)) > 0)
 		pvm_freebuf(bufid);
-	if (bufid < 0) {
-		log_warnx("pvmd is gone (%d); exiting", bufid);
-		a->pvm_tid = -1;
-		agent_exit(a, 0);
-	}
+	if (bufid < 0)
+		agent_pvm_gone(a, bufid);
+}
+
+/*
+ * A PVM call failed as it does when pvmd is gone: so is our virtual
+ * machine.  libpvm3 has closed the socket pvm_cb watches by then, so
+ * whoever saw the error says so.
+ */
+void
+agent_pvm_gone(struct agent *a, int rc)
+{
+	log_warnx("pvmd is gone (%d); exiting", rc);
+	a->pvm_tid = -1;
+	agent_exit(a, 0);
 }
 
 int

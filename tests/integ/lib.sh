@@ -242,8 +242,8 @@ trace_when_exited() {
 }
 
 # console_job OUT CMD: CMD in the console, which prints its job's output
-# (spawn ->) into OUT as it comes, until the job has finished (40 s at
-# most).
+# (spawn ->) into OUT as it comes (line buffered: stdbuf), until the job
+# has finished (40 s at most).
 console_job() {
 	local out=$1 i
 	shift
@@ -252,7 +252,7 @@ console_job() {
 		grep -q '\[1\] finished' "$out" 2>/dev/null && break
 		sleep 0.1
 	done
-	echo quit) | timeout 60 pvm >"$out" 2>&1 ||
+	echo quit) | timeout 60 stdbuf -oL pvm >"$out" 2>&1 ||
 	    fail "the console failed: $(cat "$out")"
 }
 

@@ -117,7 +117,8 @@ RSS $hwm0 -> $hwm1 kB"
 [ $((hwm1 - hwm0)) -lt 65536 ] || fail "1000 first frames of 1 MiB took \
 the coordinator's peak RSS from $hwm0 to $hwm1 kB"
 read -r made closed < <(awk '$2 == "kind" { print $5, $7 }' "$RUN/big.out")
-[ "${made:-0}" -gt 100 ] && [ "$closed" = "$made" ] ||
+# At least 50 (under ASan on a busy CI machine, 88 in 5 s were seen).
+[ "${made:-0}" -ge 50 ] && [ "$closed" = "$made" ] ||
     fail "the coordinator kept connections whose first frame was 1 MiB \
 of records: $(cat "$RUN/big.out")"
 
