@@ -241,9 +241,9 @@ trace_when_exited() {
 	wait "$TRACE_PID" || fail "pmon trace exited with $?"
 }
 
-# console_job OUT CMD: CMD in the console, which prints its job's output
-# (spawn ->) into OUT as it comes (line buffered: stdbuf), until the job
-# has finished (40 s at most).
+# console_job OUT CMD: CMD in the console (on $PM_ON's host), which
+# prints its job's output (spawn ->) into OUT as it comes (line
+# buffered: stdbuf), until the job has finished (40 s at most).
 console_job() {
 	local out=$1 i
 	shift
@@ -252,7 +252,7 @@ console_job() {
 		grep -q '\[1\] finished' "$out" 2>/dev/null && break
 		sleep 0.1
 	done
-	echo quit) | timeout 60 stdbuf -oL pvm >"$out" 2>&1 ||
+	echo quit) | $PM_ON timeout 60 stdbuf -oL pvm >"$out" 2>&1 ||
 	    fail "the console failed: $(cat "$out")"
 }
 
