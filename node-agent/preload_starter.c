@@ -21,17 +21,14 @@
 #include <unistd.h>
 
 #include "paths.h"
-#include "preload.h"		/* pvm3.h, which pvmproto.h needs first */
+#include "preload.h"
 #include "tasker.h"
-
-#include <pvmproto.h>
 
 int starter_pending;		/* started by the starter, not told yet */
 int starter_exit_pending;	/* the application's pvm_exit is put off */
 static int32_t started_tid;
 static int starter_fd = -1;
 static int exiting;		/* inside the real pvm_exit */
-static int catching;		/* collecting its children's output */
 
 void
 starter_init(void)
@@ -58,7 +55,6 @@ starter_atfork(void)
 {
 	starter_pending = 0;
 	starter_exit_pending = 0;
-	catching = 0;
 	started_tid = 0;
 	if (starter_fd != -1)
 		close(starter_fd);
@@ -122,43 +118,12 @@ flush_output(void)
 	starter_fd = -1;
 }
 
-/*
- * What libpvm3's pvm_exit does first in a task that collects its
- * children's output (pvm_catchout): it waits until every child's output
- * has ended, and prints it.  It does so in the handler of a TC_OUTPUTX
- * message that pvm_catchout has pvm_exit deliver; the task sends itself
- * one and receives until the handler has run (it ends with
- * pvm_catchout(NULL)).  The calls are below the wrapper's, unrecorded.
- */
-#define FLUSH_WAIT_TRIES	50
-#define FLUSH_TAG		0x504d4f4e	/* received from ourselves:
-						   never sent */
-static void
-collect_children(void)
-{
-	struct timeval tv = { 0, 100000 };
-	int me = preload_enrolled_tid(), sbuf, ctx, resv, rc, i;
-
-	sbuf = pvm_setsbuf(pvm_mkbuf(PvmDataDefault));
-	pvm_pkint(&me, 1, 1);
-	resv = pvm_setopt(PvmResvTids, 1);
-	ctx = pvm_setcontext(SYSCTX_TC);
-	rc = pvm_send(me, TC_OUTPUTX);
-	pvm_setcontext(ctx);
-	pvm_setopt(PvmResvTids, resv);
-	pvm_freebuf(pvm_setsbuf(sbuf));
-	for (i = 0; rc >= 0 && catching && i < FLUSH_WAIT_TRIES; i++)
-		rc = pvm_trecv(me, FLUSH_TAG, &tv);
-}
-
 /* The application's pvm_exit: 1 if it is put off. */
 int
 starter_defer_exit(void)
 {
 	if (starter_fd == -1 || exiting)
 		return 0;
-	if (catching)
-		collect_children();
 	fflush(NULL);
 	starter_exit_pending = 1;
 	return 1;
@@ -200,7 +165,6 @@ starter_catchout(FILE *ff)
 {
 	int saved = errno;
 
-	catching = ff != NULL;
 	if (ff == NULL && exiting && starter_fd != -1)
 		flush_output();
 	errno = saved;

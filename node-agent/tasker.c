@@ -662,6 +662,20 @@ accept_task(int lfd)
 	}
 }
 
+/*
+ * What we sent the collector has left pvmd before what the task does
+ * next: pvmd routes our messages in order, so once it answered a request
+ * made after them, they are in the collector's queue ahead of the end of
+ * file pvmd sends at the task's pvm_exit.  (A message the answer's wait
+ * takes in is handled by the loop's read_pvmd.)
+ */
+static void
+pvmd_sync(const struct child *c)
+{
+	if (c->told && c->to.out_tid > 0)
+		(void)pvm_pstat(pvm_mytid());
+}
+
 /* At its pvm_exit: everything it wrote is forwarded, then it is told. */
 static void
 task_says(struct child *c)
@@ -672,6 +686,7 @@ task_says(struct child *c)
 	while ((n = read(c->ctl, &b, 1)) == 1)
 		if (b == TASKER_DRAIN) {
 			output_drain(c);
+			pvmd_sync(c);
 			b = TASKER_DRAINED;
 			(void)write(c->ctl, &b, 1);
 		}
