@@ -20,24 +20,32 @@
 #include "agent.h"
 #include "log.h"
 
+/* The command of process pid (/proc/PID/comm), "" if it is gone. */
+static void
+proc_comm(pid_t pid, char *dst, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	dst[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	if (fgets(dst, (int)size, f) == NULL)
+		dst[0] = '\0';
+	fclose(f);
+	dst[strcspn(dst, "\n")] = '\0';
+}
+
 /* Is pid a tool: pmon's (pmon-agentd, pmon-coordd) or a PVM console? */
 static int
 is_tool(pid_t pid)
 {
-	char path[64], comm[32];
-	FILE *f;
-	int tool;
+	char comm[32];
 
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(comm, sizeof(comm), f) == NULL)
-		comm[0] = '\0';
-	fclose(f);
-	comm[strcspn(comm, "\n")] = '\0';
-	tool = strncmp(comm, "pmon-", 5) == 0 || strcmp(comm, "pvm") == 0 ||
+	proc_comm(pid, comm, sizeof(comm));
+	return strncmp(comm, "pmon-", 5) == 0 || strcmp(comm, "pvm") == 0 ||
 	    strcmp(comm, "xpvm") == 0;
-	return tool;
 }
 
 /* Has the task come to us (registered, or its hello under way)? */
@@ -75,21 +83,10 @@ other_find(struct agent_other *v, size_t n, int32_t tid)
 static void
 other_name(char *dst, size_t size, const struct pvmtaskinfo *ti)
 {
-	char path[64];
-	FILE *f;
-
-	if (ti->ti_a_out != NULL && ti->ti_a_out[0] != '\0') {
+	if (ti->ti_a_out != NULL && ti->ti_a_out[0] != '\0')
 		snprintf(dst, size, "%s", ti->ti_a_out);
-		return;
-	}
-	dst[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/comm", ti->ti_pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return;
-	if (fgets(dst, (int)size, f) == NULL)
-		dst[0] = '\0';
-	fclose(f);
-	dst[strcspn(dst, "\n")] = '\0';
+	else
+		proc_comm(ti->ti_pid, dst, size);
 }
 
 /*
@@ -101,7 +98,7 @@ static int
 others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 {
 	struct agent_other *next, *was;
-	size_t k = 0, i, nrep = 0;
+	size_t k = 0, i;
 	int changed = 0;
 
 	if ((next = calloc((size_t)n + 1, sizeof(*next))) == NULL) {
@@ -125,7 +122,6 @@ others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 		if (was != NULL && was->pid == next[i].pid) {
 			next[i].reported = 1;
 			changed |= !was->reported;
-			nrep++;
 		}
 	}
 	for (i = 0; i < a->nothers; i++)
