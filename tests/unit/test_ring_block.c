@@ -233,7 +233,11 @@ block_reader_thread(int hold)
 	CU_ASSERT_EQUAL(ring_dropped(&tx), 0);
 	CU_ASSERT_EQUAL(atomic_load(&tx.hdr->written), rd.want);
 	CU_ASSERT(atomic_load(&tx.hdr->waits) > 0);
-	CU_ASSERT(atomic_load(&bells) >= atomic_load(&tx.hdr->waits));
+	/*
+	 * A wait that sleeps rings first; one that finds room at once (the
+	 * reader freed some since the write failed) counts, without a bell.
+	 */
+	CU_ASSERT(atomic_load(&bells) > 0);
 	CU_ASSERT(atomic_load(&tx.hdr->wait_ns) >=
 	    atomic_load(&tx.hdr->wait_max_ns));
 	CU_ASSERT(atomic_load(&tx.hdr->wait_max_ns) < SLICE);
