@@ -47,7 +47,8 @@ struct evconnlistener;
 #define COORD_MAX_AGENTS	1024
 #define COORD_MAX_TOOLS		256
 #define COORD_TASK_BUCKETS	4096
-#define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tag */
+#define COORD_PVM_TAG_HOSTADD	0x706d6f6e	/* "pmon": our notify tags */
+#define COORD_PVM_TAG_HOSTDEL	0x706d6f64	/* "pmod" */
 #define COORD_CHECK_MS		500	/* a flush round and a deadlock check */
 #define COORD_AGENT_GRACE_MS	5000	/* a lost agent's tasks wait this
 					   long for its successor */
@@ -329,6 +330,7 @@ struct coord_host {
 	int			 hello;
 	unsigned		 respawns;	/* agents started after one
 						   was lost */
+	int			 deleted;	/* left the virtual machine */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -531,6 +533,7 @@ int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
 void	coord_agent_read(struct coord_agent *);
 void	coord_agent_orphans_check(struct coord *, int all);
+void	coord_agent_host_gone(struct coord *, const char *host);
 
 /* coord_hold.c: lossless tools hold the agents back */
 int	coord_hold_init(struct coord *);

@@ -93,11 +93,46 @@ coord_agent_orphans_check(struct coord *c, int all)
 		t->orphan = 0;
 		t->ended = 1;
 		t->expired = 1;
-		log_warnx("task t%x (%s): no agent adopted it; ended",
-		    (unsigned)t->tid, t->program);
+		if (t->orphan_until != 0)
+			log_warnx("task t%x (%s): no agent adopted it; ended",
+			    (unsigned)t->tid, t->program);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
+}
+
+/*
+ * A host left the virtual machine: its pvmd killed its tasks and its
+ * agent on the way out (pvmbailout sends each a SIGTERM).  No agent will
+ * come to adopt the host's orphaned tasks, so they end now, with what
+ * their agent drained before it went; its unmonitored tasks end too.
+ * Tasks whose agent is still connected end when it closes.
+ */
+void
+coord_agent_host_gone(struct coord *c, const char *host)
+{
+	struct coord_task *t;
+	int32_t *others;
+	size_t i, n;
+	char buf[64];
+
+	TAILQ_FOREACH(t, &c->tasks, entry)
+		if (t->orphan && strcmp(t->host, host) == 0) {
+			log_info("task t%x (%s): its host %s was deleted; "
+			    "ended", (unsigned)t->tid, t->program, host);
+			t->orphan_until = 0;
+		}
+	coord_agent_orphans_check(c, 0);
+	if ((others = state_others_on(c->state, host, &n)) == NULL)
+		fatal("%s", __func__);
+	for (i = 0; i < n; i++) {
+		if (state_task_other_end(c->state, others[i]) != 1)
+			continue;
+		snprintf(buf, sizeof(buf), "{\"notice\":\"unmonitored_ended\","
+		    "\"tid\":%d}", others[i]);
+		coord_notice(c, buf);
+	}
+	free(others);
 }
 
 void

@@ -195,6 +195,9 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 		fatal("%s", __func__);
 	h->host_tid = host_tid;
 	TAILQ_INSERT_TAIL(&c->hosts, h, entry);
+	if (pvm_notify(PvmHostDelete, COORD_PVM_TAG_HOSTDEL, 1,
+	    &h->host_tid) < 0)
+		log_warnx("pvm_notify(PvmHostDelete) for host %s failed", name);
 }
 
 /* Starts an agent on one host with pvm_spawn (which takes a full path). */
@@ -265,6 +268,10 @@ coord_pvm_respawn(struct coord *c, int32_t host_tid)
 			break;
 	if (h == NULL)
 		return;
+	if (h->deleted) {
+		coord_agent_host_gone(c, h->name);
+		return;
+	}
 	if (h->respawns >= COORD_AGENT_RESPAWNS) {
 		log_warnx("the agent of host %s went away again; not "
 		    "restarted (%d restarts already)", h->name,
@@ -319,6 +326,47 @@ hosts_added(struct coord *c)
 				spawn_on(c, hi[j].hi_tid, hi[j].hi_name);
 }
 
+/*
+ * A PvmHostDelete notify: the pvmd tid of a host that left the virtual
+ * machine (pvm_delhosts, console delete, a crash).  Its agent is not
+ * restarted, and its tasks end (coord_agent_host_gone).
+ */
+static void
+host_deleted(struct coord *c)
+{
+	struct coord_host *h;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+	int host_tid;
+
+	if (pvm_upkint(&host_tid, 1, 1) < 0) {
+		log_warnx("malformed host-delete notify from the pvmd");
+		return;
+	}
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (h->host_tid == host_tid)
+			break;
+	if (h == NULL || h->deleted)
+		return;
+	h->deleted = 1;
+	log_info("host %s left the virtual machine", h->name);
+	if ((state_host_deleted(c->state, host_tid) == -1 &&
+	    (state_host(c->state, host_tid, h->name, "", 0) == -1 ||
+	    state_host_deleted(c->state, host_tid) == -1)) ||
+	    (fp = open_memstream(&buf, &len)) == NULL)
+		fatal("%s", __func__);
+	fprintf(fp, "{\"notice\":\"host_deleted\",\"host_tid\":%d,"
+	    "\"host\":", host_tid);
+	coord_json_str(fp, h->name);
+	fputc('}', fp);
+	if (fclose(fp) != 0)
+		fatal("%s", __func__);
+	coord_notice(c, buf);
+	free(buf);
+	coord_agent_host_gone(c, h->name);
+}
+
 static void
 pvm_unwatch(struct coord *c)
 {
@@ -343,9 +391,12 @@ pvm_read_cb(evutil_socket_t fd, short what, void *arg)
 			coord_shutdown(c, "the pvmd went away");
 			return;
 		}
-		if (pvm_bufinfo(bufid, &bytes, &tag, &src) == 0 &&
-		    tag == COORD_PVM_TAG_HOSTADD)
+		if (pvm_bufinfo(bufid, &bytes, &tag, &src) != 0)
+			tag = -1;
+		if (tag == COORD_PVM_TAG_HOSTADD)
 			hosts_added(c);
+		else if (tag == COORD_PVM_TAG_HOSTDEL)
+			host_deleted(c);
 		else
 			log_debug("ignoring a PVM message (tag %d) from t%x",
 			    tag, (unsigned)src);

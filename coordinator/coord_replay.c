@@ -300,9 +300,10 @@ json_int_in(const json_t *o, const char *key, long long lo, long long hi,
 }
 
 /*
- * A task pmon did not instrument, as the live model learnt it (the
- * notices of coord_agent.c's TASK_OTHERS): the replayed model learns it
- * at the same point.  Other notices change nothing.
+ * A task pmon did not instrument (the notices of coord_agent.c's
+ * TASK_OTHERS) or a host that left the virtual machine (coord_pvm.c), as
+ * the live model learnt it: the replayed model learns it at the same
+ * point.  Other notices change nothing.
  */
 static int
 replay_notice(struct coord *c, const char *text, const char **why)
@@ -320,6 +321,11 @@ replay_notice(struct coord *c, const char *text, const char **why)
 			rv = -1;
 		else
 			rv = state_task_other_end(c->state, (int32_t)tid);
+	} else if (strcmp(kind, "host_deleted") == 0) {
+		if (json_int_in(o, "host_tid", 1, INT32_MAX, &tid) == -1)
+			rv = -1;
+		else
+			state_host_deleted(c->state, (int32_t)tid);
 	} else if (strcmp(kind, "unmonitored") == 0) {
 		host = json_string_value(json_object_get(o, "host"));
 		program = json_string_value(json_object_get(o, "program"));

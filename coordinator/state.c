@@ -213,6 +213,7 @@ struct host {
 	int32_t		 tid;
 	char		*name, *arch;
 	int		 up;
+	int		 deleted;	/* left the virtual machine */
 };
 
 enum task_end { TASK_LIVE, TASK_EXITED, TASK_KILLED };
@@ -2470,6 +2471,29 @@ state_host(struct state *s, int32_t host_tid, const char *name,
 	return 0;
 }
 
+/* The host left the virtual machine (pvm_delhosts, console delete). */
+int
+state_host_deleted(struct state *s, int32_t host_tid)
+{
+	size_t i;
+
+	for (i = 0; i < s->nhosts; i++)
+		if (s->hosts[i].tid == host_tid) {
+			s->hosts[i].up = 0;
+			s->hosts[i].deleted = 1;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *
+host_agent(const struct host *h)
+{
+	if (h->deleted)
+		return "deleted";
+	return h->up ? "up" : "down";
+}
+
 /* Who the task is, and its parent's child. */
 static int
 task_identify(struct state *s, struct task *t, int32_t parent_tid,
@@ -3133,7 +3157,7 @@ write_hosts(FILE *fp, const struct state *s)
 		state_json_str(fp, h->name);
 		fputs(",\"arch\":", fp);
 		state_json_str(fp, h->arch);
-		fprintf(fp, ",\"agent\":\"%s\"}", h->up ? "up" : "down");
+		fprintf(fp, ",\"agent\":\"%s\"}", host_agent(h));
 	}
 	fputc(']', fp);
 }
@@ -3380,7 +3404,7 @@ text_hosts(FILE *fp, const struct state *s)
 	for (i = 0; i < s->nhosts; i++)
 		fprintf(fp, "t%-8x %-20s %-10s %s\n",
 		    (unsigned)s->hosts[i].tid, s->hosts[i].name,
-		    s->hosts[i].arch, s->hosts[i].up ? "up" : "down");
+		    s->hosts[i].arch, host_agent(&s->hosts[i]));
 }
 
 static int

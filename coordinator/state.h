@@ -63,6 +63,7 @@ void		 state_free(struct state *);
 /* A host of the virtual machine, and whether its agent is attached. */
 int	state_host(struct state *, int32_t host_tid, const char *name,
 	    const char *arch, int agent_up);
+int	state_host_deleted(struct state *, int32_t host_tid);
 /* A task, when the coordinator learns of it (before its first event). */
 int	state_task(struct state *, int32_t tid, int32_t parent_tid,
 	    uint32_t pid, const char *host, const char *program);

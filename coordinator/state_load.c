@@ -540,11 +540,14 @@ load_hosts(struct load *ld, const json_t *hosts)
 		    get_str(ld, h, "arch", arch, sizeof(arch)) == -1 ||
 		    get_str(ld, h, "agent", agent, sizeof(agent)) == -1)
 			return -1;
-		if (strcmp(agent, "up") != 0 && strcmp(agent, "down") != 0)
+		if (strcmp(agent, "up") != 0 && strcmp(agent, "down") != 0 &&
+		    strcmp(agent, "deleted") != 0)
 			return bad(ld, "agent \"%s\"", agent);
 		if (state_host(ld->s, tid, name, arch,
 		    strcmp(agent, "up") == 0) == -1)
 			return nomem(ld);
+		if (strcmp(agent, "deleted") == 0)
+			state_host_deleted(ld->s, tid);
 	}
 	ld->at[0] = '\0';
 	return 0;

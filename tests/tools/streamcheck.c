@@ -3,7 +3,7 @@
  * ordered, complete event stream, and prints what it holds in text forms
  * a shell test can compare with a program's own counts.
  *
- *	streamcheck [-aglTu] [-B N] [-i N] [-c | -t | -e] FILE
+ *	streamcheck [-aglTu] [-B N] [-i N] [-k TID] [-c | -t | -e] FILE
  *
  *	-a	every send to a task of the stream must be matched by one of
  *		that task's receives (for programs that receive everything)
@@ -15,6 +15,8 @@
  *	-B N	at least N messages go backwards in raw time "t": their
  *		receive's t is before their send's (to prove that a clock
  *		offset took effect); prints how many did on stderr
+ *	-k TID	task TID was killed: its last call may stay open (up to
+ *		16 times)
  *	-l	allow "lost" markers (default: a violation)
  *	-u	allow receives released as unmatched (default: a violation)
  *	-c	print "program call phase count" lines, sorted
@@ -149,6 +151,9 @@ static size_t		 ncounts;
 static int		 opt_all, opt_lost, opt_unmatched, opt_groups,
 			 opt_times;
 static long		 opt_backwards = -1;	/* -B N, or -1 */
+#define KILLED_MAX	16
+static long		 killed[KILLED_MAX];	/* -k TID */
+static int		 nkilled;
 static unsigned long	 nmessages, nbackwards;	/* matched; of those, raw t
 						   going backwards */
 static const char	*path;
@@ -1094,6 +1099,17 @@ traced(int32_t tid)
 	return 0;
 }
 
+static int
+was_killed(long tid)
+{
+	int i;
+
+	for (i = 0; i < nkilled; i++)
+		if (killed[i] == tid)
+			return 1;
+	return 0;
+}
+
 static void
 final_checks(void)
 {
@@ -1104,7 +1120,8 @@ final_checks(void)
 	for (i = 0; i < ntasks; i++)
 		if (tasks[i].open_call != 0 &&
 		    tasks[i].open_call != OPEN_UNKNOWN &&
-		    tasks[i].open_call != PMON_CALL_exit)
+		    tasks[i].open_call != PMON_CALL_exit &&
+		    !was_killed(tasks[i].tid))
 			violation("%x: %s began and never ended", tasks[i].tid,
 			    record_call_name(tasks[i].open_call));
 	if (opt_backwards >= 0) {
@@ -1195,7 +1212,7 @@ read_stream(FILE *f)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: streamcheck [-aglTu] [-B N] [-i N] "
+	fprintf(stderr, "usage: streamcheck [-aglTu] [-B N] [-i N] [-k TID] "
 	    "[-c | -t | -e] FILE\n");
 	exit(2);
 }
@@ -1213,9 +1230,16 @@ main(int argc, char **argv)
 	char *end;
 	FILE *f;
 
-	while ((ch = getopt_long(argc, argv, "aB:cegi:tTlu", longopts, NULL)) !=
-	    -1)
+	while ((ch = getopt_long(argc, argv, "aB:cegi:k:tTlu", longopts,
+	    NULL)) != -1)
 		switch (ch) {
+		case 'k':
+			if (nkilled == KILLED_MAX)
+				usage();
+			killed[nkilled++] = strtol(optarg, &end, 0);
+			if (*optarg == '\0' || *end != '\0')
+				usage();
+			break;
 		case 'i':
 			opt_inconsistent = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' ||

@@ -1629,6 +1629,33 @@ test_unmonitored(void)
 	sdone(s);
 }
 
+/*
+ * A host that left the virtual machine: "deleted" in its agent field,
+ * whatever its agent did after; a snapshot loads back the same; an
+ * unknown host is refused.
+ */
+static void
+test_host_deleted(void)
+{
+	struct state *s = srig(), *n;
+	char *j;
+
+	CU_ASSERT_EQUAL(state_host(s, 0x80000, "h2", "LINUX64", 1), 0);
+	CU_ASSERT_EQUAL(state_host_deleted(s, 0x90000), -1);
+	CU_ASSERT_EQUAL(state_host_deleted(s, 0x80000), 0);
+	CU_ASSERT_EQUAL(state_host(s, 0x80000, "h2", "", 0), 0);
+	j = sjson(s, STATE_HOSTS, 0);
+	CU_ASSERT(has(j, "{\"host_tid\":524288,\"name\":\"h2\","
+	    "\"arch\":\"\",\"agent\":\"deleted\"}"));
+	free(j);
+	j = stext(s);
+	CU_ASSERT(has(j, "t80000    h2                              deleted"));
+	free(j);
+	n = sreload(s);
+	state_free(n);
+	sdone(s);
+}
+
 /* A's pvm_putinfo of name with flags, stored at index. */
 static uint64_t
 sput(struct state *s, int32_t tid, const char *name, int32_t flags,
@@ -2139,6 +2166,7 @@ static CU_TestInfo state_tests[] = {
 	{ "unreceived at exit", test_unreceived },
 	{ "an unmatched receive names its message", test_recv_id_unmatched },
 	{ "a task pmon does not instrument", test_unmonitored },
+	{ "a host deleted", test_host_deleted },
 	{ "a message handler inside a receive", test_handler },
 	{ "the mailbox", test_mailbox },
 	{ "queue contents and order", test_queue_order },
