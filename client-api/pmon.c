@@ -369,6 +369,8 @@ event_fill(struct pmon *p, struct pmon_event *ev, const struct record *rec)
 	ev->peers = p->peers;
 	if (rec->flags & RECORD_MSG)
 		ev->flags |= PMON_EV_MSG;
+	if (rec->call == PMON_CALL_SIGNAL && (rec->flags & RECORD_PVMD))
+		ev->flags |= PMON_EV_PVMD;
 	if (rec->call == PMON_CALL_LOST)
 		ev->flags |= PMON_EV_LOST;
 }

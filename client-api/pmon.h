@@ -61,6 +61,8 @@ struct pmon;
 #define PMON_EV_UNMONITORED	0x40	/* with PMON_EV_UNMATCHED: the sender
 					   is a task pmon does not instrument
 					   (pmon ps: "unmonitored") */
+#define PMON_EV_PVMD		0x80	/* a "signal" the task's pvmd sent it
+					   (for a pvm_sendsig or pvm_kill) */
 
 /* A task of the monitored application. */
 struct pmon_task {

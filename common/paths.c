@@ -4,6 +4,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,4 +62,35 @@ pmon_secret_path_for(char *buf, size_t size, const char *sock_path)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The pid of the pvmd of $PVM_TMP (default /tmp), as its pvmd.UID file
+ * gives it: the file names pvmd's socket, "pvmtmpPID.0".  -1 when there
+ * is no such file or it names no pid; path (if not NULL) gets the file's
+ * name.
+ */
+int
+pmon_pvmd_pid(char *path, size_t size)
+{
+	char file[PATH_MAX], sock[PATH_MAX];
+	const char *dir = getenv("PVM_TMP"), *base;
+	FILE *f;
+	int pid;
+
+	if (dir == NULL || *dir == '\0')
+		dir = "/tmp";
+	snprintf(file, sizeof(file), "%s/pvmd.%u", dir, (unsigned)getuid());
+	if (path != NULL)
+		snprintf(path, size, "%s", file);
+	if ((f = fopen(file, "re")) == NULL)
+		return -1;
+	if (fgets(sock, sizeof(sock), f) == NULL)
+		sock[0] = '\0';
+	fclose(f);
+	sock[strcspn(sock, "\n")] = '\0';
+	base = strrchr(sock, '/');
+	if (base == NULL || sscanf(base, "/pvmtmp%d.", &pid) != 1 || pid <= 0)
+		return -1;
+	return pid;
 }

@@ -21,5 +21,6 @@
 
 int	pmon_runtime_path(char *buf, size_t size, const char *what);
 int	pmon_secret_path_for(char *buf, size_t size, const char *sock_path);
+int	pmon_pvmd_pid(char *path, size_t size);
 
 #endif

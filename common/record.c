@@ -1,6 +1,7 @@
 /*
  * The record codec: one fixed header and two variable parts (record.h).
  */
+#include <signal.h>
 #include <string.h>
 
 #include "record.h"
@@ -14,6 +15,7 @@ static const char *const call_names[PMON_CALL_MAX] = {
 	[PMON_CALL_LOST] = "lost",
 	[PMON_CALL_BREAK] = "break",
 	[PMON_CALL_HANDLER] = "handler",
+	[PMON_CALL_SIGNAL] = "signal",
 };
 
 const char *
@@ -158,4 +160,15 @@ int32_t
 record_peer(const struct record *r, unsigned i)
 {
 	return (int32_t)wire_get32(r->peers + 4 * (size_t)i);
+}
+
+/*
+ * A pvm_kill, or the begin of a pvm_sendsig of a signal meant to end its
+ * victim (SIGTERM, SIGKILL).
+ */
+int
+record_is_fatal_signal(const struct record *r)
+{
+	return record_is_signal_send(r) && (r->inst == SIGTERM ||
+	    r->inst == SIGKILL);
 }

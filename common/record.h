@@ -61,6 +61,8 @@
  */
 #define RECORD_MSGID	0x4
 #define RECORD_MSGID_MASK 0x7fffffffU
+/* On a PMON_CALL_SIGNAL begin: the task's pvmd sent it (pvm_sendsig). */
+#define RECORD_PVMD	0x8
 
 /*
  * pvmgs's request codes (the message tags of libgpvm3's pvmgsd.h) and
@@ -131,6 +133,14 @@ enum pmon_call {
 	 * it and the end, whose rc is the handler's.
 	 */
 	PMON_CALL_HANDLER,
+	/*
+	 * Synthetic: a signal the application handles (its handler was
+	 * installed with sigaction or signal) arrived since the task's
+	 * last record.  Begin and end are written together, between two
+	 * calls: inst is the signal's number, RECORD_PVMD set when the
+	 * task's pvmd sent it, and the end's rc how many arrived.
+	 */
+	PMON_CALL_SIGNAL,
 	PMON_CALL_MAX
 };
 
@@ -155,6 +165,7 @@ struct record {
 };
 
 const char	*record_call_name(unsigned call);
+int		 record_is_fatal_signal(const struct record *);
 int		 record_call_lookup(const char *name);
 size_t		 record_encode(uint8_t *out, const struct record *,
 		    const int32_t *peers);
@@ -215,6 +226,17 @@ record_is_recv(const struct record *r)
 	default:
 		return 0;
 	}
+}
+
+/*
+ * The begin of a pvm_sendsig or pvm_kill: peer is the task it signals,
+ * inst the signal (SIGTERM for pvm_kill).
+ */
+static inline int
+record_is_signal_send(const struct record *r)
+{
+	return (r->call == PMON_CALL_sendsig || r->call == PMON_CALL_kill) &&
+	    r->phase == PMON_BEGIN;
 }
 
 /* The id of the message a receive end got (RECORD_MSGID), or 0. */

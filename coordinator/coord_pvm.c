@@ -22,6 +22,7 @@
 #include <pvm3.h>
 
 #include "coord.h"
+#include "paths.h"
 #include "spawn_env.h"
 #include "log.h"
 
@@ -44,26 +45,16 @@ pvm_err(int cc)
 int
 coord_pvmd_alive(char *why, size_t size)
 {
-	char path[PATH_MAX], sock[PATH_MAX];
-	const char *dir = getenv("PVM_TMP"), *base;
-	FILE *f;
-	int pid;
+	char path[PATH_MAX];
+	const char *dir = getenv("PVM_TMP");
+	int pid = pmon_pvmd_pid(path, sizeof(path));
 
-	if (dir == NULL || *dir == '\0')
-		dir = "/tmp";
-	snprintf(path, sizeof(path), "%s/pvmd.%u", dir, (unsigned)getuid());
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(why, size, "no pvmd runs for PVM_TMP=%s (no %s)", dir,
-		    path);
+	if (pid == -1 && access(path, F_OK) == -1) {
+		snprintf(why, size, "no pvmd runs for PVM_TMP=%s (no %s)",
+		    dir != NULL && *dir != '\0' ? dir : "/tmp", path);
 		return 0;
 	}
-	if (fgets(sock, sizeof(sock), f) == NULL)
-		sock[0] = '\0';
-	fclose(f);
-	sock[strcspn(sock, "\n")] = '\0';
-	base = strrchr(sock, '/');
-	if (base != NULL && sscanf(base, "/pvmtmp%d.", &pid) == 1 &&
-	    pid > 0 && kill(pid, 0) == -1 && errno == ESRCH) {
+	if (pid > 0 && kill(pid, 0) == -1 && errno == ESRCH) {
 		snprintf(why, size, "the pvmd named by %s (pid %d) is gone; "
 		    "remove the stale file", path, pid);
 		return 0;

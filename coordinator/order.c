@@ -79,7 +79,8 @@ enum task_wait {
 	WAIT_OPEN,		/* another task's group call to end */
 	WAIT_SERVER,		/* its turn in the group server's order */
 	WAIT_PUT,		/* the pvm_putinfo its pvm_recvinfo read */
-	WAIT_NOTIFY		/* watched tasks to end */
+	WAIT_NOTIFY,		/* watched tasks to end */
+	WAIT_SIGNAL		/* the pvm_sendsig (pvm_kill) of a signal */
 };
 
 struct order_task;
@@ -132,6 +133,19 @@ struct order_spawn {
 	uint32_t		 children;	/* its end's tids; UINT32_MAX:
 						   the end is not out yet */
 	uint32_t		 started;	/* children started (or ended) */
+};
+
+/*
+ * A pvm_sendsig or pvm_kill of a task, for the signal it will deliver
+ * (step_signal): noted at arrival, its time kept at release.
+ */
+#define ORDER_SIGS_MAX	16	/* per victim; beyond, the oldest goes */
+struct order_sig {
+	int32_t			 from;
+	int32_t			 signo;
+	uint64_t		 seq;
+	int			 released;
+	struct clock_pred	 pred;	/* once released */
 };
 
 /* A pvm_notify(PvmTaskExit) a task made. */
@@ -195,6 +209,8 @@ struct order_task {
 	size_t			 nspawns, spawncap;
 	struct order_notify	*notifies;
 	size_t			 nnotifies;
+	struct order_sig	*sigs;		/* signals sent to it */
+	size_t			 nsigs;
 	struct order_group	*bar_group;	/* the barrier it last entered */
 	int32_t			 bar_count;
 	uint64_t		 bar_episode;
@@ -373,6 +389,7 @@ struct order {
 	struct order_tasks	 syncw;		/* WAIT_SYNC */
 	struct order_tasks	 notifyw;	/* WAIT_NOTIFY */
 	struct order_tasks	 putw;		/* WAIT_PUT */
+	struct order_tasks	 sigw;		/* WAIT_SIGNAL */
 	struct order_task	*server;	/* pvmgs, when it is seen */
 	int			 gs_absent;	/* requests went unseen with no
 						   server: do not wait for it */
@@ -418,6 +435,8 @@ struct order {
 
 static void	order_run(struct order *);
 static void	order_task_done(struct order *, struct order_task *);
+static void	sig_released(struct order *, struct order_task *,
+		    const struct record *, uint64_t);
 static void	server_gone(struct order *);
 
 /* --- small lists ------------------------------------------------------ */
@@ -2063,6 +2082,8 @@ model_apply(struct order *o, struct order_task *t, struct order_node *n,
 		spawn_note(t, &n->rec, corr);
 	else if (n->rec.call == PMON_CALL_notify)
 		notify_note(t, &n->rec);
+	else if (record_is_signal_send(&n->rec))
+		sig_released(o, t, &n->rec, corr);
 	else if (n->rec.call == PMON_CALL_exit)
 		t->exiting = 1;
 }
@@ -2268,6 +2289,14 @@ is_probe_hit(const struct record *r)
 	    (r->flags & RECORD_MSG);
 }
 
+/* The begin of a signal a task's pvmd delivered (record_is_signal). */
+static int
+is_pvmd_signal(const struct record *r)
+{
+	return r->call == PMON_CALL_SIGNAL && r->phase == PMON_BEGIN &&
+	    (r->flags & RECORD_PVMD);
+}
+
 /* The end of a pvm_recvinfo that names the pvm_putinfo it read. */
 static int
 is_mbox_read(const struct record *r)
@@ -2357,6 +2386,82 @@ step_mbox_read(struct order *o, struct order_task *t, int force)
 		return release_plain(o, t, 0);
 	watch_task(s);
 	return wait_on(o, t, &o->putw, WAIT_PUT, NULL);
+}
+
+/*
+ * Signals (doc/ordering.md, "Signals").  A pvm_sendsig or pvm_kill
+ * begin is noted at its victim when it arrives, and its time when it is
+ * released; the victim's next signal of that number from its pvmd goes
+ * after it, matched to it.
+ */
+static int
+sig_arrived(struct order *o, struct order_task *t, const struct record *r)
+{
+	struct order_task *v;
+	struct order_sig *g;
+
+	if ((v = task_get(o, r->peer)) == NULL)
+		return -1;
+	if (v->sigs == NULL &&
+	    (v->sigs = calloc(ORDER_SIGS_MAX, sizeof(*v->sigs))) == NULL)
+		return -1;
+	if (v->nsigs == ORDER_SIGS_MAX)
+		memmove(v->sigs, v->sigs + 1, --v->nsigs * sizeof(*v->sigs));
+	g = &v->sigs[v->nsigs++];
+	memset(g, 0, sizeof(*g));
+	g->from = t->tid;
+	g->signo = r->inst;
+	g->seq = r->seq;
+	return 0;
+}
+
+static void
+sig_released(struct order *o, struct order_task *t, const struct record *r,
+    uint64_t corr)
+{
+	struct order_task *v = task_find(o, r->peer);
+	size_t i;
+
+	for (i = 0; v != NULL && i < v->nsigs; i++)
+		if (v->sigs[i].from == t->tid && v->sigs[i].seq == r->seq) {
+			v->sigs[i].released = 1;
+			v->sigs[i].pred.raw = r->t_ns;
+			v->sigs[i].pred.corr = corr;
+			v->sigs[i].pred.host = t->host;
+			wake_list(o, &o->sigw);
+			return;
+		}
+}
+
+/*
+ * A signal from t's pvmd: after the first pvm_sendsig (pvm_kill) of its
+ * number to t that is still unmatched, once that is released.  With
+ * none, it waits for a flush round: a signal pmon saw no sender of (a
+ * pvmd's own SIGTERM as it halts, a task pmon does not instrument, a
+ * lost record) then goes unmatched.
+ */
+static int
+step_signal(struct order *o, struct order_task *t, int force)
+{
+	const struct record *r = &t->head->rec;
+	struct order_sig g;
+	size_t i;
+
+	for (i = 0; i < t->nsigs; i++)
+		if (t->sigs[i].signo == r->inst)
+			break;
+	if (i < t->nsigs && t->sigs[i].released) {
+		g = t->sigs[i];
+		memmove(&t->sigs[i], &t->sigs[i + 1], (t->nsigs - i - 1) *
+		    sizeof(*t->sigs));
+		t->nsigs--;
+		return release_head(o, t, EVENT_MATCHED, g.from, g.seq,
+		    &g.pred) == -1 ? -1 : 1;
+	}
+	if (force || o->draining ||
+	    (i == t->nsigs && t->head->added < o->synced))
+		return release_plain(o, t, 0);
+	return wait_on(o, t, &o->sigw, WAIT_SIGNAL, NULL);
 }
 
 /* The exit of a barrier: after every entry of its episode. */
@@ -2918,6 +3023,8 @@ task_step(struct order *o, struct order_task *t, int force)
 	}
 	if (is_mbox_read(r))
 		return step_mbox_read(o, t, force);
+	if (is_pvmd_signal(r))
+		return step_signal(o, t, force);
 	peek = is_probe_hit(r);
 	if (!peek && !record_is_recv(r))
 		return release_plain(o, t, 0);
@@ -3089,6 +3196,7 @@ task_free(struct order_task *t)
 	free(t->spawns);
 	free(t->tcoll);
 	notifies_free(t);
+	free(t->sigs);
 	free(t);
 }
 
@@ -3131,6 +3239,7 @@ order_free(struct order *o)
 	}
 	free(o->syncw.v);
 	free(o->putw.v);
+	free(o->sigw.v);
 	free(o->notifyw.v);
 	free(o->gs);
 	free(o->tasks);
@@ -3202,6 +3311,7 @@ task_reset(struct order *o, struct order_task *t)
 	t->exiting = 0;
 	memset(&t->clock, 0, sizeof(t->clock));
 	notifies_free(t);
+	t->nsigs = 0;
 	gs_forget(o, t);
 }
 
@@ -3487,7 +3597,8 @@ free_at_arrival(const struct order_task *t, const struct record *r)
 {
 	return t->head == NULL && t->waiters_on == 0 && r->glen == 0 &&
 	    (t->started || t->parent_tid == 0 || t->spawn_seq == 0) &&
-	    !record_is_recv(r) && !is_probe_hit(r) && !is_mbox_read(r);
+	    !record_is_recv(r) && !is_probe_hit(r) && !is_mbox_read(r) &&
+	    !is_pvmd_signal(r);
 }
 
 /*
@@ -3548,6 +3659,8 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		lost_at(o, t, t->next_seq);
 	}
 	t->next_seq = r->seq + 1;
+	if (record_is_signal_send(r) && sig_arrived(o, t, r) == -1)
+		goto nomem;
 	if (free_at_arrival(t, r)) {
 		release_arrival(o, t, r);
 		order_run(o);
@@ -4008,6 +4121,7 @@ order_synced(struct order *o, uint64_t mark)
 	o->rounds++;
 	wake_list(o, &o->syncw);
 	wake_list(o, &o->putw);
+	wake_list(o, &o->sigw);
 	order_run(o);
 	recv_judge(o, mark);
 	/*
@@ -4039,7 +4153,8 @@ order_wants_sync(const struct order *o)
 	 * A big window: a round judges the receives in it that wait for a
 	 * send that may have been lost.
 	 */
-	if (o->notifyw.n > 0 || o->putw.n > 0 || o->held >= ORDER_SYNC_HELD)
+	if (o->notifyw.n > 0 || o->putw.n > 0 || o->sigw.n > 0 ||
+	    o->held >= ORDER_SYNC_HELD)
 		return ORDER_SYNC_LATER;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (i = 0; i < g->waiters.n; i++)
@@ -4116,6 +4231,7 @@ order_release_all(struct order *o)
 	o->syncw.n = 0;
 	o->notifyw.n = 0;
 	o->putw.n = 0;
+	o->sigw.n = 0;
 	push_all(o);
 	order_run(o);
 	/*
@@ -4138,6 +4254,7 @@ order_release_all(struct order *o)
 		o->syncw.n = 0;
 		o->notifyw.n = 0;
 		o->putw.n = 0;
+		o->sigw.n = 0;
 		if (task_step(o, t, 1) == -1)
 			break;	/* out of memory; order_free drops the rest */
 		push_all(o);
@@ -4203,7 +4320,7 @@ order_task_stats(const struct order *o, int32_t tid, struct order_stats *st)
 
 static const char *const wait_names[] = {
 	"none", "spawn", "message", "barrier", "state", "conflict", "round",
-	"group call", "group server", "mailbox put", "notify"
+	"group call", "group server", "mailbox put", "notify", "signal"
 };
 
 void

@@ -248,6 +248,8 @@ struct task {
 	uint64_t	 t_pvm, t_blocked;
 	int		 has_exit_rc;
 	int32_t		 exit_rc;
+	int32_t		 kill_tid;	/* the last pvm_kill aimed at it */
+	uint64_t	 kill_seq;	/* (its begin), or 0 */
 	int32_t		*kids;
 	size_t		 nkids, kidcap;
 	struct vclock	*vc;		/* its clock now */
@@ -2039,6 +2041,25 @@ recv_from_ended(struct state *s, struct task *t)
 	return report_waits_on_exited(s, t, p->tid);
 }
 
+/*
+ * A pvm_kill, or a pvm_sendsig of SIGTERM or SIGKILL: if its victim is,
+ * or will be, killed, this is what killed it (the edge to its last
+ * event).  Which comes first in the stream, the kill or the victim's
+ * end, depends on the order's other constraints.
+ */
+static void
+kill_note(struct state *s, const struct task *t, const struct record *r)
+{
+	struct task *v;
+
+	if (!record_is_fatal_signal(r))
+		return;
+	if ((v = task_find(s, r->peer)) == NULL || v->end == TASK_EXITED)
+		return;
+	v->kill_tid = t->tid;
+	v->kill_seq = r->seq;
+}
+
 static int
 event_begin(struct state *s, struct task *t, const struct order_event *ev)
 {
@@ -2071,6 +2092,10 @@ event_begin(struct state *s, struct task *t, const struct order_event *ev)
 		return barrier_enter(s, t);
 	case PMON_CALL_exit:
 		return task_end(s, t, TASK_EXITED);
+	case PMON_CALL_kill:
+	case PMON_CALL_sendsig:
+		kill_note(s, t, r);
+		return 0;
 	case PMON_CALL_HANDLER:
 		/* It took its message: a receive, as at a receive's end. */
 		return record_is_recv(r) ? receive_apply(s, t, ev, NULL) : 0;
@@ -2273,6 +2298,8 @@ state_event(struct state *s, const struct order_event *ev)
 	if (first && first_event(s, t, r->seq) == -1)
 		return -1;
 	t->has_brk = 0;
+	if (r->call == PMON_CALL_SIGNAL)
+		return 0;	/* between calls: changes no state */
 	if (r->call == PMON_CALL_BREAK) {
 		/* Not a call: where the task stopped itself. */
 		t->has_brk = 1;
@@ -2618,7 +2645,10 @@ where(const struct state *s, const struct task *t, char *buf, size_t len)
 		    t->cur.group);
 		break;
 	default:
-		snprintf(buf, len, "-");
+		if (t->end == TASK_KILLED && t->kill_seq != 0)
+			snprintf(buf, len, "by t%x", (unsigned)t->kill_tid);
+		else
+			snprintf(buf, len, "-");
 	}
 	return buf;
 }
@@ -3130,6 +3160,9 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	write_blocked(fp, s, t);
 	if (t->has_exit_rc)
 		fprintf(fp, ",\"exit_status\":%" PRId32, t->exit_rc);
+	if (t->end == TASK_KILLED && t->kill_seq != 0)
+		fprintf(fp, ",\"killed_by\":\"%" PRId32 ":%" PRIu64 "\"",
+		    t->kill_tid, t->kill_seq);
 	fprintf(fp, ",\"calls\":%" PRIu64 ",\"sent\":{\"msgs\":%" PRIu64
 	    ",\"bytes\":%" PRIu64 "},\"received\":{\"msgs\":%" PRIu64
 	    ",\"bytes\":%" PRIu64 "}", t->calls, t->sent_msgs, t->sent_bytes,
@@ -3868,6 +3901,8 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	    rt->end == RESTORE_KILLED ? TASK_KILLED : TASK_LIVE;
 	t->has_exit_rc = rt->has_exit_rc;
 	t->exit_rc = rt->exit_rc;
+	t->kill_tid = rt->kill_tid;
+	t->kill_seq = rt->kill_seq;
 	t->calls = rt->calls;
 	t->sent_msgs = rt->sent_msgs;
 	t->sent_bytes = rt->sent_bytes;

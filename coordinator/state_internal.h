@@ -34,6 +34,8 @@ struct restore_task {
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
 	uint64_t	 computing, pvm, blocked;	/* ns */
 	uint64_t	 last_seq, lost;
+	int32_t		 kill_tid;	/* killed: the pvm_kill, or 0 */
+	uint64_t	 kill_seq;
 	/* The call it is blocked in (call 0: none), begun at event since. */
 	uint8_t		 call;
 	uint64_t	 since;

@@ -387,6 +387,9 @@ load_state(struct load *ld, const json_t *o, struct restore_task *rt)
 		    "without");
 	if (b != NULL && load_blocked(ld, b, rt) == -1)
 		return -1;
+	if (json_object_get(o, "killed_by") != NULL && (i != 4 ||
+	    get_id(ld, o, "killed_by", &rt->kill_tid, &rt->kill_seq) == -1))
+		return i != 4 ? bad(ld, "%s, killed by a task", st) : -1;
 	if (json_object_get(o, "exit_status") == NULL)
 		return 0;
 	if (rt->end != RESTORE_EXITED)

@@ -63,6 +63,8 @@ static __thread struct bcast_capture *capture
     __attribute__((tls_model("initial-exec")));
 /* The call being recorded at depth 0, for what its inner calls tell. */
 static __thread struct pcall *outer __attribute__((tls_model("initial-exec")));
+/* Inside a message handler's run (call_nest_enter). */
+static __thread int nested __attribute__((tls_model("initial-exec")));
 
 /* Real functions, found on first use. */
 static _Atomic(void *) reals[PMON_CALL_MAX];
@@ -344,6 +346,7 @@ call_nest_enter(struct call_nest *n)
 	n->outer = outer;
 	depth = 0;
 	outer = NULL;
+	nested++;
 }
 
 void
@@ -351,6 +354,33 @@ call_nest_leave(const struct call_nest *n)
 {
 	depth = n->depth;
 	outer = n->outer;
+	nested--;
+}
+
+/*
+ * The signals that arrived since the task's last record, between two
+ * calls (preload_signals.c): a begin and an end per signal number.  Not
+ * inside a message handler's run, which is inside a call.
+ */
+static inline void
+signals_check(void)
+{
+	struct pcall s;
+	int signo = 1, pvmd = 0;
+	unsigned n;
+
+	if (!atomic_load_explicit(&signals_pending, memory_order_relaxed) ||
+	    nested > 0)
+		return;
+	atomic_store_explicit(&signals_pending, 0, memory_order_relaxed);
+	while ((n = signals_take(&signo, &pvmd)) > 0) {
+		record_blank(&s, PMON_CALL_SIGNAL);
+		s.r.inst = signo++;
+		s.r.flags = pvmd ? RECORD_PVMD : 0;
+		emit(&s, PMON_BEGIN, NULL, 0);
+		s.r.rc = (int32_t)n;
+		emit(&s, PMON_END, NULL, 0);
+	}
 }
 
 /* libpvm3's own pvm_exit, unrecorded (preload_starter.c). */
@@ -376,6 +406,7 @@ call_enter(struct pcall *c, unsigned call)
 		starter_exit(0);	/* a PVM call after pvm_exit */
 	if (depth++ > 0 || st.inert || st.server || ring_ready() == -1)
 		return 0;
+	signals_check();
 	record_blank(c, call);
 	outer = c;
 	return 1;
@@ -501,6 +532,7 @@ call_end(struct pcall *c, int rc, const int32_t *peers, unsigned npeers)
 	if (c->active) {
 		c->r.rc = rc;
 		emit(c, PMON_END, peers, npeers);
+		signals_check();
 		bp_check(c, PMON_END);
 		outer = NULL;
 	}

@@ -82,6 +82,11 @@ void	 starter_exit(int in_call);
 void	 starter_catchout(FILE *);
 int	 preload_real_exit(void);
 
+/* Signals the application handles (preload_signals.c). */
+#include <stdatomic.h>
+extern atomic_int signals_pending;
+unsigned signals_take(int *signo, int *from_pvmd);
+
 /* PMON_SPAWN and PVM_EXPORT around a recorded pvm_spawn. */
 void	 spawn_edge_set(struct spawn_env *, uint64_t seq);
 

@@ -9,6 +9,7 @@
  * call (depth > 0), so it is never recorded itself.
  */
 #include <limits.h>
+#include <signal.h>
 #include <string.h>
 
 #include "preload.h"
@@ -267,8 +268,9 @@ WRAP(tasks, (int where, int *ntaskp, struct pvmtaskinfo **taskp),
     (where, ntaskp, taskp), c.r.peer = where)
 WRAP(mstat, (char *host), (host), )
 WRAP(pstat, (int tid), (tid), c.r.peer = tid)
-WRAP(kill, (int tid), (tid), c.r.peer = tid)
-WRAP(sendsig, (int tid, int signum), (tid, signum), c.r.peer = tid)
+WRAP(kill, (int tid), (tid), c.r.peer = tid; c.r.inst = SIGTERM)
+WRAP(sendsig, (int tid, int signum), (tid, signum),
+    c.r.peer = tid; c.r.inst = signum)
 WRAP(tidtohost, (int tid), (tid), c.r.peer = tid)
 WRAP(hostsync, (int host, struct timeval *clk, struct timeval *delta),
     (host, clk, delta), c.r.peer = host)

@@ -54,6 +54,13 @@ msg_role(int call)
 }
 
 static int
+is_signal(int call)
+{
+	return call == PMON_CALL_SIGNAL || call == PMON_CALL_sendsig ||
+	    call == PMON_CALL_kill;
+}
+
+static int
 multi_dest(int call)
 {
 	return call == PMON_CALL_mcast || call == PMON_CALL_bcast;
@@ -422,7 +429,14 @@ trace_fmt_event_json(char *o, const struct pmon_event *ev)
 		o = PUT(o, ",\"peer\":");
 		o = trace_fmt_i64(o, ev->peer);
 	}
-	/* A pvm_recvinfo's match: the pvm_putinfo it read. */
+	/* A signal, and the pvm_sendsig or pvm_kill that sent one. */
+	if (ev->phase == PMON_PHASE_BEGIN && is_signal(ev->call)) {
+		o = PUT(o, ",\"signal\":");
+		o = trace_fmt_i64(o, ev->inst);
+		if (ev->flags & PMON_EV_PVMD)
+			o = PUT(o, ",\"pvmd\":true");
+	}
+	/* The match of a pvm_recvinfo (the put it read) or a signal. */
 	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED)) {
 		o = PUT(o, ",\"match\":");
 		o = trace_fmt_id(o, ev->match_tid, ev->match_seq);
@@ -551,6 +565,12 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 	else if (ev->peer != -1) {
 		o = PUT(o, " peer ");
 		o = put_tid_text(o, ev->peer);
+	}
+	if (ev->phase == PMON_PHASE_BEGIN && is_signal(ev->call)) {
+		o = PUT(o, " signal ");
+		o = trace_fmt_i64(o, ev->inst);
+		if (ev->flags & PMON_EV_PVMD)
+			o = PUT(o, " from pvmd");
 	}
 	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED)) {
 		o = PUT(o, " match ");
@@ -694,6 +714,11 @@ trace_event_json(const struct pmon_event *ev)
 		json_msg(o, ev, role);
 	else if (ev->peer != -1)
 		json_set(o, "peer", json_integer(ev->peer));
+	if (ev->phase == PMON_PHASE_BEGIN && is_signal(ev->call)) {
+		json_set(o, "signal", json_integer(ev->inst));
+		if (ev->flags & PMON_EV_PVMD)
+			json_set(o, "pvmd", json_true());
+	}
 	if (role == ROLE_NONE && (ev->flags & PMON_EV_MATCHED))
 		json_set(o, "match", json_id(ev->match_tid, ev->match_seq));
 	if (spawn_end(ev))

@@ -42,7 +42,9 @@
  *	  call, and that call is open again at its end;
  *	- a task spawned by a traced task appears after its parent's spawn;
  *	- a pvm_recvinfo end that names the pvm_putinfo it read ("match")
- *	  comes after it;
+ *	  comes after it; so does a signal begin the pvm_sendsig or pvm_kill
+ *	  that sent it, naming this task and this signal, matched once; a
+ *	  signal from the task's pvmd ("pvmd") names one (but with -u);
  *	- every receive end that got a message, and every handler begin,
  *	  names its send ("match"),
  *	  which came earlier in the stream, is a send (pvm_send, pvm_psend,
@@ -318,7 +320,8 @@ event_call(json_t *o)
 	if (name == NULL)
 		return -1;
 	if (strncmp(name, "pvm_", 4) != 0 && strcmp(name, "lost") != 0 &&
-	    strcmp(name, "break") != 0 && strcmp(name, "handler") != 0) {
+	    strcmp(name, "break") != 0 && strcmp(name, "handler") != 0 &&
+	    strcmp(name, "signal") != 0) {
 		snprintf(buf, sizeof(buf), "pvm_%s", name);
 		name = buf;
 	}
@@ -512,6 +515,9 @@ recv_check(json_t *o, int32_t tid, uint64_t seq)
 		violation("%x:%" PRIu64 ": malformed match", tid, seq);
 		return;
 	}
+	/* A message from a pvmd (a notify) has no send in the stream. */
+	if (m == 0 && int_or(o, "src", -1) < -1)
+		return;
 	if (m == 0) {
 		if (!(event_flags(o) & EV_UNMATCHED))
 			violation("%x:%" PRIu64 ": receive end without match",
@@ -551,6 +557,69 @@ recv_check(json_t *o, int32_t tid, uint64_t seq)
 	    sizeof(int32_t));
 	s->matched[s->nmatched++] = tid;
 	message_times(o, tid, seq, s);
+}
+
+/* --- signals --------------------------------------------------------------- */
+
+/* A pvm_sendsig or pvm_kill begin. */
+struct sigsend {
+	int32_t		 tid;
+	uint64_t	 seq;
+	int32_t		 victim;
+	int		 signo;
+	int		 matched;
+};
+static struct sigsend	*sigsends;
+static size_t		 nsigsends;
+
+static void
+sigsend_add(json_t *o, int32_t tid, uint64_t seq)
+{
+	struct sigsend *g;
+
+	sigsends = xreallocarray(sigsends, nsigsends + 1, sizeof(*sigsends));
+	g = &sigsends[nsigsends++];
+	g->tid = tid;
+	g->seq = seq;
+	g->victim = (int32_t)int_or(o, "peer", -1);
+	g->signo = (int)int_or(o, "signal", -1);
+	g->matched = 0;
+}
+
+/*
+ * A signal its pvmd sent names the pvm_sendsig (pvm_kill) that sent it:
+ * earlier in the stream, to this task, of this signal, matched once.
+ */
+static void
+signal_check(json_t *o, int32_t tid, uint64_t seq)
+{
+	int32_t mtid;
+	uint64_t mseq;
+	int m = event_match(o, &mtid, &mseq);
+	size_t i;
+
+	if (m == 0) {
+		if (json_is_true(json_object_get(o, "pvmd")) && !opt_unmatched)
+			violation("%x:%" PRIu64 ": a signal from the pvmd "
+			    "without its pvm_sendsig", tid, seq);
+		return;
+	}
+	for (i = 0; i < nsigsends; i++)
+		if (sigsends[i].tid == mtid && sigsends[i].seq == mseq)
+			break;
+	if (m == -1 || i == nsigsends) {
+		violation("%x:%" PRIu64 ": signal matched to %x:%" PRIu64
+		    ", no pvm_sendsig or pvm_kill before it", tid, seq, mtid,
+		    mseq);
+		return;
+	}
+	if (sigsends[i].victim != tid || sigsends[i].signo !=
+	    (int)int_or(o, "signal", -2) || sigsends[i].matched++)
+		violation("%x:%" PRIu64 ": signal %d matched to %x:%" PRIu64
+		    " (signal %d to %x, matched %d times before)", tid, seq,
+		    (int)int_or(o, "signal", -2), mtid, mseq,
+		    sigsends[i].signo, sigsends[i].victim,
+		    sigsends[i].matched - 1);
 }
 
 /* --- groups (-g) ---------------------------------------------------------- */
@@ -1052,6 +1121,11 @@ event(json_t *o)
 	    event_match(o, &(int32_t){ 0 }, &(uint64_t){ 0 }) != 0)) ||
 	    (call == PMON_CALL_HANDLER && phase == PMON_BEGIN))
 		recv_check(o, t->tid, (uint64_t)seq);
+	if ((call == PMON_CALL_sendsig || call == PMON_CALL_kill) &&
+	    phase == PMON_BEGIN)
+		sigsend_add(o, t->tid, (uint64_t)seq);
+	if (call == PMON_CALL_SIGNAL && phase == PMON_BEGIN)
+		signal_check(o, t->tid, (uint64_t)seq);
 	/* A pvm_recvinfo that names the pvm_putinfo it read: earlier. */
 	if (call == PMON_CALL_recvinfo && phase == PMON_END &&
 	    event_match(o, &mtid, &mseq) == 1 && !id_seen(mtid, mseq))

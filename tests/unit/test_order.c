@@ -768,6 +768,78 @@ test_mbox_edge(void)
 	order_free(o);
 }
 
+/* One record of tid: call, phase, peer, inst and flags. */
+static void
+add_inst(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
+    int32_t peer, int32_t inst, uint8_t flags)
+{
+	struct record r;
+
+	memset(&r, 0, sizeof(r));
+	r.call = (uint8_t)call;
+	r.phase = (uint8_t)phase;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.peer = peer;
+	r.tag = -1;
+	r.inst = inst;
+	r.flags = flags;
+	CU_ASSERT_EQUAL(add_record(o, tid, &r, NULL), 0);
+}
+
+/*
+ * A signal B's pvmd delivered goes after the first pvm_sendsig (or
+ * pvm_kill, SIGTERM) of its number to B, matched to it, however late
+ * that comes; a signal of another number does not take it; one nobody
+ * sent (a raise: not from the pvmd) goes at once; one from the pvmd
+ * with no sender goes unmatched after a round.
+ */
+static void
+test_signal_edge(void)
+{
+	struct order *o = rig();
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add_inst(o, B, 1, PMON_CALL_SIGNAL, PMON_BEGIN, -1, 10, 0);
+	CU_ASSERT_FATAL(pos(B, 1) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 1)].flags, 0);
+	add_inst(o, B, 2, PMON_CALL_SIGNAL, PMON_END, -1, 10, 0);
+	add_inst(o, B, 3, PMON_CALL_SIGNAL, PMON_BEGIN, -1, 12, RECORD_PVMD);
+	add_inst(o, B, 4, PMON_CALL_SIGNAL, PMON_END, -1, 12, 0);
+	CU_ASSERT_EQUAL(pos(B, 3), -1);
+	add_inst(o, A, 1, PMON_CALL_sendsig, PMON_BEGIN, B, 10, 0);
+	add_inst(o, A, 2, PMON_CALL_sendsig, PMON_END, B, 10, 0);
+	CU_ASSERT_EQUAL(pos(B, 3), -1);
+	add_inst(o, A, 3, PMON_CALL_sendsig, PMON_BEGIN, B, 12, 0);
+	CU_ASSERT_FATAL(pos(B, 3) > pos(A, 3));
+	CU_ASSERT_EQUAL(outs[pos(B, 3)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(B, 3)].match_tid, A);
+	CU_ASSERT_EQUAL(outs[pos(B, 3)].match_seq, 3);
+	CU_ASSERT(pos(B, 4) > pos(B, 3));
+	/* The earlier SIGUSR1 (10) is still there for B's next one. */
+	add_inst(o, A, 4, PMON_CALL_sendsig, PMON_END, B, 12, 0);
+	add_inst(o, B, 5, PMON_CALL_SIGNAL, PMON_BEGIN, -1, 10, RECORD_PVMD);
+	CU_ASSERT_FATAL(pos(B, 5) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 5)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(B, 5)].match_seq, 1);
+	add_inst(o, B, 6, PMON_CALL_SIGNAL, PMON_END, -1, 10, 0);
+	/* A pvm_kill is a SIGTERM (15), as the instrumentation writes it. */
+	add_inst(o, A, 5, PMON_CALL_kill, PMON_BEGIN, B, 15, 0);
+	add_inst(o, B, 7, PMON_CALL_SIGNAL, PMON_BEGIN, -1, 15, RECORD_PVMD);
+	CU_ASSERT_FATAL(pos(B, 7) > pos(A, 5));
+	CU_ASSERT_EQUAL(outs[pos(B, 7)].match_seq, 5);
+	add_inst(o, B, 8, PMON_CALL_SIGNAL, PMON_END, -1, 15, 0);
+	/* From the pvmd, sent by nobody pmon saw: a round, then unmatched. */
+	add_inst(o, B, 9, PMON_CALL_SIGNAL, PMON_BEGIN, -1, 15, RECORD_PVMD);
+	CU_ASSERT_EQUAL(pos(B, 9), -1);
+	round_now(o);
+	round_now(o);
+	CU_ASSERT_FATAL(pos(B, 9) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 9)].flags, 0);
+	order_free(o);
+}
+
 /*
  * The end of A's send was lost: whether it delivered anything is not
  * known, so D's receive is not matched to it.  A task that ended inside
@@ -1557,6 +1629,7 @@ static CU_TestInfo order_tests[] = {
 	{ "a round finds a sender absent", test_round_absent },
 	{ "a sender pmon does not instrument", test_unmonitored_sender },
 	{ "a mailbox read after its put", test_mbox_edge },
+	{ "a signal after its pvm_sendsig", test_signal_edge },
 	{ "the end of a send lost", test_lost_send_end },
 	{ "a round: the receive got the send its sender is inside",
 	    test_round_midsend },

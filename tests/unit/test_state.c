@@ -1656,6 +1656,62 @@ test_host_deleted(void)
 	sdone(s);
 }
 
+/* tid's pvm_kill (signal 15) or pvm_sendsig of victim: its begin's seq. */
+static uint64_t
+skill(struct state *s, int32_t tid, int call, int32_t victim, int32_t sig)
+{
+	struct espec e = { call, PMON_BEGIN, victim, -1, 0, sig, -1, NULL, 0,
+	    NULL, 0, 0, 0 };
+	uint64_t seq = feed(s, tid, &e);
+
+	e.phase = PMON_END;
+	feed(s, tid, &e);
+	return seq;
+}
+
+/*
+ * A task killed: "killed_by" names the last pvm_kill (or pvm_sendsig of
+ * SIGTERM or SIGKILL) aimed at it, whether it comes before its end or
+ * after; a harmless signal, or a kill of a task that exited, names
+ * nothing.  A snapshot loads back the same.
+ */
+static void
+test_killed_by(void)
+{
+	struct state *s = srig(), *n;
+	char want[64], *j;
+	uint64_t k;
+
+	skill(s, A, PMON_CALL_sendsig, B, 10);
+	k = skill(s, A, PMON_CALL_kill, B, 15);
+	skill(s, A, PMON_CALL_sendsig, B, 12);
+	CU_ASSERT_EQUAL(state_task_gone(s, B), 0);
+	sexit(s, C);
+	skill(s, A, PMON_CALL_sendsig, C, 9);
+	j = sjson(s, STATE_TASKS, 0);
+	snprintf(want, sizeof(want), "\"state\":\"killed\",\"killed_by\":"
+	    "\"262145:%llu\"", (unsigned long long)k);
+	CU_ASSERT(has(j, want));
+	CU_ASSERT_PTR_NULL(strstr(strstr(j, "\"tid\":262147"), "killed_by"));
+	free(j);
+	j = stext(s);
+	CU_ASSERT(has(j, "killed      by t40001"));
+	free(j);
+	n = sreload(s);
+	state_free(n);
+	sdone(s);
+	/* The kill after the end. */
+	s = srig();
+	CU_ASSERT_EQUAL(state_task_gone(s, B), 0);
+	k = skill(s, A, PMON_CALL_sendsig, B, 9);
+	j = sjson(s, STATE_TASKS, 0);
+	snprintf(want, sizeof(want), "\"state\":\"killed\",\"killed_by\":"
+	    "\"262145:%llu\"", (unsigned long long)k);
+	CU_ASSERT(has(j, want));
+	free(j);
+	sdone(s);
+}
+
 /* A's pvm_putinfo of name with flags, stored at index. */
 static uint64_t
 sput(struct state *s, int32_t tid, const char *name, int32_t flags,
@@ -2167,6 +2223,7 @@ static CU_TestInfo state_tests[] = {
 	{ "an unmatched receive names its message", test_recv_id_unmatched },
 	{ "a task pmon does not instrument", test_unmonitored },
 	{ "a host deleted", test_host_deleted },
+	{ "a task killed by another", test_killed_by },
 	{ "a message handler inside a receive", test_handler },
 	{ "the mailbox", test_mailbox },
 	{ "queue contents and order", test_queue_order },

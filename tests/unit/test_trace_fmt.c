@@ -203,6 +203,12 @@ ref_event_text(const struct pmon_event *ev, size_t *len)
 		else if (ev->peer != -1)
 			fprintf(f, " peer %s", ref_tidstr(ev->peer, b,
 			    sizeof(b)));
+		if (ev->phase == PMON_PHASE_BEGIN &&
+		    (ev->call == PMON_CALL_SIGNAL ||
+		    ev->call == PMON_CALL_sendsig ||
+		    ev->call == PMON_CALL_kill))
+			fprintf(f, " signal %d%s", ev->inst,
+			    ev->flags & PMON_EV_PVMD ? " from pvmd" : "");
 		if (role == 0 && (ev->flags & PMON_EV_MATCHED))
 			fprintf(f, " match %s:%llu", ref_tidstr(ev->match_tid,
 			    b, sizeof(b)), (unsigned long long)ev->match_seq);
@@ -321,7 +327,8 @@ test_every_call(void)
 	static const int32_t peers[3] = { 0x40002, 0x80003, -1 };
 	static const int flags[] = { 0, PMON_EV_MATCHED | PMON_EV_MSG,
 	    PMON_EV_UNMATCHED, PMON_EV_MSG, PMON_EV_INCONSISTENT,
-	    PMON_EV_UNMATCHED | PMON_EV_MSG | PMON_EV_INCONSISTENT };
+	    PMON_EV_UNMATCHED | PMON_EV_MSG | PMON_EV_INCONSISTENT,
+	    PMON_EV_MATCHED | PMON_EV_PVMD, PMON_EV_PVMD };
 	struct pmon_event ev;
 	unsigned call, f;
 	int phase, variant, bad = 0;
