@@ -233,6 +233,13 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 		fatal("%s", __func__);
 	n = pvm_spawn(c->agent_path, argv, PvmTaskHost, host, 1, &tid);
 	spawn_env_restore(&se);
+	/*
+	 * pvm_spawn reads what pvmd sends and queues the messages that are
+	 * not its reply (a notify): the socket then shows nothing more, so
+	 * look at the queue from the loop.
+	 */
+	if (c->nev_pvm > 0)
+		event_active(c->ev_pvm[0], EV_READ, 0);
 	if (n != 1) {
 		log_warnx("cannot start %s on host %s: %s", c->agent_path,
 		    name, pvm_err(n < 0 ? n : tid));

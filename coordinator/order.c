@@ -164,6 +164,7 @@ struct order_task {
 	int			 registered;
 	int			 ended;
 	int			 done;		/* ended, all released */
+	uint64_t		 done_at;	/* then: order_task_done's count */
 	int			 started;	/* an event was released */
 	int			 queued;	/* on the worklist */
 	int			 waiting;	/* on its parent's waiters */
@@ -390,6 +391,7 @@ struct order {
 	struct order_tasks	 notifyw;	/* WAIT_NOTIFY */
 	struct order_tasks	 putw;		/* WAIT_PUT */
 	struct order_tasks	 sigw;		/* WAIT_SIGNAL */
+	uint64_t		 ndone;		/* tasks done so far */
 	struct order_task	*server;	/* pvmgs, when it is seen */
 	int			 gs_absent;	/* requests went unseen with no
 						   server: do not wait for it */
@@ -2554,15 +2556,21 @@ step_coll_out(struct order *o, struct order_task *t, int force)
 	return release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
 }
 
-/* A notify from a pvmd: after the exit it reports, when we know which. */
+/*
+ * A notify from a pvmd: after the exit it reports, matched to that
+ * task's last event.  The k-th notify of a pvm_notify reports the k-th of
+ * its watched tasks to end (done_at); a task pmon never saw counts as
+ * ended once the notify has been patient, and is reported unmatched.
+ */
 static int
 step_notify(struct order *o, struct order_task *t, int force)
 {
 	const struct record *r = &t->head->rec;
 	struct order_notify *nt = NULL;
-	struct order_task *u;
+	struct order_task *u, *best = NULL;
 	struct clock_pred pred;
-	size_t i, ndone = 0;
+	uint64_t key, best_key = UINT64_MAX;
+	size_t i, at = SIZE_MAX;
 
 	for (i = 0; i < t->nnotifies; i++)
 		if (t->notifies[i].tag == r->tag &&
@@ -2572,24 +2580,26 @@ step_notify(struct order *o, struct order_task *t, int force)
 		}
 	if (nt == NULL)
 		return release_plain(o, t, 0);
-	memset(&pred, 0, sizeof(pred));
 	for (i = 0; i < nt->ntids; i++) {
+		if (nt->tids[i] == 0)
+			continue;	/* an earlier notify reported it */
 		u = task_find(o, nt->tids[i]);
-		/* A task pmon never hears of (not monitored) ends unseen. */
-		if ((u == NULL || !u->registered) && !o->draining &&
-		    patient(o, t->head, o->synced))
-			continue;
-		if (u == NULL || !u->registered || u->done) {
-			ndone++;
-			if (u != NULL && u->clock.corr > pred.corr) {
-				pred.corr = u->clock.corr;
-				pred.raw = u->clock.raw;
-				pred.host = u->host;
-			}
+		if (u != NULL && u->registered)
+			key = u->done ? u->done_at : UINT64_MAX;
+		else if (o->draining || !patient(o, t->head, o->synced))
+			key = UINT64_MAX - 1;	/* never seen: ended unseen */
+		else
+			key = UINT64_MAX;
+		if (key < best_key) {
+			best_key = key;
+			at = i;
+			best = u != NULL && u->registered ? u : NULL;
 		}
 	}
-	if (ndone <= nt->received && !force)
+	if (at == SIZE_MAX && !force)
 		return wait_on(o, t, &o->notifyw, WAIT_NOTIFY, NULL);
+	if (at != SIZE_MAX)
+		nt->tids[at] = 0;
 	/* Every notify it asked for came: forget it. */
 	if (++nt->received == nt->ntids) {
 		free(nt->tids);
@@ -2597,8 +2607,14 @@ step_notify(struct order *o, struct order_task *t, int force)
 		    (nt + 1)) * sizeof(*nt));
 		t->nnotifies--;
 	}
-	return release_head(o, t, 0, 0, 0, pred.corr ? &pred : NULL) == -1 ?
-	    -1 : 1;
+	if (best == NULL || best->released == 0)
+		return release_plain(o, t, 0);
+	memset(&pred, 0, sizeof(pred));
+	pred.corr = best->clock.corr;
+	pred.raw = best->clock.raw;
+	pred.host = best->host;
+	return release_head(o, t, EVENT_MATCHED, best->tid, best->released,
+	    &pred) == -1 ? -1 : 1;
 }
 
 /*
@@ -3104,6 +3120,7 @@ order_task_done(struct order *o, struct order_task *t)
 	struct order_chan *c, *next;
 
 	t->done = 1;
+	t->done_at = ++o->ndone;
 	if (t->spawn_pending) {
 		t->spawn_pending = 0;
 		child_started(o, t);

@@ -211,6 +211,8 @@ chrome_msg_args(struct export *x, char *p, const struct pmon_event *ev)
 		return p;
 	p = export_put_lit(p, ",\"tag\":");
 	p = trace_fmt_i64(p, ev->tag);
+	p = export_put_lit(p, ",\"ctx\":");
+	p = trace_fmt_i64(p, ev->ctx);
 	p = export_put_lit(p, ",\"bytes\":");
 	p = trace_fmt_i64(p, ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED) {

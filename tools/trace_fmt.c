@@ -504,6 +504,10 @@ put_msg_text(char *o, const struct pmon_event *ev, enum msg_role role)
 		o = put_tid_text(o, ev->peer);
 	o = PUT(o, " tag ");
 	o = trace_fmt_i64(o, ev->tag);
+	if (ev->ctx > 0) {	/* a context of pvm_newcontext */
+		o = PUT(o, " ctx ");
+		o = trace_fmt_i64(o, ev->ctx);
+	}
 	if (ev->bytes >= 0) {	/* -1 at a receive's begin */
 		*o++ = ' ';
 		o = trace_fmt_i64(o, ev->bytes);

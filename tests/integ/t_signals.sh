@@ -10,7 +10,8 @@
 # task makes is there once (counted from the source); the program
 # behaves as without pmon (its handlers see every signal and get their
 # own old actions back).  pmon ps shows the victim killed by the
-# master's pvm_kill; no problem is reported.
+# master's pvm_kill, the notify of its exit names its last event; no
+# problem is reported.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -79,5 +80,10 @@ expect_eq "signals not from the pvmd" "10 null" "$(jq -r \
 expect_eq "the victim in pmon ps" "killed $kill_id" "$(jq -r \
     --argjson t "$victim" '.tasks[] | select(.tid == $t) |
     "\(.state) \(.killed_by)"' "$RUN/ps.json")"
+# The notify of the victim's exit names the victim's last event.
+expect_eq "the exit notify's match" "$(jq -r --argjson t "$victim" \
+    'select(.tid == $t and .call) | .id' "$T" | tail -n 1)" \
+    "$(jq -r --argjson t "$master" 'select(.tid == $t and
+    .call == "pvm_recv" and .phase == "end" and .tag == 3) | .match' "$T")"
 expect_eq "problems" "[]" "$(jq -c '.problems' "$RUN/problems.json")"
 pass

@@ -515,9 +515,16 @@ recv_check(json_t *o, int32_t tid, uint64_t seq)
 		violation("%x:%" PRIu64 ": malformed match", tid, seq);
 		return;
 	}
-	/* A message from a pvmd (a notify) has no send in the stream. */
-	if (m == 0 && int_or(o, "src", -1) < -1)
+	/*
+	 * A message from a pvmd (a notify) has no send in the stream; one
+	 * that reports an exit names the task's last event, earlier.
+	 */
+	if (int_or(o, "src", -1) < -1) {
+		if (m == 1 && !id_seen(mtid, mseq))
+			violation("%x:%" PRIu64 ": notify before the exit "
+			    "%x:%" PRIu64 " it reports", tid, seq, mtid, mseq);
 		return;
+	}
 	if (m == 0) {
 		if (!(event_flags(o) & EV_UNMATCHED))
 			violation("%x:%" PRIu64 ": receive end without match",

@@ -385,6 +385,51 @@ test_notify_from_pvmd(void)
 	order_free(o);
 }
 
+/*
+ * A's pvm_notify(PvmTaskExit) of B and C: each notify goes after an exit
+ * and names the last event of the task that ended, in the order they
+ * ended (C first here), whichever order the tids were listed in.
+ */
+static void
+test_notify_matches_exit(void)
+{
+	struct order *o = rig();
+	const int32_t watched[2] = { B, C };
+	const char *why = NULL;
+	struct record r;
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	task(o, C, 0, 0);
+	memset(&r, 0, sizeof(r));
+	r.call = PMON_CALL_notify;
+	r.phase = PMON_BEGIN;
+	r.seq = 1;
+	r.peer = -1;
+	r.tag = 100;
+	r.inst = 1;		/* PvmTaskExit */
+	r.npeers = 2;
+	CU_ASSERT_EQUAL(add_record(o, A, &r, watched), 0);
+	add(o, A, 2, PMON_CALL_notify, PMON_END, -1, 100);
+	add(o, A, 3, PMON_CALL_recv, PMON_END, (int32_t)0x80040000, 100);
+	add(o, A, 4, PMON_CALL_recv, PMON_END, (int32_t)0x80040000, 100);
+	CU_ASSERT_EQUAL(pos(A, 3), -1);
+	add(o, B, 1, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	add(o, C, 1, PMON_CALL_pkint, PMON_BEGIN, -1, -1);
+	add(o, C, 2, PMON_CALL_pkint, PMON_END, -1, -1);
+	CU_ASSERT_EQUAL(order_task_end(o, C, 0, &why), 0);
+	CU_ASSERT_FATAL(pos(A, 3) > pos(C, 2));
+	CU_ASSERT_EQUAL(pos(A, 4), -1);
+	CU_ASSERT_EQUAL(outs[pos(A, 3)].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[pos(A, 3)].match_tid, C);
+	CU_ASSERT_EQUAL(outs[pos(A, 3)].match_seq, 2);
+	CU_ASSERT_EQUAL(order_task_end(o, B, 0, &why), 0);
+	CU_ASSERT_FATAL(pos(A, 4) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(A, 4)].match_tid, B);
+	CU_ASSERT_EQUAL(outs[pos(A, 4)].match_seq, 1);
+	order_free(o);
+}
+
 static void
 test_context_separates(void)
 {
@@ -1616,6 +1661,7 @@ static CU_TestInfo order_tests[] = {
 	{ "gap becomes a lost marker", test_gap_lost_marker },
 	{ "probe peeks at the send", test_probe_peeks },
 	{ "notify from the pvmd", test_notify_from_pvmd },
+	{ "a notify names the exit it reports", test_notify_matches_exit },
 	{ "contexts are separate channels", test_context_separates },
 	{ "failed send is retracted", test_failed_send_retracted },
 	{ "receive from an ended task", test_source_ended },

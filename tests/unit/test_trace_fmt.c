@@ -170,6 +170,8 @@ ref_msg_text(FILE *f, const struct pmon_event *ev, int role)
 		fprintf(f, " %s -> %s", ref_tidstr(ev->peer, a, sizeof(a)),
 		    ref_tidstr(ev->tid, b, sizeof(b)));
 	fprintf(f, " tag %d", ev->tag);
+	if (ev->ctx > 0)
+		fprintf(f, " ctx %d", ev->ctx);
 	if (ev->bytes >= 0)
 		fprintf(f, " %d B", ev->bytes);
 	if (ev->flags & PMON_EV_MATCHED)
