@@ -228,7 +228,11 @@ $(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPM
 
 # --- tests ---------------------------------------------------------------
 
-test: all
+# Installs what the tests need first (tools/deps.sh: as root, else says
+# what to install), then builds.
+test:
+	sh tools/deps.sh test
+	$(MAKE) all
 	$(UNIT)
 	$(PROPTEST)
 	PMON_BUILD=$(abspath $(BUILD)) sh tests/integ/run.sh

@@ -10,8 +10,6 @@
 
 MAKE=${MAKE:-make}
 BUILD=${BUILD:-build}
-PKGS="pvm pvm-dev pvm-examples libevent-dev zlib1g-dev libcunit1-dev \
-libjansson-dev"
 
 DIR=""			# the private PVM_TMP, removed at exit
 PVMD_PID=""
@@ -71,25 +69,7 @@ trap 'exit 143' TERM
 
 # --- packages and build ----------------------------------------------------
 
-missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-	    grep -q 'install ok installed' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	if [ "$(id -u)" != 0 ]; then
-		echo "demo: missing Debian packages:$missing" >&2
-		echo "Install them, then run make demo again:" >&2
-		echo "  sudo apt-get install -y$missing" >&2
-		exit 1
-	fi
-	say "installing$missing"
-	# $missing is a list of words on purpose.
-	# shellcheck disable=SC2086
-	if ! apt-get update || ! apt-get install -y $missing; then
-		die "apt-get could not install$missing"
-	fi
-fi
+sh "$(dirname "$0")/deps.sh" demo || exit 1
 
 say "building ($MAKE BUILD=$BUILD)"
 $MAKE BUILD="$BUILD" all || die "the build failed"
