@@ -66,9 +66,10 @@ pmon_secret_path_for(char *buf, size_t size, const char *sock_path)
 
 /*
  * The pid of the pvmd of $PVM_TMP (default /tmp), as its pvmd.UID file
- * gives it: the file names pvmd's socket, "pvmtmpPID.0".  -1 when there
- * is no such file or it names no pid; path (if not NULL) gets the file's
- * name.
+ * gives it: the file names pvmd's socket, "pvmtmpPID.0".  That is the
+ * pid of a master pvmd; one a master started on another host forks
+ * after naming its socket.  -1 when there is no such file or it names no
+ * pid; path (if not NULL) gets the file's name.
  */
 int
 pmon_pvmd_pid(char *path, size_t size)

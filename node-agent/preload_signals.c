@@ -15,12 +15,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "paths.h"
 #include "preload.h"
 
 atomic_int signals_pending;
@@ -105,15 +106,24 @@ signal(int signo, sighandler_t handler)
 	return old.sa_handler;
 }
 
-/* The pid of this host's pvmd, read once; -1 if unknown. */
+/*
+ * Is pid a pvmd?  Its name says so ("pvmd", or "pvmd3" as PVM's own
+ * scripts start it).  Not the pid of $PVM_TMP/pvmd.UID's socket name:
+ * a pvmd that a master started on another host forks after naming it.
+ */
 static int
-pvmd_pid(void)
+is_pvmd(int pid)
 {
-	static int pid;
+	char path[64], comm[16];
+	ssize_t n;
+	int fd;
 
-	if (pid == 0 && (pid = pmon_pvmd_pid(NULL, 0)) <= 0)
-		pid = -1;
-	return pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, comm, sizeof(comm));
+	close(fd);
+	return n >= 4 && memcmp(comm, "pvmd", 4) == 0;
 }
 
 /*
@@ -134,7 +144,7 @@ signals_take(int *signo, int *from_pvmd)
 			continue;
 		pid = atomic_load_explicit(&sender[*signo],
 		    memory_order_relaxed);
-		*from_pvmd = pid > 0 && pid == pvmd_pid();
+		*from_pvmd = pid > 0 && is_pvmd(pid);
 		return n;
 	}
 	return 0;

@@ -9,8 +9,10 @@
  * that never comes; the master asks pvm_notify for its exit and kills it
  * with pvm_kill, and waits for the notify (tag 3).
  *
- *	signals R
+ *	signals R [HOST]
  *
+ * HOST: where the catcher and the victim run (default: where PVM puts
+ * them).
  * The master prints "signals ok R", the catcher checks that sigaction
  * and signal give back its own handlers, not pmon's.
  *
@@ -104,22 +106,28 @@ main(int argc, char *argv[])
 {
 	char *cargs[] = { (char *)"-c", NULL, NULL };
 	char *vargs[] = { (char *)"-v", NULL };
+	char *host = (char *)"";
 	int rounds, i, signo, back, c, v, bad = 0;
+	int where = PvmTaskDefault;
 
 	alarm(ALARM_SECS);
 	if (argc == 3 && strcmp(argv[1], "-c") == 0)
 		return catcher(atoi(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "-v") == 0)
 		return victim();
-	if (argc != 2 || (rounds = atoi(argv[1])) < 1) {
-		fprintf(stderr, "usage: signals R (R >= 1)\n");
+	if (argc < 2 || argc > 3 || (rounds = atoi(argv[1])) < 1) {
+		fprintf(stderr, "usage: signals R [HOST] (R >= 1)\n");
 		return 2;
+	}
+	if (argc == 3) {
+		host = argv[2];
+		where = PvmTaskHost;
 	}
 	if (pvm_mytid() < 0)
 		return 1;
 	cargs[1] = argv[1];
-	if (pvm_spawn(argv[0], cargs, PvmTaskDefault, (char *)"", 1, &c) != 1 ||
-	    pvm_spawn(argv[0], vargs, PvmTaskDefault, (char *)"", 1, &v) != 1) {
+	if (pvm_spawn(argv[0], cargs, where, host, 1, &c) != 1 ||
+	    pvm_spawn(argv[0], vargs, where, host, 1, &v) != 1) {
 		fprintf(stderr, "signals: spawn failed\n");
 		pvm_exit();
 		return 1;
