@@ -61,6 +61,7 @@ TESTTOOL_SRCS	:= $(wildcard tests/tools/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+so = $(patsubst %.c,$(BUILD)/so/%.o,$(1))
 
 COMMON_OBJS	:= $(call obj,$(COMMON_SRCS))
 # The order core is linked into the unit tests as well as the daemon.
@@ -72,6 +73,9 @@ AGENTD		= $(BUILD)/bin/pmon-agentd
 COORDD		= $(BUILD)/bin/pmon-coordd
 PRELOAD		= $(BUILD)/lib/libpmon-pvm.so
 LIBPMON		= $(BUILD)/lib/libpmon.a
+# The installed library: a soname, and only the pmon_* of pmon.h exported.
+LIBPMON_SO	= $(BUILD)/lib/libpmon.so.1
+PMON_VERSION	= 1.0.0
 UNIT		= $(BUILD)/tests/unit-tests
 PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
 TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
@@ -92,7 +96,8 @@ TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 BENCH_RECORD	= $(BUILD)/bench/bench_record
 
-all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(UNIT) $(PROGS) $(TESTTOOLS) \
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(UNIT) \
+	$(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
 	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
 	$(BENCH_RECORD)
@@ -105,6 +110,18 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
 	    -c -o $@ $<
+
+# libpmon.so loads into programs built without ASan: UBSan at most, as
+# the instrumentation library.
+$(BUILD)/so/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIBPMON_SO): $(call so,$(LIBPMON_SRCS) $(COMMON_SRCS)) client-api/libpmon.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(PRELOAD_SANFLAGS) -Wl,-soname,libpmon.so.1 \
+	    -Wl,--version-script=client-api/libpmon.map -Wl,--no-undefined \
+	    -o $@ $(filter %.o,$^) $(LDLIBS_Z)
 
 $(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(PRELOAD_COMMON_SRCS))
 	@mkdir -p $(dir $@)
@@ -233,6 +250,8 @@ $(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPM
 test:
 	sh tools/deps.sh test
 	$(MAKE) all
+	rm -rf $(BUILD)/install
+	$(MAKE) install DESTDIR=$(abspath $(BUILD))/install PREFIX=/usr/local
 	$(UNIT)
 	$(PROPTEST)
 	PMON_BUILD=$(abspath $(BUILD)) sh tests/integ/run.sh
@@ -362,12 +381,20 @@ bench-soak: all
 demo:
 	MAKE="$(MAKE)" BUILD=$(BUILD) sh tools/demo.sh
 
+# The daemons, the pmon command, the instrumentation library, and what
+# a third party's tool builds against: libpmon.so (not the static
+# libpmon.a of the tree's own tools, which holds the common code too),
+# pmon.h, pmon.pc.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(PMON) $(AGENTD) $(COORDD) $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(PRELOAD) $(LIBPMON) $(DESTDIR)$(PREFIX)/lib
+	install -m 644 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(LIBPMON_SO) $(DESTDIR)$(PREFIX)/lib
+	ln -sf libpmon.so.1 $(DESTDIR)$(PREFIX)/lib/libpmon.so
 	install -m 644 client-api/pmon.h $(DESTDIR)$(PREFIX)/include
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(PMON_VERSION)|' \
+	    client-api/pmon.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/pmon.pc
 
 clean:
 	rm -rf build build-check build-fuzz

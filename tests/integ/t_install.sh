@@ -1,0 +1,55 @@
+#!/bin/bash
+# Protects `make install` and libpmon as a third party uses it (README,
+# "A tool of your own"): make test installs into $PMON_BUILD/install
+# (PREFIX /usr/local).  The tree holds the commands, the instrumentation
+# library, libpmon.so.1 (soname libpmon.so.1, libpmon.so beside it),
+# pmon.h and pmon.pc; the library exports exactly the functions pmon.h
+# declares.  tests/install/evcount.c, built with nothing but `pkg-config
+# pmon`, runs against the installed library beside an installed pmon
+# (start, trace, exec master1): the events it counts per program, call
+# and phase are the trace's, and the trace is master1's, call by call.
+. "$(dirname "$0")/lib.sh"
+pm_setup
+need_pmon
+command -v pkg-config >/dev/null || skip "no pkg-config (apt-get install pkg-config)"
+I=$PMON_BUILD/install
+P=$I/usr/local
+for f in bin/pmon bin/pmon-agentd bin/pmon-coordd lib/libpmon-pvm.so \
+    lib/libpmon.so.1 include/pmon.h lib/pkgconfig/pmon.pc; do
+	[ -f "$P/$f" ] || fail "make install left no $f in $P"
+done
+expect_eq "libpmon.so" libpmon.so.1 "$(readlink "$P/lib/libpmon.so")"
+expect_eq "soname" "libpmon.so.1" "$(objdump -p "$P/lib/libpmon.so.1" |
+    awk '$1 == "SONAME" { print $2 }')"
+expect_eq "functions libpmon.so exports (those of pmon.h)" \
+    "$(grep -o '^[a-z].*\<pmon_[a-z_]*(' "$P/include/pmon.h" |
+    grep -o 'pmon_[a-z_]*' | sort)" \
+    "$(nm -D --defined-only "$P/lib/libpmon.so.1" | awk '{ print $3 }' |
+    sed 's/@.*//' | grep -vx PMON_1 | sort)"
+
+export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I
+# shellcheck disable=SC2046  # pkg-config's flags are words
+cc -Wall -Werror -o "$RUN/evcount" "$(dirname "$0")/../install/evcount.c" \
+    $(pkg-config --cflags --libs pmon) 2>"$RUN/cc.err" ||
+    fail "evcount does not build against the installed pmon: $(cat "$RUN/cc.err")"
+export LD_LIBRARY_PATH=$P/lib
+ldd "$RUN/evcount" | grep -q "libpmon.so.1 => $P/lib/libpmon.so.1" ||
+    fail "evcount is not linked with the installed libpmon.so.1: $(ldd "$RUN/evcount")"
+
+PMON=$P/bin/pmon
+start_pvmd
+pmon_start
+pmon_trace "$RUN/trace.json"
+bg "$RUN/evcount" >"$RUN/evcount.out" 2>"$RUN/evcount.err"
+EVC=$BG_PID
+wait_for 10 grep -q ready "$RUN/evcount.err" ||
+    fail "evcount did not connect: $(cat "$RUN/evcount.err")"
+pmon_exec master1 || fail "master1 failed: $(cat "$RUN/master1.err")"
+timeout 20 "$PMON" flush >/dev/null || fail "pmon flush failed"
+kill -TERM "$EVC"
+wait "$EVC" || fail "evcount exited with $?: $(cat "$RUN/evcount.err")"
+pmon_shutdown "$TRACE_PID"
+expect_master1 "$RUN/trace.json" 3
+expect_eq "evcount's counts (the trace's)" "$(sort "$RUN/counts")" \
+    "$(sort "$RUN/evcount.out")"
+pass
