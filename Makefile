@@ -76,6 +76,10 @@ LIBPMON		= $(BUILD)/lib/libpmon.a
 # The installed library: a soname, and only the pmon_* of pmon.h exported.
 LIBPMON_SO	= $(BUILD)/lib/libpmon.so.1
 PMON_VERSION	= 1.0.0
+# pmon(1) is made from pmon's own help (tools/mkman.sh); the others are
+# written in doc/man/.
+MAN_PMON	= $(BUILD)/man/pmon.1
+MAN_PAGES	:= $(wildcard doc/man/*.[1-8])
 UNIT		= $(BUILD)/tests/unit-tests
 PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
 TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
@@ -96,7 +100,7 @@ TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 BENCH_RECORD	= $(BUILD)/bench/bench_record
 
-all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(UNIT) \
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(MAN_PMON) $(UNIT) \
 	$(PROGS) $(TESTTOOLS) \
 	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
 	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
@@ -122,6 +126,10 @@ $(LIBPMON_SO): $(call so,$(LIBPMON_SRCS) $(COMMON_SRCS)) client-api/libpmon.map
 	$(CC) -shared $(PRELOAD_SANFLAGS) -Wl,-soname,libpmon.so.1 \
 	    -Wl,--version-script=client-api/libpmon.map -Wl,--no-undefined \
 	    -o $@ $(filter %.o,$^) $(LDLIBS_Z)
+
+$(MAN_PMON): $(PMON) tools/mkman.sh
+	@mkdir -p $(dir $@)
+	sh tools/mkman.sh $(PMON) $(PMON_VERSION) >$@.tmp && mv $@.tmp $@
 
 $(PRELOAD): $(call pic,$(PRELOAD_SRCS) $(PRELOAD_COMMON_SRCS))
 	@mkdir -p $(dir $@)
@@ -384,10 +392,12 @@ demo:
 # The daemons, the pmon command, the instrumentation library, and what
 # a third party's tool builds against: libpmon.so (not the static
 # libpmon.a of the tree's own tools, which holds the common code too),
-# pmon.h, pmon.pc.
+# pmon.h, pmon.pc; the man pages and the gdb extension.
+MANDIR	= $(DESTDIR)$(PREFIX)/share/man
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	    $(DESTDIR)$(PREFIX)/include
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/pmon/gdb \
+	    $(MANDIR)/man1 $(MANDIR)/man3 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 755 $(PMON) $(AGENTD) $(COORDD) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(LIBPMON_SO) $(DESTDIR)$(PREFIX)/lib
@@ -395,6 +405,10 @@ install: all
 	install -m 644 client-api/pmon.h $(DESTDIR)$(PREFIX)/include
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(PMON_VERSION)|' \
 	    client-api/pmon.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/pmon.pc
+	install -m 644 tools/gdb/pmon.py $(DESTDIR)$(PREFIX)/share/pmon/gdb
+	for m in $(MAN_PMON) $(MAN_PAGES); do \
+	    s=$${m##*.}; install -m 644 $$m $(MANDIR)/man$$s || exit 1; \
+	done
 
 clean:
 	rm -rf build build-check build-fuzz

@@ -8,7 +8,7 @@ zlib1g-dev libcunit1-dev libjansson-dev libotf2-trace-dev"
 # What the tests run besides: namespaces and process tools, jq, gdb
 # (t_gdb), a browser and curl (the web view), the exports' readers.
 TEST_PKGS="$BUILD_PKGS iproute2 util-linux procps psmisc jq gdb chromium \
-curl otf2-tools pajeng pkg-config"
+curl otf2-tools pajeng pkg-config groff-base"
 
 case $1 in
 demo) pkgs=$BUILD_PKGS ;;

@@ -3,7 +3,10 @@
 # "A tool of your own"): make test installs into $PMON_BUILD/install
 # (PREFIX /usr/local).  The tree holds the commands, the instrumentation
 # library, libpmon.so.1 (soname libpmon.so.1, libpmon.so beside it),
-# pmon.h and pmon.pc; the library exports exactly the functions pmon.h
+# pmon.h and pmon.pc, the gdb extension, and the man pages: pmon(1)
+# with a section for every command pmon help lists, pmon-coordd(8),
+# pmon-agentd(8), libpmon(3), pmon-requests(7), each rendered by groff
+# without a warning.  The library exports exactly the functions pmon.h
 # declares.  tests/install/evcount.c, built with nothing but `pkg-config
 # pmon`, runs against the installed library beside an installed pmon
 # (start, trace, exec master1): the events it counts per program, call
@@ -15,7 +18,10 @@ command -v pkg-config >/dev/null || skip "no pkg-config (apt-get install pkg-con
 I=$PMON_BUILD/install
 P=$I/usr/local
 for f in bin/pmon bin/pmon-agentd bin/pmon-coordd lib/libpmon-pvm.so \
-    lib/libpmon.so.1 include/pmon.h lib/pkgconfig/pmon.pc; do
+    lib/libpmon.so.1 include/pmon.h lib/pkgconfig/pmon.pc \
+    share/pmon/gdb/pmon.py share/man/man1/pmon.1 share/man/man3/libpmon.3 \
+    share/man/man7/pmon-requests.7 share/man/man8/pmon-coordd.8 \
+    share/man/man8/pmon-agentd.8; do
 	[ -f "$P/$f" ] || fail "make install left no $f in $P"
 done
 expect_eq "libpmon.so" libpmon.so.1 "$(readlink "$P/lib/libpmon.so")"
@@ -26,6 +32,17 @@ expect_eq "functions libpmon.so exports (those of pmon.h)" \
     grep -o 'pmon_[a-z_]*' | sort)" \
     "$(nm -D --defined-only "$P/lib/libpmon.so.1" | awk '{ print $3 }' |
     sed 's/@.*//' | grep -vx PMON_1 | sort)"
+
+command -v groff >/dev/null || skip "no groff (apt-get install groff-base)"
+for m in "$P"/share/man/man*/*; do
+	groff -ww -man -z "$m" >"$RUN/groff.err" 2>&1 ||
+	    fail "groff failed on $m: $(cat "$RUN/groff.err")"
+	[ -s "$RUN/groff.err" ] && fail "groff warns on $m: $(cat "$RUN/groff.err")"
+done
+expect_eq "commands in pmon(1)" \
+    "$("$P/bin/pmon" help | awk '/^Commands:/ { on = 1; next }
+    on && /^  [a-z]/ && $1 != "help" { print $1 }')" \
+    "$(sed -n 's/^\.SS //p' "$P/share/man/man1/pmon.1")"
 
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I
 # shellcheck disable=SC2046  # pkg-config's flags are words
