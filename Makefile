@@ -1,6 +1,8 @@
 # pmon: one non-recursive GNU Makefile for the whole tree.
 #
-#   make            build everything into $(BUILD)/
+#   make            build pmon (the daemons, the command, the libraries,
+#                   pmon(1)) into $(BUILD)/
+#   make tests      also what the tests and benchmarks run
 #   make test       unit tests, property tests, integration tests
 #   make bench-merge  the ordering core's throughput (BENCHMARKS.md)
 #   make bench-stop   how fast a breakpoint stops the tasks (BENCHMARKS.md)
@@ -100,10 +102,13 @@ TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
 EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 BENCH_RECORD	= $(BUILD)/bench/bench_record
 
-all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(MAN_PMON) $(UNIT) \
-	$(PROGS) $(TESTTOOLS) \
-	$(PROPTEST) $(BENCH_STOP) $(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) \
-	$(BENCH_SIZE) $(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
+# The product: what the runtime packages build (no CUnit).
+all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(MAN_PMON)
+
+# What the tests and benchmarks run besides.
+tests: all $(UNIT) $(PROGS) $(TESTTOOLS) $(PROPTEST) $(BENCH_STOP) \
+	$(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) $(BENCH_SIZE) \
+	$(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
 	$(BENCH_RECORD)
 
 $(BUILD)/obj/%.o: %.c
@@ -257,7 +262,7 @@ $(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPM
 # what to install), then builds.
 test:
 	sh tools/deps.sh test
-	$(MAKE) all
+	$(MAKE) tests
 	rm -rf $(BUILD)/install
 	$(MAKE) install DESTDIR=$(abspath $(BUILD))/install PREFIX=/usr/local
 	$(UNIT)
@@ -362,7 +367,7 @@ bench-record: $(BENCH_RECORD) $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) \
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_record.sh $(BENCH_RECORD_FLAGS)
 
 # PNGs of each view of pmon web for the README (needs chromium).
-screenshots: all
+screenshots: tests
 	PMON_BUILD=$(abspath $(BUILD)) bash tools/web/screenshots.sh doc/screenshots
 
 # pmon export of a storm recording (4 M events, made first), every
@@ -375,14 +380,14 @@ bench-export: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(EXPORT_FLOOR) \
 
 # pmon web's page with 10,000 and 100,000 events (needs chromium);
 # results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
-bench-web: all
+bench-web: tests
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_web.sh $(BENCH_WEB_FLAGS)
 
 # A message storm plain and under pmon with pmon record attached,
 # interleaved: what is lost, the slowdown, the coordinator's CPU and
 # memory, the tools' speed; results go to BENCHMARKS.md.
 # BENCH_SOAK_FLAGS: e.g. -n tasks -r rounds -k runs [-- pmon start args].
-bench-soak: all
+bench-soak: tests
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_soak.sh $(BENCH_SOAK_FLAGS)
 
 # The demo installs missing Debian packages before it builds.
@@ -413,7 +418,7 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all test check fuzz demo install clean bench-merge bench-stop \
+.PHONY: all tests test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
 	bench-decode bench-export bench-record screenshots
 

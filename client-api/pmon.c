@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "paths.h"
@@ -36,6 +37,7 @@
 
 /* The longest string a payload can hold. */
 #define PMON_STR_MAX	1024
+#define PMON_LATE_MAX	8	/* requests given up on, remembered */
 
 /* A task as the library keeps it: the public part and its own strings. */
 struct ptask {
@@ -87,6 +89,10 @@ struct pmon {
 	uint32_t	 req_next;
 	uint32_t	 req_wait;	/* the id pmon_request waits for */
 	int		 req_got;
+	int		 timeout_ms;	/* of pmon_request, pmon_flush; -1 */
+	/* Requests given up on (pmon_set_timeout): their replies go. */
+	uint32_t	 late[PMON_LATE_MAX];
+	unsigned	 nlate;
 	int		 parked;	/* pmon_parse stopped at a reply:
 					   what came after it waits */
 	uint8_t		 req_status;
@@ -133,7 +139,44 @@ pmon_new(void)
 	p->fd = -1;
 	p->flush_next = 1;
 	p->req_next = 1;
+	p->timeout_ms = -1;
 	return p;
+}
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* pmon_request gave up on request id: its reply, if it comes, goes. */
+static void
+late_add(struct pmon *p, uint32_t id)
+{
+	if (p->nlate == PMON_LATE_MAX) {
+		memmove(p->late, p->late + 1, (PMON_LATE_MAX - 1) *
+		    sizeof(p->late[0]));
+		p->nlate--;
+	}
+	p->late[p->nlate++] = id;
+}
+
+/* Is id one given up on?  Its last part (!more) forgets it. */
+static int
+late_reply(struct pmon *p, uint32_t id, int more)
+{
+	unsigned i;
+
+	for (i = 0; i < p->nlate; i++)
+		if (p->late[i] == id) {
+			if (!more)
+				p->late[i] = p->late[--p->nlate];
+			return 1;
+		}
+	return 0;
 }
 
 static void
@@ -519,6 +562,8 @@ decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 
 	if (status > REPLY_ERROR || more > 1)
 		return pmon_bad_payload(p, MSG_REPLY, "bad status");
+	if (id != 0 && late_reply(p, id, more))
+		return 0;
 	if (id != 0 && (id != p->req_wait || p->req_got))
 		return pmon_bad_payload(p, MSG_REPLY, "reply to no request");
 	if (*blen + n > PMON_REPLY_MAX)
@@ -1057,18 +1102,45 @@ pmon_wait(struct pmon *p, int timeout_ms)
 	return 1;
 }
 
+void
+pmon_set_timeout(struct pmon *p, int timeout_ms)
+{
+	p->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms;
+}
+
+/* What is left of the handle's timeout from start (CLOCK_MONOTONIC ms). */
+static int
+time_left(const struct pmon *p, uint64_t start)
+{
+	uint64_t now = mono_ms();
+
+	if (p->timeout_ms < 0)
+		return -1;
+	return now - start >= (uint64_t)p->timeout_ms ? 0 :
+	    (int)((uint64_t)p->timeout_ms - (now - start));
+}
+
 int
 pmon_flush(struct pmon *p)
 {
 	char why[sizeof(p->err)];
+	uint64_t start = mono_ms();
 	uint32_t id;
+	int left;
 
 	if (pmon_send_flush(p, &id) == -1)
 		return -1;
 	p->flush_wait = id;
 	p->flush_got = 0;
 	while (!p->flush_got) {
-		if (pmon_wait(p, -1) == -1) {
+		if ((left = time_left(p, start)) == 0) {
+			p->flush_wait = 0;
+			errno = ETIMEDOUT;
+			snprintf(p->err, sizeof(p->err), "the flush did not "
+			    "complete in %d ms", p->timeout_ms);
+			return -1;
+		}
+		if (pmon_wait(p, left) == -1) {
 			if (p->flush_got)	/* BYE right after FLUSH_DONE */
 				break;
 			if (p->closed) {
@@ -1090,6 +1162,8 @@ pmon_request(struct pmon *p, const char *text, unsigned flags, char **reply,
 {
 	uint8_t payload[8 + PMON_STR_MAX];
 	uint32_t id = p->req_next;
+	uint64_t start;
+	int left;
 
 	*reply = NULL;
 	*len = 0;
@@ -1110,11 +1184,21 @@ pmon_request(struct pmon *p, const char *text, unsigned flags, char **reply,
 		p->req_next = 1;
 	p->req_wait = id;
 	p->req_got = 0;
-	while (!p->req_got)
-		if (pmon_wait(p, -1) == -1 && !p->req_got) {
+	start = mono_ms();
+	while (!p->req_got) {
+		if ((left = time_left(p, start)) == 0) {
+			late_add(p, id);
+			p->req_wait = 0;
+			errno = ETIMEDOUT;
+			snprintf(p->err, sizeof(p->err), "no reply to \"%.200s\" "
+			    "in %d ms", text, p->timeout_ms);
+			return -1;
+		}
+		if (pmon_wait(p, left) == -1 && !p->req_got) {
 			p->req_wait = 0;
 			return -1;
 		}
+	}
 	p->req_wait = 0;
 	if (p->req_status == REPLY_ERROR) {
 		snprintf(p->err, sizeof(p->err), "%.1000s",

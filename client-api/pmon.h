@@ -201,6 +201,13 @@ int		 pmon_request(struct pmon *, const char *text, unsigned flags,
  */
 int		 pmon_wait(struct pmon *, int timeout_ms);
 int		 pmon_flush(struct pmon *);
+/*
+ * How long pmon_request and pmon_flush wait (-1, the default: as long as
+ * it takes).  Past it they fail with errno ETIMEDOUT and say so in
+ * pmon_error(); the reply that comes later is dropped, and the handle
+ * stays usable.
+ */
+void		 pmon_set_timeout(struct pmon *, int timeout_ms);
 
 #ifdef __cplusplus
 }

@@ -1,22 +1,55 @@
 /*
  * Logging to stderr with the program name and, for warnings, errno text.
+ * Lines that go to a file (a daemon's log) begin with the time, UTC to
+ * the millisecond; those to a terminal or a pipe (pmon start reports
+ * what the coordinator said) do not.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static const char *log_progname = "pmon";
 static int log_verbose;
+static int log_stamped;		/* stderr is a file: lines say when */
 
 void
 log_init(const char *progname, int verbose)
 {
 	log_progname = progname;
 	log_verbose = verbose;
+	log_reopened();
+}
+
+/* stderr may be another file now (a daemon's log). */
+void
+log_reopened(void)
+{
+	struct stat st;
+
+	log_stamped = fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* "2026-11-27T16:20:01.123Z ", or nothing when the time is not known. */
+static void
+log_stamp(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	buf[0] = '\0';
+	if (clock_gettime(CLOCK_REALTIME, &ts) == -1 ||
+	    gmtime_r(&ts.tv_sec, &tm) == NULL ||
+	    (n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) == 0)
+		return;
+	snprintf(buf + n, size - n, ".%03ldZ ", ts.tv_nsec / 1000000);
 }
 
 void
@@ -28,15 +61,18 @@ log_setverbose(int verbose)
 static void
 vlog(const char *level, int with_errno, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[1024], when[40] = "";
 	int saved = errno;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_stamped)
+		log_stamp(when, sizeof(when));
 	if (with_errno)
-		fprintf(stderr, "%s: %s%s: %s\n", log_progname, level, msg,
-		    strerror(saved));
+		fprintf(stderr, "%s%s: %s%s: %s\n", when, log_progname, level,
+		    msg, strerror(saved));
 	else
-		fprintf(stderr, "%s: %s%s\n", log_progname, level, msg);
+		fprintf(stderr, "%s%s: %s%s\n", when, log_progname, level,
+		    msg);
 	fflush(stderr);
 	errno = saved;
 }

@@ -26,6 +26,7 @@ struct log_rate {
 #define LOG_RATE_INIT(what)	{ (what), 0, 0, 0 }
 
 void	log_init(const char *progname, int verbose);
+void	log_reopened(void);
 void	log_setverbose(int verbose);
 void	log_warn(const char *, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *, ...) __attribute__((format(printf, 1, 2)));

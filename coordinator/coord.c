@@ -31,8 +31,9 @@ coord_release_event(struct coord *c, const struct order_event *ev)
 	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
 	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
 	    ev->rec->seq);
+	/* Out of memory, as everywhere in the coordinator: fatal. */
 	if (state_event(c->state, ev) == -1)
-		log_warnx("state model: out of memory");
+		fatal("%s: state model", __func__);
 	if (!TAILQ_EMPTY(&c->bps))
 		coord_control_event(c, ev);
 }

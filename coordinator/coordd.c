@@ -135,6 +135,7 @@ open_log(void)
 	log_info("logging to %s", path);
 	dup2(fd, STDERR_FILENO);
 	close(fd);
+	log_reopened();
 }
 
 /* Once ready, a daemon logs to $PVM_TMP/pmon-coordd.UID.log. */

@@ -605,6 +605,43 @@ test_reply_and_snapshot(void)
 		;
 }
 
+/*
+ * pmon_set_timeout: a request with no reply in time fails, ETIMEDOUT and
+ * said, and its reply coming later (in two parts) is dropped, not taken
+ * for the next request's nor for a protocol error; a flush that does not
+ * complete in time fails the same way.
+ */
+static void
+test_request_timeout(void)
+{
+	struct frame f;
+	uint8_t buf[64];
+	char *reply;
+	size_t len;
+
+	pmon_set_timeout(p, 100);
+	CU_ASSERT(pmon_request(p, "ps", PMON_JSON, &reply, &len) == -1);
+	CU_ASSERT(errno == ETIMEDOUT);
+	CU_ASSERT_STRING_EQUAL(pmon_error(p), "no reply to \"ps\" in 100 ms");
+	CU_ASSERT_PTR_NULL(reply);
+	mk_reply(&f, 1, 1, "{\"late\":");
+	put(&f);
+	mk_reply(&f, 1, 0, "1}");
+	put(&f);
+	mk_reply(&f, 2, 0, "{\"hosts\":[]}");
+	put(&f);
+	CU_ASSERT_FATAL(pmon_request(p, "hosts", PMON_JSON, &reply, &len) == 0);
+	CU_ASSERT_STRING_EQUAL(reply, "{\"hosts\":[]}");
+	free(reply);
+	CU_ASSERT(pmon_flush(p) == -1);
+	CU_ASSERT(errno == ETIMEDOUT);
+	CU_ASSERT_STRING_EQUAL(pmon_error(p),
+	    "the flush did not complete in 100 ms");
+	CU_ASSERT(!pmon_closed(p));
+	while (read(sv[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+}
+
 static void
 test_shutdown_request(void)
 {
@@ -1035,6 +1072,7 @@ static CU_TestInfo stream_tests[] = {
 	{ "flush", test_flush },
 	{ "shutdown request", test_shutdown_request },
 	{ "reply and snapshot apart", test_reply_and_snapshot },
+	{ "requests and flushes with a timeout", test_request_timeout },
 	{ "bye", test_bye },
 	{ "eof", test_eof },
 	{ "flush then close", test_flush_then_close },
