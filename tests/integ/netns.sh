@@ -203,3 +203,14 @@ netns_wait_agents() {
 		_i=$((_i + 1))
 	done
 }
+
+# netns_pmon_up N: an N-host virtual machine of namespaces, pmon started
+# on host 1 (PM_ON runs a command there) and an agent on every host.
+netns_pmon_up() {
+	netns_setup "$1"
+	netns_start_pvmd
+	netns_wait_hosts "$1"
+	PM_ON="$RUN/on1"
+	pmon_start
+	netns_wait_agents "$1"
+}

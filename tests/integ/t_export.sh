@@ -28,12 +28,7 @@ for c in jq pj_dump otf2-print; do
 done
 FORMATS="chrome paje otf2 shiviz"
 
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 
 # The live tools, all attached before the programs: a trace (the
 # reference), a recorder, and one export per format.

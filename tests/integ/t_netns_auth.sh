@@ -12,12 +12,7 @@ need_pmon
 SENDFRAME=$PMON_BUILD/tests/tools/sendframe
 [ -x "$SENDFRAME" ] || fail "missing $SENDFRAME"
 
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 pmon_trace "$RUN/trace.json"
 SECRET=$(host_tmp 1)/pmon-secret.$(id -u)
 [ -f "$SECRET" ] || fail "no secret file $SECRET"

@@ -10,12 +10,7 @@
 pm_setup
 need_pmon
 command -v pvm >/dev/null || skip "no pvm console (apt-get install pvm)"
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 pmon_trace "$RUN/trace.json"
 console_job "$RUN/console" "spawn -> master1"
 n=$(sed -n 's/.*\] Spawning \([0-9]*\) worker tasks.*SUCCESSFUL.*/\1/p' \

@@ -14,12 +14,7 @@ need_pmon
 [ -x "$PROGS/pingpong" ] || fail "missing $PROGS/pingpong"
 command -v jq >/dev/null || fail "jq is needed"
 
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 pmon_trace "$RUN/trace.json"
 
 host_of() { echo $((($1 >> 18) & 0xfff)); }

@@ -12,12 +12,7 @@ need_pmon
 command -v jq >/dev/null || skip "jq is not installed"
 
 N=3000			# pvm_getsbuf calls, 1 ms apart, on each host
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 pmon_trace "$RUN/trace.json"
 
 # agent_on I: the pid of the agent listening on host I's socket.

@@ -12,12 +12,7 @@ pm_setup
 need_pmon
 command -v jq >/dev/null || skip "jq is not installed"
 r=4
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 pmon_trace "$RUN/trace.json"
 $PM_ON timeout 60 "$PMON" exec "$PROGS/signals" $r "$(ns_name 2)" \
     >"$RUN/signals.out" 2>&1 ||

@@ -19,12 +19,7 @@ REPLAYSTATE=$PMON_BUILD/tests/tools/replaystate
 [ -x "$REPLAYSTATE" ] || fail "missing $REPLAYSTATE"
 command -v jq >/dev/null || fail "jq is needed"
 
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 
 # query CMD FILE [ARGS]: `pmon CMD ARGS --json` into FILE, one JSON object.
 query() {

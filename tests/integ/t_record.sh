@@ -24,12 +24,7 @@ for p in pingpong unreceived barrierexit; do
 done
 command -v jq >/dev/null || fail "jq is needed"
 
-netns_setup 2
-netns_start_pvmd
-netns_wait_hosts 2
-PM_ON="$RUN/on1"
-pmon_start
-netns_wait_agents 2
+netns_pmon_up 2
 
 # Small blocks, so that damage in the middle leaves blocks before it.
 REC=$RUN/run.pmr
