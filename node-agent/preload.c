@@ -383,6 +383,26 @@ signals_check(void)
 	}
 }
 
+/*
+ * Enrols now, unrecorded, if libpvm3 is in the process: a task the
+ * host's starter started is known to pvmd by a placeholder pid until it
+ * enrols (PVM's tasker protocol), so a pvm_kill or pvm_sendsig that
+ * comes before its first PVM call would reach nobody; one pvmd forked
+ * itself is known at once.  A process without libpvm3 (a script the
+ * starter ran) does not enrol, as without pmon.
+ */
+void
+preload_enrol_early(void)
+{
+	__typeof__(&pvm_mytid) real = REAL(mytid);
+
+	if (real == NULL)
+		return;
+	depth++;
+	(void)real();
+	depth--;
+}
+
 /* libpvm3's own pvm_exit, unrecorded (preload_starter.c). */
 int
 preload_real_exit(void)
@@ -803,5 +823,7 @@ preload_init(void)
 	starter_init();
 	read_ring_size();
 	pthread_atfork(NULL, NULL, atfork_child);
+	if (starter_pending)
+		preload_enrol_early();
 	errno = saved;
 }

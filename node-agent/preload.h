@@ -81,6 +81,7 @@ int	 starter_defer_exit(void);
 void	 starter_exit(int in_call);
 void	 starter_catchout(FILE *);
 int	 preload_real_exit(void);
+void	 preload_enrol_early(void);
 
 /* Signals the application handles (preload_signals.c). */
 #include <stdatomic.h>

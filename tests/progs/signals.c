@@ -2,27 +2,32 @@
  * signals: pvm_sendsig and pvm_kill between tasks.  The master spawns a
  * catcher and a victim.  The catcher installs a SIGUSR1 handler with
  * sigaction and a SIGUSR2 handler with signal, raises SIGUSR1 once
- * itself, tells the master it is ready (tag 4), then takes R rounds: each round the master sends it SIGUSR1
- * (odd rounds SIGUSR2) with pvm_sendsig, then a message (tag 1) that
- * says which; the catcher waits until its handler saw the signal,
- * and answers (tag 2).  The victim waits in pvm_recv for a message
- * that never comes; the master asks pvm_notify for its exit and kills it
- * with pvm_kill, and waits for the notify (tag 3).
+ * itself and tells the master it is ready (tag 4); the victim says so
+ * too.  Then R rounds: the master sends the catcher SIGUSR1 (odd rounds
+ * SIGUSR2) with pvm_sendsig, then a message (tag 1) that says which;
+ * the catcher waits until its handler saw the signal, and answers (tag
+ * 2).  The victim waits in pvm_recv for a message that never comes; the
+ * master asks pvm_notify for its exit, kills it with pvm_kill, and waits
+ * for the notify (tag 3).
  *
  *	signals R [HOST]
  *
  * HOST: where the catcher and the victim run (default: where PVM puts
- * them).
- * The master prints "signals ok R", the catcher checks that sigaction
- * and signal give back its own handlers, not pmon's.
+ * them).  The master prints "signals ok R", the catcher checks that
+ * sigaction and signal give back its own handlers, not pmon's.
  *
  * Calls, from this source: the master pvm_mytid, pvm_spawn (twice),
- * pvm_recv, R x (pvm_sendsig, pvm_initsend, pvm_pkint, pvm_send, pvm_recv,
- * pvm_upkint), pvm_notify, pvm_kill, pvm_recv, pvm_exit; the catcher
- * pvm_mytid, pvm_parent, pvm_initsend, pvm_send, R x (pvm_recv, pvm_upkint, pvm_initsend,
- * pvm_pkint, pvm_send), pvm_exit, and R + 1 signals (the first one
- * raised, not sent by its pvmd); the victim pvm_mytid and the begin of
- * one pvm_recv.
+ * pvm_recv (twice), R x (pvm_sendsig, pvm_initsend, pvm_pkint,
+ * pvm_send, pvm_recv, pvm_upkint), pvm_notify, pvm_kill, pvm_recv,
+ * pvm_exit; the catcher pvm_mytid, pvm_parent, pvm_initsend, pvm_send,
+ * R x (pvm_recv, pvm_upkint, pvm_initsend, pvm_pkint, pvm_send),
+ * pvm_exit, and R + 1 signals (the first one raised, not sent by its
+ * pvmd); the victim pvm_mytid, pvm_parent, pvm_initsend, pvm_send and
+ * the begin of one pvm_recv.
+ *
+ * The children say they are ready before the master signals them: a
+ * task the host's task starter started cannot be signalled before it
+ * enrols (doc/tasker.md, "Signals before a task enrols").
  */
 #include <signal.h>
 #include <stdio.h>
@@ -97,6 +102,8 @@ static int
 victim(void)
 {
 	pvm_mytid();
+	pvm_initsend(PvmDataDefault);
+	pvm_send(pvm_parent(), TAG_READY);	/* enrolled: killable */
 	pvm_recv(-1, TAG_NEVER);
 	return 1;
 }
@@ -133,6 +140,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	pvm_recv(c, TAG_READY);
+	pvm_recv(v, TAG_READY);
 	for (i = 0; i < rounds; i++) {
 		signo = i % 2 ? SIGUSR2 : SIGUSR1;
 		pvm_sendsig(c, signo);
