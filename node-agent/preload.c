@@ -362,15 +362,14 @@ call_nest_leave(const struct call_nest *n)
  * calls (preload_signals.c): a begin and an end per signal number.  Not
  * inside a message handler's run, which is inside a call.
  */
-static inline void
-signals_check(void)
+static void __attribute__((noinline, cold))
+signals_record(void)
 {
 	struct pcall s;
 	int signo = 1, pvmd = 0;
 	unsigned n;
 
-	if (!atomic_load_explicit(&signals_pending, memory_order_relaxed) ||
-	    nested > 0)
+	if (nested > 0)
 		return;
 	atomic_store_explicit(&signals_pending, 0, memory_order_relaxed);
 	while ((n = signals_take(&signo, &pvmd)) > 0) {
@@ -381,6 +380,15 @@ signals_check(void)
 		s.r.rc = (int32_t)n;
 		emit(&s, PMON_END, NULL, 0);
 	}
+}
+
+/* The hot path: one relaxed load while no signal came. */
+static inline void
+signals_check(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&signals_pending,
+	    memory_order_relaxed), 0))
+		signals_record();
 }
 
 /*

@@ -85,7 +85,7 @@ void	 preload_enrol_early(void);
 
 /* Signals the application handles (preload_signals.c). */
 #include <stdatomic.h>
-extern atomic_int signals_pending;
+extern atomic_int signals_pending __attribute__((visibility("hidden")));
 unsigned signals_take(int *signo, int *from_pvmd);
 
 /* PMON_SPAWN and PVM_EXPORT around a recorded pvm_spawn. */
