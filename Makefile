@@ -50,7 +50,7 @@ endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
 # Tasks never compress: the instrumentation library goes without zlib.
-PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c \
+PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c common/jsonstr.c \
 		       common/recpack.c, $(COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))

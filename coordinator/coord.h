@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "jsonstr.h"
 #include "log.h"
 #include "order.h"
 #include "pack.h"
@@ -517,7 +518,6 @@ void	coord_control_agent_gone(struct coord *, struct coord_agent *);
 void	coord_control_flushed(struct coord *, uint32_t op);
 void	coord_control_free(struct coord *);
 void	coord_notice(struct coord *, const char *json);
-void	coord_json_str(FILE *, const char *);
 void	coord_notice_tool(struct coord *, const struct coord_tool *,
 	    const char *what);
 

@@ -626,9 +626,9 @@ notice_other(struct coord *c, const struct coord_other *o, const char *host)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"unmonitored\",\"tid\":%d,\"parent\":%d,"
 	    "\"pid\":%u,\"host\":", o->tid, o->parent_tid, o->pid);
-	coord_json_str(fp, host);
+	json_str_write(fp, host);
 	fputs(",\"program\":", fp);
-	coord_json_str(fp, o->program);
+	json_str_write(fp, o->program);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);

@@ -120,24 +120,6 @@ coord_notice(struct coord *c, const char *json)
 			    MSG_NOTICE, json, strlen(json));
 }
 
-/* A JSON string (the characters a tool name or request may hold). */
-void
-coord_json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(fp, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			fprintf(fp, "\\u%04x", ch);
-		else
-			fputc(ch, fp);
-	}
-	fputc('"', fp);
-}
-
 /* The tasks an operation changed, as a notice. */
 static void
 notice_op(struct coord *c, const struct coord_op *o)
@@ -175,7 +157,7 @@ coord_notice_tool(struct coord *c, const struct coord_tool *t,
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"%s\",\"tool\":%u,\"name\":", what, t->id);
-	coord_json_str(fp, t->name);
+	json_str_write(fp, t->name);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
@@ -458,9 +440,9 @@ info_reply(struct coord *c, struct coord_op *o)
 				    pr->syscall);
 			} else {
 				fputs("{\"object\":", fp);
-				coord_json_str(fp, tg->object);
+				json_str_write(fp, tg->object);
 				fputs(",\"error\":", fp);
-				coord_json_str(fp, tg->error != NULL ? tg->error :
+				json_str_write(fp, tg->error != NULL ? tg->error :
 				    "no such task on its host");
 				fputc('}', fp);
 			}
@@ -533,12 +515,12 @@ op_reply(struct coord_op *o)
 			    "the task did not stop" : "the signal failed";
 		if (o->json) {
 			fprintf(fp, "%s{\"object\":", i ? "," : "");
-			coord_json_str(fp, tg->object);
+			json_str_write(fp, tg->object);
 			if (tg->tid != 0)
 				fprintf(fp, ",\"tid\":%d", tg->tid);
 			if (err != NULL) {
 				fputs(",\"status\":\"error\",\"error\":", fp);
-				coord_json_str(fp, err);
+				json_str_write(fp, err);
 			} else
 				fprintf(fp, ",\"status\":\"%s\"",
 				    op_done_name(o->op));
@@ -941,7 +923,7 @@ notice_bp(struct coord *c, const struct coord_bp *b, const char *what)
 	fprintf(fp, "{\"notice\":\"breakpoint\",\"tool\":%u,\"id\":%u,"
 	    "\"what\":\"%s\",\"text\":", b->owner != NULL ? b->owner->id : 0,
 	    b->id, what);
-	coord_json_str(fp, b->text);
+	json_str_write(fp, b->text);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
@@ -1220,7 +1202,7 @@ bp_list(struct coord *c, int json, FILE *fp)
 			    b->owner != NULL ? b->owner->id : 0,
 			    b->enabled ? "true" : "false",
 			    (unsigned long long)b->hits);
-			coord_json_str(fp, b->text);
+			json_str_write(fp, b->text);
 			fputc('}', fp);
 		} else
 			fprintf(fp, "%u\t%s\ttool %u\t%llu hits\t%s\n", b->id,

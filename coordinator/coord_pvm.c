@@ -356,7 +356,7 @@ host_deleted(struct coord *c)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"host_deleted\",\"host_tid\":%d,"
 	    "\"host\":", host_tid);
-	coord_json_str(fp, h->name);
+	json_str_write(fp, h->name);
 	fputc('}', fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);

@@ -336,7 +336,7 @@ static void
 tool_write_json(FILE *fp, const struct coord_tool *t)
 {
 	fprintf(fp, "{\"tool\":%u,\"name\":", t->id);
-	coord_json_str(fp, t->name);
+	json_str_write(fp, t->name);
 	fprintf(fp, ",\"stream\":\"%s\",\"queued\":%zu,\"lost\":%llu,"
 	    "\"holds\":%llu,\"held_ms\":%llu}", tool_stream(t),
 	    evbuffer_get_length(bufferevent_get_output(t->bev)),

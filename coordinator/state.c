@@ -366,27 +366,6 @@ call_name(uint8_t call)
 	return n != NULL ? n : "?";
 }
 
-/*
- * A JSON string; bytes outside printable ASCII are escaped, each as
- * \u00XX (state_load reads such strings back as the same bytes).
- */
-void
-state_json_str(FILE *fp, const char *s)
-{
-	const unsigned char *p;
-
-	fputc('"', fp);
-	for (p = (const unsigned char *)(s != NULL ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(fp, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(fp, "\\u%04x", *p);
-		else
-			fputc(*p, fp);
-	}
-	fputc('"', fp);
-}
-
 static void
 json_id(FILE *fp, int32_t tid, uint64_t seq)
 {
@@ -2862,7 +2841,7 @@ write_wait(FILE *fp, const struct state *s, const struct task *t)
 		    t->cur.peer, t->cur.tag);
 	else {
 		fputs(",\"group\":", fp);
-		state_json_str(fp, t->cur.group);
+		json_str_write(fp, t->cur.group);
 	}
 	fputc('}', fp);
 }
@@ -3105,7 +3084,7 @@ write_stopped(FILE *fp, const struct task *t)
 			fprintf(fp, ",\"tag\":%" PRId32, t->brk.tag);
 		if (t->brk.group[0] != '\0') {
 			fputs(",\"group\":", fp);
-			state_json_str(fp, t->brk.group);
+			json_str_write(fp, t->brk.group);
 		}
 		fputs(",\"event\":", fp);
 		json_id(fp, t->tid, t->brk.seq);
@@ -3127,7 +3106,7 @@ write_blocked(FILE *fp, const struct state *s, const struct task *t)
 		    ",\"ctx\":%" PRId32, t->cur.peer, t->cur.tag, t->cur.ctx);
 	else {
 		fputs(",\"group\":", fp);
-		state_json_str(fp, t->cur.group);
+		json_str_write(fp, t->cur.group);
 		fprintf(fp, ",\"%s\":%" PRId32, k == WAIT_BARRIER ?
 		    "count" : "root", t->cur.inst);
 	}
@@ -3151,10 +3130,10 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	size_t i;
 
 	fprintf(fp, "{\"tid\":%" PRId32 ",\"host\":", t->tid);
-	state_json_str(fp, t->host);
+	json_str_write(fp, t->host);
 	fprintf(fp, ",\"pid\":%" PRIu32 ",\"parent\":%" PRId32
 	    ",\"program\":", t->pid, t->parent);
-	state_json_str(fp, t->program);
+	json_str_write(fp, t->program);
 	fprintf(fp, ",\"state\":\"%s\"", task_state(s, t));
 	write_stopped(fp, t);
 	write_blocked(fp, s, t);
@@ -3187,9 +3166,9 @@ write_hosts(FILE *fp, const struct state *s)
 		h = &s->hosts[i];
 		fprintf(fp, "%s{\"host_tid\":%" PRId32 ",\"name\":",
 		    i ? "," : "", h->tid);
-		state_json_str(fp, h->name);
+		json_str_write(fp, h->name);
 		fputs(",\"arch\":", fp);
-		state_json_str(fp, h->arch);
+		json_str_write(fp, h->arch);
 		fprintf(fp, ",\"agent\":\"%s\"}", host_agent(h));
 	}
 	fputc(']', fp);
@@ -3264,7 +3243,7 @@ write_groups(FILE *fp, const struct state *s, const struct task **tv,
 	fputs(",\"groups\":[", fp);
 	for (i = 0; i < ng; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
-		state_json_str(fp, gv[i]->name);
+		json_str_write(fp, gv[i]->name);
 		fputs(",\"members\":[", fp);
 		for (j = 0; j < gv[i]->n; j++)
 			fprintf(fp, "%s{\"tid\":%" PRId32 ",\"inst\":%" PRId32

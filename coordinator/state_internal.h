@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "jsonstr.h"
 #include "record.h"
 #include "state.h"
 
@@ -86,7 +87,6 @@ int	state_restore_mbox(struct state *, const char *name, int32_t index,
 /* s takes the restored model ns; ns gets what s had (to be freed). */
 void	state_restore_swap(struct state *s, struct state *ns);
 
-void	state_json_str(FILE *, const char *);
 /* The line `pmon problems` prints for a problem's JSON. */
 void	state_load_problem_text(FILE *, const char *json);
 

@@ -140,35 +140,6 @@ get_u64(struct load *ld, const json_t *obj, const char *key, uint64_t *out)
 	return 0;
 }
 
-/*
- * A string as the bytes state_json_str wrote: it escapes every byte
- * outside printable ASCII alone, so each character is below U+0100 and
- * stands for one byte (jansson gives it as UTF-8).  -1 when one is not,
- * or when the bytes and their NUL do not fit in size.
- */
-static int
-bytes_of(const char *utf8, char *out, size_t size)
-{
-	const unsigned char *p = (const unsigned char *)utf8;
-	unsigned c;
-	size_t n = 0;
-
-	for (; *p != '\0'; p++) {
-		c = *p;
-		if (c >= 0x80) {
-			if (c != 0xc2 && c != 0xc3)
-				return -1;
-			c = (c & 0x1f) << 6 | (p[1] & 0x3f);
-			p++;
-		}
-		if (n + 1 >= size)
-			return -1;
-		out[n++] = (char)c;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
 static int
 get_str(struct load *ld, const json_t *obj, const char *key, char *out,
     size_t size)
@@ -177,10 +148,9 @@ get_str(struct load *ld, const json_t *obj, const char *key, char *out,
 
 	if (v == NULL)
 		return bad(ld, "no \"%s\"", key);
-	if (!json_is_string(v) || bytes_of(json_string_value(v), out,
+	if (!json_is_string(v) || json_str_bytes(json_string_value(v), out,
 	    size) == -1)
-		return bad(ld, "\"%s\" is not a string of at most %zu bytes "
-		    "(characters below U+0100)",
+		return bad(ld, "\"%s\" is not a string of at most %zu bytes",
 		    key, size - 1);
 	return 0;
 }
@@ -723,9 +693,9 @@ write_string(FILE *fp, const char *utf8)
 {
 	char buf[LOAD_STR_MAX];
 
-	if (bytes_of(utf8, buf, sizeof(buf)) == -1)
+	if (json_str_bytes(utf8, buf, sizeof(buf)) == -1)
 		return -1;
-	state_json_str(fp, buf);
+	json_str_write(fp, buf);
 	return 0;
 }
 
@@ -1084,7 +1054,7 @@ text_wait(FILE *fp, const json_t *w)
 			fprintf(fp, "%lld)", tag);
 		return 0;
 	}
-	if (pt_str(w, "group") == NULL || bytes_of(pt_str(w, "group"), group,
+	if (pt_str(w, "group") == NULL || json_str_bytes(pt_str(w, "group"), group,
 	    sizeof(group)) == -1)
 		return -1;
 	fprintf(fp, "%s(%.32s)", in, group);

@@ -130,7 +130,7 @@ mbox_write_json(const struct mbox *m, FILE *fp)
 	for (i = 0; i < m->n; i++) {
 		e = &m->v[i];
 		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
-		state_json_str(fp, e->name);
+		json_str_write(fp, e->name);
 		fprintf(fp, ",\"index\":%" PRId32 ",\"owner\":%" PRId32
 		    ",\"flags\":%" PRId32 ",\"bytes\":%" PRId32 ",\"put\":\"%"
 		    PRId32 ":%" PRIu64 "\"}", e->index, e->owner, e->flags,

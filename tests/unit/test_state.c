@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "jsonstr.h"
 #include "order.h"
 #include "proto.h"
 #include "record.h"
@@ -1630,6 +1631,50 @@ test_unmonitored(void)
 }
 
 /*
+ * Names in JSON (common/jsonstr.c): UTF-8 as it is, so a reader sees
+ * the characters; control characters escaped; a byte that is no part of
+ * UTF-8 (Latin-1 "é", a cut sequence) as U+EF00 plus the byte, so the
+ * string is valid JSON and json_str_bytes gives the bytes back.
+ */
+static void
+test_json_names(void)
+{
+	static const struct {
+		const char	*name, *json;
+	} cases[] = {
+		{ "slave1", "\"slave1\"" },
+		{ "r\xc3\xa9seau", "\"r\xc3\xa9seau\"" },
+		{ "\xe6\x97\xa5\xf0\x9f\x98\x80", "\"\xe6\x97\xa5\xf0\x9f\x98\x80\"" },
+		{ "r\xe9seau", "\"r\\uefe9seau\"" },
+		{ "cut\xe6\x97", "\"cut\\uefe6\\uef97\"" },
+		{ "\xed\xa0\x80", "\"\\uefed\\uefa0\\uef80\"" },
+		{ "a\"b\\c\n\x01\x7f", "\"a\\\"b\\\\c\\n\\u0001\\u007f\"" },
+	};
+	char *buf, back[64];
+	json_error_t err;
+	json_t *v;
+	size_t i, len;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fp = open_memstream(&buf, &len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+		json_str_write(fp, cases[i].name);
+		fclose(fp);
+		CU_ASSERT_STRING_EQUAL(buf, cases[i].json);
+		v = json_loads(buf, JSON_DECODE_ANY, &err);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+		CU_ASSERT_EQUAL(json_str_bytes(json_string_value(v), back,
+		    sizeof(back)), 0);
+		CU_ASSERT_STRING_EQUAL(back, cases[i].name);
+		CU_ASSERT_EQUAL(json_str_bytes(json_string_value(v), back,
+		    strlen(cases[i].name)), -1);
+		json_decref(v);
+		free(buf);
+	}
+}
+
+/*
  * A host that left the virtual machine: "deleted" in its agent field,
  * whatever its agent did after; a snapshot loads back the same; an
  * unknown host is refused.
@@ -2174,7 +2219,7 @@ test_load_bad(void)
 		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""), "", "",
 		    "{\"kind\":\"deadlock\",\"tasks\":[2,1]}"), "increasing" },
 		{ LOAD_DOC("\"262145\":2", LOAD_TASK("running", ""),
-		    "{\"name\":\"\\u0100\",\"members\":[],\"barrier\":null}",
+		    "{\"name\":5,\"members\":[],\"barrier\":null}",
 		    "", ""), "\"name\" is not a string" },
 	};
 	struct state *s = srig(), *n;
@@ -2223,6 +2268,7 @@ static CU_TestInfo state_tests[] = {
 	{ "an unmatched receive names its message", test_recv_id_unmatched },
 	{ "a task pmon does not instrument", test_unmonitored },
 	{ "a host deleted", test_host_deleted },
+	{ "names in JSON", test_json_names },
 	{ "a task killed by another", test_killed_by },
 	{ "a message handler inside a receive", test_handler },
 	{ "the mailbox", test_mailbox },
