@@ -76,29 +76,48 @@ agent_orphan_tasks(struct coord_agent *a)
 }
 
 /*
- * Ends the orphaned tasks whose grace period is over (all: every one,
- * at shutdown).  What they recorded since their agent was lost is gone
- * with them, and nothing says how much.
+ * Ends an orphaned task no agent will adopt.  What it recorded since its
+ * agent was lost is gone with it, and nothing says how much.
  */
+static void
+orphan_end(struct coord *c, struct coord_task *t)
+{
+	const char *why;
+
+	t->orphan = 0;
+	t->ended = 1;
+	t->expired = 1;
+	if (order_task_end(c->order, t->tid, 0, &why) == -1)
+		log_warnx("task t%x: %s", (unsigned)t->tid, why);
+}
+
+/* Ends the orphans whose grace period is over (all: every one). */
 void
 coord_agent_orphans_check(struct coord *c, int all)
 {
 	struct coord_task *t;
 	uint64_t now = coord_mono_ms();
-	const char *why;
 
 	TAILQ_FOREACH(t, &c->tasks, entry) {
 		if (!t->orphan || (!all && now < t->orphan_until))
 			continue;
-		t->orphan = 0;
-		t->ended = 1;
-		t->expired = 1;
-		if (t->orphan_until != 0)
-			log_warnx("task t%x (%s): no agent adopted it; ended",
-			    (unsigned)t->tid, t->program);
-		if (order_task_end(c->order, t->tid, 0, &why) == -1)
-			log_warnx("task t%x: %s", (unsigned)t->tid, why);
+		log_warnx("task t%x (%s): no agent adopted it; ended",
+		    (unsigned)t->tid, t->program);
+		orphan_end(c, t);
 	}
+}
+
+/* An unmonitored task pvmd no longer lists: "ended", and tools told. */
+static void
+other_ended(struct coord *c, int32_t tid)
+{
+	char buf[64];
+
+	if (state_task_other_end(c->state, tid) != 1)
+		return;
+	snprintf(buf, sizeof(buf), "{\"notice\":\"unmonitored_ended\","
+	    "\"tid\":%d}", tid);
+	coord_notice(c, buf);
 }
 
 /*
@@ -114,24 +133,17 @@ coord_agent_host_gone(struct coord *c, const char *host)
 	struct coord_task *t;
 	int32_t *others;
 	size_t i, n;
-	char buf[64];
 
 	TAILQ_FOREACH(t, &c->tasks, entry)
 		if (t->orphan && strcmp(t->host, host) == 0) {
 			log_info("task t%x (%s): its host %s was deleted; "
 			    "ended", (unsigned)t->tid, t->program, host);
-			t->orphan_until = 0;
+			orphan_end(c, t);
 		}
-	coord_agent_orphans_check(c, 0);
 	if ((others = state_others_on(c->state, host, &n)) == NULL)
 		fatal("%s", __func__);
-	for (i = 0; i < n; i++) {
-		if (state_task_other_end(c->state, others[i]) != 1)
-			continue;
-		snprintf(buf, sizeof(buf), "{\"notice\":\"unmonitored_ended\","
-		    "\"tid\":%d}", others[i]);
-		coord_notice(c, buf);
-	}
+	for (i = 0; i < n; i++)
+		other_ended(c, others[i]);
 	free(others);
 }
 
@@ -672,7 +684,6 @@ agent_task_others(struct coord_agent *a, const uint8_t *p, size_t len)
 	struct coord *c = a->coord;
 	struct others_seen x = { .a = a };
 	const char *why;
-	char buf[64];
 	size_t i;
 
 	if ((x.was = state_others_on(c->state, a->host, &x.nwas)) == NULL)
@@ -683,14 +694,9 @@ agent_task_others(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad TASK_OTHERS: %s", why);
 		return -1;
 	}
-	for (i = 0; i < x.nwas; i++) {
-		if (x.was[i] == 0 || state_task_other_end(c->state,
-		    x.was[i]) != 1)
-			continue;
-		snprintf(buf, sizeof(buf), "{\"notice\":\"unmonitored_ended\","
-		    "\"tid\":%d}", x.was[i]);
-		coord_notice(c, buf);
-	}
+	for (i = 0; i < x.nwas; i++)
+		if (x.was[i] != 0)
+			other_ended(c, x.was[i]);
 	free(x.was);
 	return 0;
 }

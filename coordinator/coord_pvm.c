@@ -349,10 +349,12 @@ host_deleted(struct coord *c)
 		return;
 	h->deleted = 1;
 	log_info("host %s left the virtual machine", h->name);
-	if ((state_host_deleted(c->state, host_tid) == -1 &&
+	/* A host whose agent never said hello is new to the model. */
+	if (state_host_deleted(c->state, host_tid) == -1 &&
 	    (state_host(c->state, host_tid, h->name, "", 0) == -1 ||
-	    state_host_deleted(c->state, host_tid) == -1)) ||
-	    (fp = open_memstream(&buf, &len)) == NULL)
+	    state_host_deleted(c->state, host_tid) == -1))
+		fatal("%s", __func__);
+	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"host_deleted\",\"host_tid\":%d,"
 	    "\"host\":", host_tid);

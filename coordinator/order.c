@@ -2291,7 +2291,7 @@ is_probe_hit(const struct record *r)
 	    (r->flags & RECORD_MSG);
 }
 
-/* The begin of a signal a task's pvmd delivered (record_is_signal). */
+/* The begin of a signal a task's pvmd delivered (PMON_CALL_SIGNAL). */
 static int
 is_pvmd_signal(const struct record *r)
 {
@@ -2402,6 +2402,8 @@ sig_arrived(struct order *o, struct order_task *t, const struct record *r)
 	struct order_task *v;
 	struct order_sig *g;
 
+	if (r->peer <= 0)
+		return 0;	/* no task: PVM refuses it */
 	if ((v = task_get(o, r->peer)) == NULL)
 		return -1;
 	if (v->sigs == NULL &&
