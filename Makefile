@@ -27,13 +27,27 @@ CC	?= cc
 WARN	= -Wall -Wextra -Wformat=2 -Wshadow -Wstrict-prototypes \
 	  -Wmissing-prototypes -Wwrite-strings -Werror=implicit-function-declaration
 CFLAGS	?= -O2 -g
-CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN) -Icommon -Iclient-api -Icoordinator -Inode-agent
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -fPIC $(WARN)
+# Each part sees its own headers and common/; the tools see only the
+# headers pmon installs, staged in $(BUILD)/include, as a third party's
+# tool does: a crossing fails to compile.  Tests and benchmarks reach
+# everything.
+PUBLIC_HEADERS	:= client-api/pmon.h common/pmon_calls.h
+STAGED_HEADERS	:= $(addprefix $(BUILD)/include/,$(notdir $(PUBLIC_HEADERS)))
+INC	= -Icommon -Iclient-api -Icoordinator -Inode-agent
 LDLIBS_PVM = -lgpvm3 -lpvm3
 # The agent stream and recordings are zlib.
 LDLIBS_Z = -lz
-# tools/export_otf2.c: Debian's libotf2 (libotf2-trace-dev).
-OTF2_CFLAGS := $(shell otf2-config --cflags 2>/dev/null)
-OTF2_LIBS := $(shell otf2-config --ldflags --libs 2>/dev/null || echo -lotf2)
+# tools/export_otf2.c: Debian's libotf2 (libotf2-trace-dev), when it is
+# there; without it, pmon export -f otf2 says what it needs
+# (tools/export_otf2_none.c).
+ifneq ($(shell otf2-config --version 2>/dev/null),)
+OTF2_CFLAGS := $(shell otf2-config --cflags)
+OTF2_LIBS := $(shell otf2-config --ldflags --libs)
+OTF2_NOT := tools/export_otf2_none.c
+else
+OTF2_NOT := tools/export_otf2.c
+endif
 
 # SAN=1 (make check) builds the daemons, tools and tests with ASan and
 # UBSan.  The instrumentation library gets UBSan only: it is preloaded
@@ -56,7 +70,7 @@ PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
 LIBPMON_SRCS	:= $(wildcard client-api/*.c)
-TOOL_SRCS	:= $(wildcard tools/*.c)
+TOOL_SRCS	:= $(filter-out $(OTF2_NOT),$(wildcard tools/*.c))
 UNIT_SRCS	:= $(wildcard tests/unit/*.c)
 PROG_SRCS	:= $(wildcard tests/progs/*.c)
 TESTTOOL_SRCS	:= $(wildcard tests/tools/*.c)
@@ -113,18 +127,32 @@ tests: all $(UNIT) $(PROGS) $(TESTTOOLS) $(PROPTEST) $(BENCH_STOP) \
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) $(SANFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
+	$(CC) $(CFLAGS) $(INC) $(PRELOAD_SANFLAGS) -fvisibility=hidden -MMD -MP \
 	    -c -o $@ $<
 
 # libpmon.so loads into programs built without ASan: UBSan at most, as
 # the instrumentation library.
 $(BUILD)/so/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PRELOAD_SANFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) $(PRELOAD_SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/common/%.o $(BUILD)/pic/common/%.o $(BUILD)/so/common/%.o \
+$(BUILD)/obj/node-agent/%.o $(BUILD)/pic/node-agent/%.o \
+$(BUILD)/obj/coordinator/%.o \
+$(BUILD)/obj/client-api/%.o $(BUILD)/so/client-api/%.o: INC = -Icommon
+$(BUILD)/obj/tools/%.o: INC = -I$(BUILD)/include
+
+$(BUILD)/include/pmon.h: client-api/pmon.h
+$(BUILD)/include/pmon_calls.h: common/pmon_calls.h
+$(STAGED_HEADERS):
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(call obj,$(TOOL_SRCS)): | $(STAGED_HEADERS)
 
 $(LIBPMON_SO): $(call so,$(LIBPMON_SRCS) $(COMMON_SRCS)) client-api/libpmon.map
 	@mkdir -p $(dir $@)
@@ -164,7 +192,7 @@ $(BUILD)/gen/web_assets.c: $(WEB_ASSETS) tools/web/embed.sh
 
 $(WEB_ASSETS_OBJ): $(BUILD)/gen/web_assets.c tools/web.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itools $(SANFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -I$(BUILD)/include -Itools $(SANFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tools/export_otf2.o: CFLAGS += $(OTF2_CFLAGS)
 
@@ -226,35 +254,35 @@ $(BENCH_STOP): $(call obj,bench/bench_stop.c) $(LIBPMON)
 # the ASan runtime must come first in a process, the preload cannot.
 $(BENCH_EVENT): bench/bench_event.c common/ring.h common/tsc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -ldl $(LDLIBS_PVM)
+	$(CC) $(CFLAGS) $(INC) -o $@ $< -ldl $(LDLIBS_PVM)
 
 $(PVMTRACER): bench/pvmtracer.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+	$(CC) $(CFLAGS) $(INC) -o $@ $< $(LDLIBS_PVM)
 
 $(SMALLPP): bench/smallpp.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+	$(CC) $(CFLAGS) $(INC) -o $@ $< $(LDLIBS_PVM)
 
 # Preloaded into NPpvm: its pvm_tasks sees only NPpvm tasks.
 $(NPTASKS): bench/nptasks.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(INC) -shared -o $@ $< -ldl
 
 # Test programs are ordinary PVM programs, built without pmon.
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS_PVM)
+	$(CC) $(CFLAGS) $(INC) -o $@ $< $(LDLIBS_PVM)
 
 # Test tools (stream checkers, frame senders) read pmon's output.
 $(BUILD)/tests/tools/%: tests/tools/%.c tests/tools/xalloc.h tests/tools/dial.h $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson $(LDLIBS_Z)
+	$(CC) $(CFLAGS) $(INC) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson $(LDLIBS_Z)
 
 # reqtool is a libpmon client that the request tests drive.
 $(BUILD)/tests/tools/reqtool: tests/tools/reqtool.c tests/tools/xalloc.h $(LIBPMON)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson
+	$(CC) $(CFLAGS) $(INC) $(SANFLAGS) -o $@ $(filter-out %.h,$^) -ljansson $(LDLIBS_Z)
 
 # --- tests ---------------------------------------------------------------
 
@@ -293,7 +321,7 @@ build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 
 # pmon export from a recording: the exporters, with the command's own
 # error printers replaced by the target's.
-EXPORT_SRCS	:= $(wildcard tools/export*.c)
+EXPORT_SRCS	:= $(filter-out $(OTF2_NOT),$(wildcard tools/export*.c))
 
 build-fuzz/fuzz_export: tests/fuzz/fuzz_export.c $(FUZZ_LINKED) $(EXPORT_SRCS) \
 	    tools/trace_fmt.c
@@ -407,7 +435,7 @@ install: all
 	install -m 644 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(LIBPMON_SO) $(DESTDIR)$(PREFIX)/lib
 	ln -sf libpmon.so.1 $(DESTDIR)$(PREFIX)/lib/libpmon.so
-	install -m 644 client-api/pmon.h $(DESTDIR)$(PREFIX)/include
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(PMON_VERSION)|' \
 	    client-api/pmon.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/pmon.pc
 	install -m 644 tools/gdb/pmon.py $(DESTDIR)$(PREFIX)/share/pmon/gdb

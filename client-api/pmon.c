@@ -25,9 +25,19 @@
 #include "pmon-internal.h"
 #include "pmon.h"
 #include "proto.h"
+#include "recfile.h"
 #include "record.h"
 #include "secret.h"
 #include "wire.h"
+
+/* pmon.h's numbers are the protocol's and the recordings'. */
+_Static_assert(PMON_FRAME_EVENT == MSG_EVENT &&
+    PMON_FRAME_TASK_INFO == MSG_TASK_INFO &&
+    PMON_FRAME_PROBLEM == MSG_PROBLEM && PMON_FRAME_NOTICE == MSG_NOTICE &&
+    PMON_FRAME_TASK_GONE == MSG_TASK_GONE && PMON_FRAME_HOST == REC_HOST &&
+    PMON_FRAME_SNAPSHOT == REC_SNAPSHOT, "pmon.h's frame types");
+_Static_assert(PMON_PHASE_BEGIN == PMON_BEGIN && PMON_PHASE_END == PMON_END,
+    "pmon.h's phases");
 
 /* Bytes read from the socket at a time, at least. */
 #define PMON_READ_CHUNK	(256 * 1024)
@@ -102,6 +112,8 @@ struct pmon {
 	 * frames of a request's reply, or right behind it. */
 	char		*snap;
 	size_t		 snaplen;
+
+	struct recfile	*rf;		/* pmon_open_recording's */
 };
 
 static int	pmon_fail(struct pmon *, const char *, ...)
@@ -196,6 +208,7 @@ pmon_free(struct pmon *p)
 		return;
 	if (p->fd != -1)
 		close(p->fd);
+	recfile_close(p->rf);
 	for (i = 0; i < p->ntasks; i++)
 		ptask_free(p->tasks[i]);
 	free(p->tasks);
@@ -335,31 +348,19 @@ reader_done(const struct wire_reader *r)
 static int
 decode_task_info(struct pmon *p, const uint8_t *buf, size_t len)
 {
-	struct wire_reader r;
+	struct task_info ti;
 	struct ptask *t;
-	char host[PMON_STR_MAX], program[PMON_STR_MAX], *h, *prog;
-	int32_t tid, parent;
-	uint32_t pid;
-	uint64_t spawn_seq;
+	const char *why;
+	char *h, *prog;
 
-	wire_reader_init(&r, buf, len);
-	tid = (int32_t)wire_read32(&r);
-	parent = (int32_t)wire_read32(&r);
-	pid = wire_read32(&r);
-	spawn_seq = wire_read64(&r);
-	wire_readstr(&r, host, sizeof(host));
-	wire_readstr(&r, program, sizeof(program));
-	if (!reader_done(&r))
-		return pmon_bad_payload(p, MSG_TASK_INFO,
-		    "fields do not match the payload length");
-	if (tid <= 0)
-		return pmon_bad_payload(p, MSG_TASK_INFO, "invalid tid");
-
-	if ((h = strdup(host)) == NULL || (prog = strdup(program)) == NULL) {
+	if (task_info_decode(buf, len, &ti, &why) == -1)
+		return pmon_bad_payload(p, MSG_TASK_INFO, why);
+	if ((h = strdup(ti.host)) == NULL ||
+	    (prog = strdup(ti.program)) == NULL) {
 		free(h);
 		return pmon_fail(p, "out of memory for a task");
 	}
-	if ((t = task_get(p, tid)) == NULL) {
+	if ((t = task_get(p, ti.tid)) == NULL) {
 		free(h);
 		free(prog);
 		return -1;
@@ -368,9 +369,9 @@ decode_task_info(struct pmon *p, const uint8_t *buf, size_t len)
 	free(t->program);
 	t->host = h;
 	t->program = prog;
-	t->pub.parent = parent;
-	t->pub.pid = pid;
-	t->pub.spawn_seq = spawn_seq;
+	t->pub.parent = ti.parent;
+	t->pub.pid = ti.pid;
+	t->pub.spawn_seq = ti.spawn_seq;
 	t->pub.host = h;
 	t->pub.program = prog;
 	if (p->cb.task != NULL)
@@ -608,14 +609,6 @@ decode_json(struct pmon *p, const uint8_t *buf, size_t len,
 	return 0;
 }
 
-/* The frames of the stream, which the frame callback also gets. */
-static int
-stream_frame(uint8_t type)
-{
-	return type == MSG_TASK_INFO || type == MSG_EVENT ||
-	    type == MSG_PROBLEM || type == MSG_NOTICE || type == MSG_TASK_GONE;
-}
-
 static int	decode_frame(struct pmon *, uint8_t, const uint8_t *, size_t);
 
 /* Decodes one frame, then hands a stream frame on as it came. */
@@ -624,7 +617,7 @@ dispatch_frame(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len)
 {
 	if (decode_frame(p, type, buf, len) == -1)
 		return -1;
-	if (p->cb.frame != NULL && stream_frame(type))
+	if (p->cb.frame != NULL && proto_msg_stream(type))
 		p->cb.frame(type, buf, len, p->cbarg);
 	return 0;
 }
@@ -775,6 +768,116 @@ pmon_feed(struct pmon *p, const void *buf, size_t len)
 	memcpy(p->in + p->inlen, buf, len);
 	p->inlen += len;
 	return pmon_parse(p);
+}
+
+/* --- recordings ---------------------------------------------------------- */
+
+const char *
+pmon_call_name(int call)
+{
+	return call < 0 ? "unknown" : record_call_name((unsigned)call);
+}
+
+int
+pmon_call_lookup(const char *name)
+{
+	return record_call_lookup(name);
+}
+
+int
+pmon_open_recording(struct pmon *p, const char *path,
+    struct pmon_recording_header *header)
+{
+	const struct recfile_header *h;
+	char err[512];
+
+	if (pmon_usable(p) == -1)
+		return -1;
+	if (p->fd != -1 || p->rf != NULL)
+		return pmon_fail(p, "the handle is in use");
+	if ((p->rf = recfile_open(path, err, sizeof(err))) == NULL)
+		return pmon_fail(p, "%s", err);
+	if (header == NULL)
+		return 0;
+	h = recfile_header(p->rf);
+	memset(header, 0, sizeof(*header));
+	header->format = h->version;
+	header->created_ns = h->created_ns;
+	snprintf(header->writer, sizeof(header->writer), "%s", h->writer);
+	snprintf(header->clock, sizeof(header->clock), "%s", h->clock);
+	snprintf(header->source, sizeof(header->source), "%s", h->source);
+	return 0;
+}
+
+/*
+ * One frame of a recording.  A stream frame is checked against the
+ * protocol table as one from the socket is, then dispatched; the
+ * recording's own go to the snapshot and frame callbacks.
+ */
+static int
+recording_frame(struct pmon *p, uint8_t type, const uint8_t *buf,
+    size_t len)
+{
+	uint8_t hdr[FRAME_HDR_SIZE];
+	struct frame_hdr h;
+	const char *why;
+
+	if (type == REC_SNAPSHOT || type == REC_HOST) {
+		if (type == REC_SNAPSHOT &&
+		    decode_json(p, buf, len, p->cb.snapshot) == -1)
+			return -1;
+		if (p->cb.frame != NULL)
+			p->cb.frame(type, buf, len, p->cbarg);
+		return 0;
+	}
+	if (!proto_msg_stream(type))
+		return 0;
+	if (len > PROTO_MAX_PAYLOAD)
+		return pmon_fail(p, "a %s frame of %zu bytes",
+		    proto_msg_name(type), len);
+	frame_hdr_encode(hdr, type, (uint32_t)len);
+	if (frame_hdr_decode(hdr, &h, &why) == -1)
+		return pmon_fail(p, "bad %s frame of %zu bytes: %s",
+		    proto_msg_name(type), len, why);
+	return dispatch_frame(p, type, buf, len);
+}
+
+int
+pmon_read_recording(struct pmon *p, struct pmon_recording_counts *counts)
+{
+	struct pmon_recording_counts n;
+	const struct recfile_end *end;
+	const uint8_t *buf;
+	uint8_t type;
+	size_t len;
+	int rv = 0;
+
+	memset(&n, 0, sizeof(n));
+	if (pmon_usable(p) == -1)
+		goto out;
+	if (p->rf == NULL) {
+		rv = pmon_fail(p, "no recording open");
+		goto out;
+	}
+	while ((rv = recfile_next(p->rf, &type, &buf, &len)) == 1) {
+		n.frames++;
+		n.events += type == MSG_EVENT;
+		n.tasks += type == MSG_TASK_INFO;
+		n.raw_bytes += FRAME_HDR_SIZE + len;
+		if (recording_frame(p, type, buf, len) == -1)
+			break;
+	}
+	n.file_bytes = recfile_offset(p->rf);
+	if (rv == 0 && (end = recfile_end(p->rf)) != NULL)
+		n.ended_ns = end->ended_ns;
+	if (rv == 1)
+		rv = -1;	/* the callbacks' frame: the message is in */
+	else if (rv == -1)
+		pmon_fail(p, "%s", recfile_error(p->rf));
+out:
+	if (counts != NULL)
+		*counts = n;
+	return p->failed ? -1 : rv;
 }
 
 int
@@ -1046,7 +1149,7 @@ pmon_connect(struct pmon *p, const char *path, const char *name,
 	char secret[PMON_SECRET_LEN + 1];
 	int rv;
 
-	if (p->fd != -1)
+	if (p->fd != -1 || p->rf != NULL)
 		return pmon_fail(p, "already connected");
 	if (flags & ~(unsigned)(PMON_SUBSCRIBE | PMON_SNAPSHOT | PMON_RECORD |
 	    PMON_LOSSLESS))

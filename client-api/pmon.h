@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pmon_calls.h"		/* enum pmon_call: PMON_CALL_send, ... */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,6 +66,22 @@ struct pmon;
 #define PMON_EV_PVMD		0x80	/* a "signal" the task's pvmd sent it
 					   (for a pvm_sendsig or pvm_kill) */
 
+/*
+ * Frame types: the frame callback's type, and what a recording holds
+ * (doc/protocol.md, doc/recording.md).  Payloads are big-endian.
+ */
+#define PMON_FRAME_EVENT	9
+#define PMON_FRAME_TASK_INFO	13
+#define PMON_FRAME_PROBLEM	16
+#define PMON_FRAME_NOTICE	21
+#define PMON_FRAME_TASK_GONE	24	/* with PMON_RECORD: u32 the tid of a
+					   task that ended, in stream order */
+#define PMON_FRAME_HOST		0x80	/* recordings only: i32 host tid, u8
+					   agent up, then name and arch, each
+					   a u16 length and its bytes */
+#define PMON_FRAME_SNAPSHOT	0x81	/* recordings only: the state (JSON)
+					   where the recording starts */
+
 /* A task of the monitored application. */
 struct pmon_task {
 	int32_t		 tid;
@@ -76,14 +94,14 @@ struct pmon_task {
 
 /*
  * One event of the ordered stream: the begin or the end of one PVM call
- * made by the application (record.h describes each field).
+ * made by the application (doc/events.md describes each field).
  */
 struct pmon_event {
 	int32_t		 tid;
 	uint64_t	 seq;
 	uint64_t	 t_ns;		/* the host's clock */
 	uint64_t	 t_corr;	/* corrected: causal, one timeline */
-	int		 call;		/* number; see call_name */
+	int		 call;		/* enum pmon_call */
 	const char	*call_name;	/* "pvm_send" */
 	int		 phase;
 	int		 flags;
@@ -123,9 +141,9 @@ struct pmon_callbacks {
 	void	(*notice)(const char *json, size_t len, void *arg);
 	/*
 	 * Every frame of the stream exactly as it came, after the callback
-	 * for it ran: type is its message number (doc/protocol.md:
-	 * TASK_INFO 13, EVENT 9, PROBLEM 16, NOTICE 21, and TASK_GONE 24
-	 * with PMON_RECORD), payload its bytes.  What pmon record writes.
+	 * for it ran: type is a PMON_FRAME_* (TASK_GONE only with
+	 * PMON_RECORD; from a recording, also its HOST and SNAPSHOT
+	 * frames), payload its bytes.  What pmon record writes.
 	 */
 	void	(*frame)(int type, const void *payload, size_t len, void *arg);
 };
@@ -208,6 +226,96 @@ int		 pmon_flush(struct pmon *);
  * stays usable.
  */
 void		 pmon_set_timeout(struct pmon *, int timeout_ms);
+
+/*
+ * The sockets of the virtual machine named by $PVM_TMP: the
+ * coordinator's, which pmon_connect dials when given no path, and this
+ * host's agent's, where the tasks it monitors register.  0, or -1 with
+ * errno ENAMETOOLONG when the path does not fit buf.
+ */
+int		 pmon_coordinator_path(char *buf, size_t size);
+int		 pmon_agent_path(char *buf, size_t size);
+/*
+ * Makes the PVM programs this process starts from now on run monitored:
+ * puts the instrumentation library at path (absolute: tasks start in
+ * pvmd's directory) first in LD_PRELOAD, and LD_PRELOAD in PVM_EXPORT
+ * so that the tasks they spawn get it too, keeping what both held
+ * (doc/tasker.md).  0, or -1 with errno.
+ */
+int		 pmon_instrument_env(const char *path);
+
+/* "pvm_send" for PMON_CALL_send; "unknown" for a number it does not know. */
+const char	*pmon_call_name(int call);
+/* The number of a call's name ("pvm_send"), or -1. */
+int		 pmon_call_lookup(const char *name);
+
+/*
+ * Recordings: the stream of a subscribed tool in a file, as pmon record
+ * writes it and pmon replay serves it (doc/recording.md).
+ */
+#define PMON_RECORDING_FORMAT		2	/* the newest */
+#define PMON_RECORDING_BLOCK_DEFAULT	(64 * 1024)
+#define PMON_RECORDING_BLOCK_MIN	1024
+#define PMON_RECORDING_BLOCK_MAX	(4 * 1024 * 1024)
+
+struct pmon_recording_header {
+	unsigned	 format;	/* 1 or 2; to create, 0: the newest */
+	uint64_t	 created_ns;	/* CLOCK_REALTIME at its start */
+	char		 writer[256];	/* "pmon record" */
+	char		 clock[256];	/* how its times were corrected */
+	char		 source[256];	/* host:PVM_TMP */
+};
+
+struct pmon_recording_counts {
+	uint64_t	 frames;
+	uint64_t	 events;
+	uint64_t	 tasks;		/* TASK_INFO frames */
+	uint64_t	 raw_bytes;	/* the frames' bytes */
+	uint64_t	 file_bytes;
+	uint64_t	 ended_ns;	/* from its end block; 0: none yet */
+};
+
+/*
+ * Reading: pmon_open_recording makes an unconnected handle read the
+ * recording at path (and fills *header, which may be NULL).
+ * pmon_read_recording then gives its stream to the callbacks, as a tool
+ * subscribed with PMON_SNAPSHOT and PMON_RECORD got it live, and counts
+ * what it read in *counts (may be NULL).  It returns 0 at the file's
+ * end block; -1 on damage ("corrupt block at offset N: ...", "truncated
+ * at offset N" in pmon_error()), after every frame before the damage.
+ */
+int		 pmon_open_recording(struct pmon *, const char *path,
+		    struct pmon_recording_header *header);
+int		 pmon_read_recording(struct pmon *,
+		    struct pmon_recording_counts *counts);
+
+/*
+ * Writing: pmon_recording_create makes path (replacing a file there)
+ * and writes the header; a compressed block is written each time
+ * block_size bytes of frames wait (0: the default) and at
+ * pmon_recording_sync.  NULL with the reason in err when it cannot.
+ * pmon_recording_finish writes the end block and closes the file, then
+ * pmon_recording_free frees the handle (which alone leaves the file
+ * without an end block, as a crash would).  Each returns -1 with the
+ * reason in pmon_recording_error() on failure (a full disk); the counts
+ * are then those of what surely reached the file.
+ */
+struct pmon_recording;
+struct pmon_recording *pmon_recording_create(const char *path,
+		    const struct pmon_recording_header *, size_t block_size,
+		    char *err, size_t errsize);
+/* A frame as the frame callback got it, or a PMON_FRAME_SNAPSHOT. */
+int		 pmon_recording_write(struct pmon_recording *, int type,
+		    const void *payload, size_t len);
+/* A PMON_FRAME_HOST: a host of the state, as the "hosts" request has it. */
+int		 pmon_recording_write_host(struct pmon_recording *,
+		    int32_t host_tid, int agent_up, const char *name,
+		    const char *arch);
+int		 pmon_recording_sync(struct pmon_recording *);
+int		 pmon_recording_finish(struct pmon_recording *,
+		    struct pmon_recording_counts *);
+void		 pmon_recording_free(struct pmon_recording *);
+const char	*pmon_recording_error(const struct pmon_recording *);
 
 #ifdef __cplusplus
 }

@@ -27,49 +27,62 @@
 /* The largest payload any message may carry. */
 #define PROTO_MAX_PAYLOAD	(1024 * 1024)
 
-/*	  name		number	min payload	max payload */
+/*
+ * stream: 1 for the frames of the ordered stream a subscribed tool gets,
+ * which are also what a recording holds.
+ *
+ *	  name		number	min	max (payload bytes)	stream */
 #define PROTO_MESSAGES(X)						\
-	X(AGENT_HELLO,	1,	14,		1024)			\
-	X(TASK_NEW,	2,	22,		1024)			\
-	X(TASK_RECORDS,	3,	8,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_END,	4,	12,		12)			\
-	X(FLUSH,	5,	4,		4)			\
-	X(FLUSH_DONE,	6,	4,		4)			\
-	X(SHUTDOWN,	7,	0,		0)			\
-	X(TOOL_HELLO,	8,	8,		1024)			\
-	X(EVENT,	9,	73,		PROTO_MAX_PAYLOAD)	\
-	X(BYE,		10,	2,		1024)			\
-	X(ERROR,	11,	2,		1024)			\
-	X(TASK_HELLO,	12,	22,		1024)			\
-	X(TASK_INFO,	13,	24,		1024)				\
-	X(REQUEST,	14,	10,		1024)			\
-	X(REPLY,	15,	6,		PROTO_MAX_PAYLOAD)	\
-	X(PROBLEM,	16,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_STOPPED,	17,	12,		12)			\
-	X(CONTROL,	18,	7,		PROTO_MAX_PAYLOAD)	\
-	X(CONTROL_DONE,	19,	6,		PROTO_MAX_PAYLOAD)	\
-	X(BREAKPOINTS,	20,	2,		PROTO_MAX_PAYLOAD)	\
-	X(NOTICE,	21,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_READY,	22,	4,		4)			\
-	X(TASK_PROC,	23,	49,		49)			\
-	X(TASK_GONE,	24,	4,		4)			\
-	X(ZDATA,	25,	1,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_PACKED,	26,	13,		PROTO_MAX_PAYLOAD)	\
-	X(ACK,		27,	2,		PROTO_MAX_PAYLOAD)	\
-	X(TASK_RESUME,	28,	12,		20)			\
-	X(TASK_FULL,	29,	0,		0)			\
-	X(TASK_OTHERS,	30,	4,		PROTO_MAX_PAYLOAD)
+	X(AGENT_HELLO,	1,	14,	1024,			0)	\
+	X(TASK_NEW,	2,	22,	1024,			0)	\
+	X(TASK_RECORDS,	3,	8,	PROTO_MAX_PAYLOAD,	0)	\
+	X(TASK_END,	4,	12,	12,			0)	\
+	X(FLUSH,	5,	4,	4,			0)	\
+	X(FLUSH_DONE,	6,	4,	4,			0)	\
+	X(SHUTDOWN,	7,	0,	0,			0)	\
+	X(TOOL_HELLO,	8,	8,	1024,			0)	\
+	X(EVENT,	9,	73,	PROTO_MAX_PAYLOAD,	1)	\
+	X(BYE,		10,	2,	1024,			0)	\
+	X(ERROR,	11,	2,	1024,			0)	\
+	X(TASK_HELLO,	12,	22,	1024,			0)	\
+	X(TASK_INFO,	13,	24,	1024,			1)	\
+	X(REQUEST,	14,	10,	1024,			0)	\
+	X(REPLY,	15,	6,	PROTO_MAX_PAYLOAD,	0)	\
+	X(PROBLEM,	16,	2,	PROTO_MAX_PAYLOAD,	1)	\
+	X(TASK_STOPPED,	17,	12,	12,			0)	\
+	X(CONTROL,	18,	7,	PROTO_MAX_PAYLOAD,	0)	\
+	X(CONTROL_DONE,	19,	6,	PROTO_MAX_PAYLOAD,	0)	\
+	X(BREAKPOINTS,	20,	2,	PROTO_MAX_PAYLOAD,	0)	\
+	X(NOTICE,	21,	2,	PROTO_MAX_PAYLOAD,	1)	\
+	X(TASK_READY,	22,	4,	4,			0)	\
+	X(TASK_PROC,	23,	49,	49,			0)	\
+	X(TASK_GONE,	24,	4,	4,			1)	\
+	X(ZDATA,	25,	1,	PROTO_MAX_PAYLOAD,	0)	\
+	X(TASK_PACKED,	26,	13,	PROTO_MAX_PAYLOAD,	0)	\
+	X(ACK,		27,	2,	PROTO_MAX_PAYLOAD,	0)	\
+	X(TASK_RESUME,	28,	12,	20,			0)	\
+	X(TASK_FULL,	29,	0,	0,			0)	\
+	X(TASK_OTHERS,	30,	4,	PROTO_MAX_PAYLOAD,	0)
 
 enum msg_type {
-#define PROTO_ENUM(name, num, min, max) MSG_##name = num,
+#define PROTO_ENUM(name, num, min, max, stream) MSG_##name = num,
 	PROTO_MESSAGES(PROTO_ENUM)
 #undef PROTO_ENUM
+};
+
+/* Each message's limits as constants, for checks at compile time. */
+enum msg_limits {
+#define PROTO_LIMITS(name, num, min, max, stream) \
+	MSG_MIN_##name = min, MSG_MAX_##name = max,
+	PROTO_MESSAGES(PROTO_LIMITS)
+#undef PROTO_LIMITS
 };
 
 struct msg_info {
 	const char	*name;
 	uint32_t	 min_len;
 	uint32_t	 max_len;
+	int		 stream;
 };
 
 /* TOOL_HELLO flags. */
@@ -98,6 +111,22 @@ struct msg_info {
 #define CONTROL_NO_TASK		1	/* not a live task of this host */
 #define CONTROL_FAILED		2	/* the signal failed, or the task
 					   did not stop within a second */
+
+/*
+ * TASK_INFO: i32 tid, i32 parent (0: not spawned by PVM), u32 pid, u64
+ * the parent's spawn record (0: none), str host, str program.  Encoded
+ * and decoded here alone: by the coordinator, libpmon and the replay.
+ */
+#define TASK_INFO_FIXED		20
+#define TASK_INFO_HOST_MAX	255	/* longer is cut */
+struct task_info {
+	int32_t		 tid;
+	int32_t		 parent;
+	uint32_t	 pid;
+	uint64_t	 spawn_seq;
+	char		 host[MSG_MAX_TASK_INFO];
+	char		 program[MSG_MAX_TASK_INFO];
+};
 
 /* TASK_PROC: u32 id, i32 tid, u8 state, u32 threads, u64 utime_ms,
  * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
@@ -135,6 +164,11 @@ struct frame_hdr {
 
 const struct msg_info	*proto_msg(uint8_t type);
 const char		*proto_msg_name(uint8_t type);
+int			 proto_msg_stream(uint8_t type);
+
+size_t	task_info_encode(uint8_t *payload, const struct task_info *);
+int	task_info_decode(const uint8_t *payload, size_t len, struct task_info *,
+	    const char **why);
 
 void	frame_hdr_encode(uint8_t *out, uint8_t type, uint32_t len);
 int	frame_hdr_decode(const uint8_t *in, struct frame_hdr *h,

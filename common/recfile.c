@@ -948,22 +948,6 @@ block_read(struct recfile *r)
 	return columns(r);
 }
 
-/* The frame types a recording holds. */
-static int
-stream_type(uint8_t type)
-{
-	switch (type) {
-	case MSG_TASK_INFO:
-	case MSG_EVENT:
-	case MSG_PROBLEM:
-	case MSG_NOTICE:
-	case MSG_TASK_GONE:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 /* Checks the frame header at p (avail bytes); its length in *len. */
 static int
 frame_check(struct recfile *r, const uint8_t *p, size_t avail, size_t *len)
@@ -977,7 +961,7 @@ frame_check(struct recfile *r, const uint8_t *p, size_t avail, size_t *len)
 		if (p[0] != PROTO_MAGIC || p[1] != PROTO_VERSION || p[3] != 0)
 			why = "bad frame header";
 		h.len = wire_get32(p + 4);
-	} else if (frame_hdr_decode(p, &h, &why) == 0 && !stream_type(p[2]))
+	} else if (frame_hdr_decode(p, &h, &why) == 0 && !proto_msg_stream(p[2]))
 		why = "a frame no tool stream holds";
 	if (why == NULL && h.len > avail - FRAME_HDR_SIZE)
 		why = "a frame cut by the block's end";

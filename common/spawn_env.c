@@ -100,3 +100,11 @@ spawn_env_restore(struct spawn_env *se)
 	free(se->old_export);
 	memset(se, 0, sizeof(*se));
 }
+
+void
+spawn_env_keep(struct spawn_env *se)
+{
+	free(se->old_value);
+	free(se->old_export);
+	memset(se, 0, sizeof(*se));
+}

@@ -21,6 +21,8 @@ struct spawn_env {
 int	spawn_env_set(struct spawn_env *, const char *name, const char *value);
 /* Puts both variables back; a no-op unless spawn_env_set succeeded. */
 void	spawn_env_restore(struct spawn_env *);
+/* Leaves both as they are set now, for good (pmon_instrument_env). */
+void	spawn_env_keep(struct spawn_env *);
 
 /* Is word one of the entries of list, separated by any of seps? */
 int	spawn_env_list_has(const char *list, const char *seps, const char *word);

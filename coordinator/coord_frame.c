@@ -72,38 +72,21 @@ coord_frame_text(struct evbuffer *out, uint8_t type, const char *text)
 	evbuffer_add(out, buf, FRAME_HDR_SIZE + 2 + n);
 }
 
-static uint8_t *
-put_str_cut(uint8_t *p, const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n > max)
-		n = max;
-	wire_put16(p, (uint16_t)n);
-	memcpy(p + 2, s, n);
-	return p + 2 + n;
-}
-
 /*
- * Encodes a TASK_INFO frame into buf, which holds FRAME_HDR_SIZE + the
- * message's maximum payload.  A host or program name too long for the
- * message is cut.  Returns the frame size.
+ * Encodes a TASK_INFO frame into buf, which holds COORD_TASK_INFO_MAX
+ * bytes.  A host or program name too long for the message is cut.
+ * Returns the frame size.
  */
 size_t
 coord_frame_task_info(uint8_t *buf, const struct coord_task *t)
 {
-	uint8_t *p = buf + FRAME_HDR_SIZE;
-	size_t room, len;
+	struct task_info ti = { .tid = t->tid, .parent = t->parent_tid,
+	    .pid = t->pid, .spawn_seq = t->spawn_seq };
+	size_t len;
 
-	wire_put32(p, (uint32_t)t->tid);
-	wire_put32(p + 4, (uint32_t)t->parent_tid);
-	wire_put32(p + 8, t->pid);
-	wire_put64(p + 12, t->spawn_seq);
-	p = put_str_cut(p + 20, t->host, 255);
-	room = proto_msg(MSG_TASK_INFO)->max_len -
-	    (size_t)(p - buf - FRAME_HDR_SIZE) - 2;
-	p = put_str_cut(p, t->program, room);
-	len = (size_t)(p - buf) - FRAME_HDR_SIZE;
+	snprintf(ti.host, sizeof(ti.host), "%s", t->host);
+	snprintf(ti.program, sizeof(ti.program), "%s", t->program);
+	len = task_info_encode(buf + FRAME_HDR_SIZE, &ti);
 	frame_hdr_encode(buf, MSG_TASK_INFO, (uint32_t)len);
 	return FRAME_HDR_SIZE + len;
 }

@@ -73,44 +73,31 @@ static int
 replay_task_info(struct coord *c, const uint8_t *p, size_t len,
     const char **why)
 {
-	char host[COORD_STR_MAX], program[COORD_STR_MAX];
-	struct wire_reader r;
+	struct task_info ti;
 	struct coord_task *t;
-	int32_t tid, parent;
-	uint32_t pid;
-	uint64_t spawn_seq;
 	int announced;
 
-	wire_reader_init(&r, p, len);
-	tid = (int32_t)wire_read32(&r);
-	parent = (int32_t)wire_read32(&r);
-	pid = wire_read32(&r);
-	spawn_seq = wire_read64(&r);
-	wire_readstr(&r, host, sizeof(host));
-	wire_readstr(&r, program, sizeof(program));
-	if (r.err || r.off != len || tid <= 0) {
-		*why = "bad TASK_INFO";
+	if (task_info_decode(p, len, &ti, why) == -1)
 		return -1;
-	}
-	if ((t = coord_task_find(c, tid)) != NULL && !t->ended) {
+	if ((t = coord_task_find(c, ti.tid)) != NULL && !t->ended) {
 		*why = "TASK_INFO for a task that runs";
 		return -1;
 	}
 	announced = c->replay != NULL && c->replay->announce &&
-	    state_has_task(c->state, tid);
+	    state_has_task(c->state, ti.tid);
 	if (t == NULL)
-		t = coord_task_add(c, tid);
+		t = coord_task_add(c, ti.tid);
 	free(t->host);
 	free(t->program);
-	t->parent_tid = parent;
-	t->pid = pid;
-	t->spawn_seq = spawn_seq;
+	t->parent_tid = ti.parent;
+	t->pid = ti.pid;
+	t->spawn_seq = ti.spawn_seq;
 	t->ended = 0;
-	if ((t->host = strdup(host)) == NULL ||
-	    (t->program = strdup(program)) == NULL)
+	if ((t->host = strdup(ti.host)) == NULL ||
+	    (t->program = strdup(ti.program)) == NULL)
 		fatal("%s", __func__);
-	if (!announced &&
-	    state_task(c->state, tid, parent, pid, host, program) == -1)
+	if (!announced && state_task(c->state, ti.tid, ti.parent, ti.pid,
+	    ti.host, ti.program) == -1)
 		fatal("%s", __func__);
 	coord_broadcast_task(c, t);
 	return 0;

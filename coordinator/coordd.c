@@ -33,19 +33,47 @@ static int secret_ours;		/* ...and the secret's file */
 static const char *replay_path;	/* -R: serve this recording */
 static int horizon_set;		/* -H: the frontier history's horizon */
 static uint64_t horizon_events, horizon_ns;
+static int check_only;		/* -n: check the options and exit */
 
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: pmon-coordd [-dNTv] [-A agent-path] "
+	fprintf(stderr, "usage: pmon-coordd [-dnNTv] [-A agent-path] "
 	    "[-b agent-buffer-bytes] [-C clock-correction] [-H horizon] "
 	    "[-i live-ms] [-k block-timeout] [-l address] "
 	    "[-Q tool-queue-bytes]\n       [-r fd] [-s ring-bytes] "
 	    "[-t exact|compact] [-W lossless-wait-s] "
 	    "[-z always|remote|never]\n"
-	    "       pmon-coordd -R recording [-dv] [-H horizon] [-Q bytes] "
+	    "       pmon-coordd -R recording [-dnv] [-H horizon] [-Q bytes] "
 	    "[-r fd]\n");
 	exit(1);
+}
+
+/*
+ * -n: the options are good (each was checked as it was read); print
+ * the settings they make, as pmon start -v shows them, and exit.
+ */
+static void __attribute__((noreturn))
+print_settings(void)
+{
+	printf("capture time=%s agent_buffer=", coord.agent_time);
+	if (coord.agent_buffer[0] != '\0')
+		printf("%s", coord.agent_buffer);
+	else
+		printf("%u", CAPTURE_BUFFER_DEFAULT);
+	if (coord.agent_live[0] != '\0')
+		printf(" live_ms=%s", coord.agent_live);
+	else
+		printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
+	printf(" ring=%s compress=%s block=%s\n", coord.agent_ring[0] ?
+	    coord.agent_ring : "default", coord.agent_compress[0] ?
+	    coord.agent_compress : "remote", coord.agent_block[0] ?
+	    coord.agent_block : "off");
+	printf("tools queue=%llu lossless_wait_s=%llu\n",
+	    (unsigned long long)(coord.tool_high ? coord.tool_high :
+	    COORD_TOOL_HIGH),
+	    (unsigned long long)coord.lossless_wait_ms / 1000);
+	exit(fflush(stdout) == 0 ? 0 : 1);
 }
 
 /*
@@ -341,7 +369,7 @@ main(int argc, char *argv[])
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
 	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
-	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:NQ:R:r:s:Tt:vW:z:")) !=
+	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:nNQ:R:r:s:Tt:vW:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 's':
@@ -393,7 +421,8 @@ main(int argc, char *argv[])
 			break;
 		case 'C':
 			if ((algo = clock_algo_lookup(optarg)) == -1)
-				fatalx("-C: unknown clock correction %s", optarg);
+				fatalx("-C %s: not a clock correction (clc, "
+				    "tc, kz, lamport or raw)", optarg);
 			coord.clock_params.algo = (enum clock_algo)algo;
 			break;
 		case 'A':
@@ -417,6 +446,9 @@ main(int argc, char *argv[])
 				fatalx("-l: address too long");
 			strcpy(coord.listen_host, optarg);
 			break;
+		case 'n':
+			check_only = 1;
+			break;
 		case 'N':
 			coord.spawn_agents = 0;
 			break;
@@ -435,6 +467,8 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage();
+	if (check_only)
+		print_settings();
 	log_setverbose(verbose);
 	signal(SIGPIPE, SIG_IGN);
 	if (coord.agent_path[0] == '\0')

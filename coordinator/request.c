@@ -450,7 +450,7 @@ parse_objects(struct parser *ps, struct req_objects *l, int in_action)
 
 /* --- conditional requests --- */
 
-/* A call name: pvm_NAME or NAME of record.h's PMON_CALLS, or "*" (0). */
+/* A call name: pvm_NAME or NAME of pmon_calls.h's PMON_CALLS, or "*" (0). */
 static int
 parse_call(struct parser *ps, const char *trigger, int *call)
 {

@@ -1,6 +1,6 @@
 /*
  * The wrappers: one exported pvm_* function for every public entry point
- * of libpvm3 and libgpvm3 (the PMON_CALLS list in record.h).  Each fills
+ * of libpvm3 and libgpvm3 (the PMON_CALLS list in pmon_calls.h).  Each fills
  * the record fields that matter for its call; the calls whose only
  * interesting field is the return value share the WRAP macro.
  *

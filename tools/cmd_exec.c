@@ -17,9 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "paths.h"
 #include "pmon-tool.h"
-#include "spawn_env.h"
+#include "pmon.h"
 
 /* The status of a program that could not be found or run, as env(1). */
 #define EXIT_NOTFOUND	127
@@ -63,36 +62,6 @@ preload_path(char *buf, size_t size)
 		return tool_error("cannot find the instrumentation library "
 		    "%s: %s (set PMON_PRELOAD)", rel, strerror(errno));
 	return 0;
-}
-
-/*
- * Puts the library first in LD_PRELOAD and LD_PRELOAD into PVM_EXPORT,
- * keeping what either held.  ld.so separates LD_PRELOAD by spaces or
- * colons; PVM_EXPORT is colon-separated.
- */
-static int
-setup_env(const char *preload)
-{
-	const char *old;
-	char *val;
-	int rv;
-
-	if ((val = spawn_env_preload(getenv("LD_PRELOAD"), preload)) == NULL)
-		return -1;
-	rv = setenv("LD_PRELOAD", val, 1);
-	free(val);
-	if (rv == -1)
-		return -1;
-	old = getenv("PVM_EXPORT");
-	if (old == NULL || *old == '\0')
-		return setenv("PVM_EXPORT", "LD_PRELOAD", 1);
-	if (spawn_env_list_has(old, ":", "LD_PRELOAD"))
-		return 0;
-	if (asprintf(&val, "%s:LD_PRELOAD", old) == -1)
-		return -1;
-	rv = setenv("PVM_EXPORT", val, 1);
-	free(val);
-	return rv;
 }
 
 /* Termination requests for pmon are meant for the program. */
@@ -158,7 +127,7 @@ agent_here(void)
 	char path[PATH_MAX];
 	struct stat st;
 
-	if (pmon_runtime_path(path, sizeof(path), PMON_SOCK_AGENT) == -1)
+	if (pmon_agent_path(path, sizeof(path)) == -1)
 		return tool_error("the agent's socket: %s", strerror(errno));
 	if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
 		return 0;
@@ -176,7 +145,7 @@ cmd_exec(const struct cmd_args *a)
 
 	if (agent_here() != 0 || preload_path(preload, sizeof(preload)) != 0)
 		return EXIT_FAILURE;
-	if (setup_env(preload) == -1)
+	if (pmon_instrument_env(preload) == -1)
 		return tool_error("setting the environment: %s",
 		    strerror(errno));
 	if (pipe2(fds, O_CLOEXEC) == -1)

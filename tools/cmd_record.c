@@ -1,6 +1,6 @@
 /*
  * pmon record: subscribes to the coordinator's stream and writes every
- * frame of it, as it came, to a recording (common/recfile.h,
+ * frame of it, as it came, to a recording (pmon_recording_create,
  * doc/recording.md), which pmon replay serves to tools later.  It ends
  * at BYE, or on SIGINT/SIGTERM after catching up with what the
  * coordinator released before the signal, and always closes the file
@@ -19,13 +19,8 @@
 
 #include <jansson.h>
 
-#include "paths.h"
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "proto.h"
-#include "recfile.h"
-#include "record.h"
-#include "wire.h"
 
 #define RECORD_POLL_MS		200
 #define RECORD_SYNC_MS		1000	/* a block at least this often */
@@ -69,10 +64,23 @@ const struct cmd_entry cmd_record_entry = {
 	"+F:hQ:o:", record_longopts, 0, 0, cmd_record
 };
 
+/*
+ * What record_keep needs of a frame, which its callback (task, event)
+ * noted just before the frame callback: the frame's task, and of an
+ * event its seq, the last seq it stands for (a lost marker: the last
+ * record lost) and whether it is delivered again.
+ */
+struct frame_meta {
+	int32_t			 tid;		/* 0: neither task nor event */
+	uint64_t		 seq, last;
+	int			 again;
+};
+
 /* A frame that came before the snapshot, written after it. */
 struct held {
 	struct held		*next;
 	int			 type;
+	struct frame_meta	 meta;
 	size_t			 len;
 	uint8_t			 payload[];
 };
@@ -92,10 +100,11 @@ struct seq_tab {
 };
 
 struct rec {
-	struct recfile_writer	*w;
+	struct pmon_recording	*w;
 	struct pmon		*p;
 	const struct pmon_callbacks *cb;
 	struct seq_tab		 last;
+	struct frame_meta	 meta;		/* of the frame to come */
 	int			 bye;		/* the coordinator said BYE */
 	int			 rejoined;	/* connected again: frames of
 						   what we have are left out */
@@ -126,7 +135,7 @@ host_known(const struct rec *r, const char *name)
 	return 0;
 }
 
-/* One host of a "hosts" array as a REC_HOST frame, once per name. */
+/* One host of a "hosts" array as a PMON_FRAME_HOST, once per name. */
 static void
 write_host(struct rec *r, json_t *h)
 {
@@ -134,11 +143,9 @@ write_host(struct rec *r, json_t *h)
 	const char *arch = json_string_value(json_object_get(h, "arch"));
 	const char *agent = json_string_value(json_object_get(h, "agent"));
 	json_t *tid = json_object_get(h, "host_tid");
-	uint8_t buf[4 + 1 + 2 * (2 + 1024)], *q;
 
 	if (name == NULL || arch == NULL || agent == NULL ||
-	    !json_is_integer(tid) || strlen(name) > 1000 ||
-	    strlen(arch) > 1000 || host_known(r, name) ||
+	    !json_is_integer(tid) || host_known(r, name) ||
 	    r->nhosts == RECORD_HOSTS_MAX)
 		return;
 	if ((r->hosts[r->nhosts] = strdup(name)) == NULL) {
@@ -146,11 +153,8 @@ write_host(struct rec *r, json_t *h)
 		return;
 	}
 	r->nhosts++;
-	wire_put32(buf, (uint32_t)json_integer_value(tid));
-	buf[4] = strcmp(agent, "up") == 0;
-	q = wire_putstr(buf + 5, name);
-	q = wire_putstr(q, arch);
-	if (recfile_write_frame(r->w, REC_HOST, buf, (size_t)(q - buf)) == -1)
+	if (pmon_recording_write_host(r->w, (int32_t)json_integer_value(tid),
+	    strcmp(agent, "up") == 0, name, arch) == -1)
 		r->failed = 1;
 }
 
@@ -186,13 +190,15 @@ hold(struct rec *r, int type, const void *payload, size_t len)
 	}
 	h->next = NULL;
 	h->type = type;
+	h->meta = r->meta;
 	h->len = len;
 	memcpy(h->payload, payload, len);
 	*r->held_tail = h;
 	r->held_tail = &h->next;
 }
 
-static void	record_frame(int, const void *, size_t, void *);
+static void	record_write(struct rec *, int, const struct frame_meta *,
+		    const void *, size_t);
 
 static void
 release_held(struct rec *r)
@@ -202,7 +208,7 @@ release_held(struct rec *r)
 	r->started = 1;
 	while ((h = r->held) != NULL) {
 		r->held = h->next;
-		record_frame(h->type, h->payload, h->len, r);
+		record_write(r, h->type, &h->meta, h->payload, h->len);
 		free(h);
 	}
 	r->held_tail = &r->held;
@@ -260,72 +266,85 @@ seq_get(struct seq_tab *t, int32_t tid)
 
 /*
  * Whether to write a frame of a coordinator that took over: an event it
- * flags EVENT_AGAIN that the recording has (by its task's last seq), or
- * the TASK_INFO of a task the recording knows, is left out.  Keeps each
- * task's last seq.  0: leave it out; -1 out of memory.
+ * flags PMON_EV_AGAIN that the recording has (by its task's last seq),
+ * or the TASK_INFO of a task the recording knows, is left out.  Keeps
+ * each task's last seq.  0: leave it out; -1 out of memory.
  */
 static int
-record_keep(struct rec *r, int type, const uint8_t *p, size_t len)
+record_keep(struct rec *r, int type, const struct frame_meta *m)
 {
 	struct last_seq *e;
-	uint64_t seq, last;
 
-	if (type == MSG_TASK_INFO && len >= 4) {
-		if (r->rejoined && r->last.cap > 0 &&
-		    seq_slot(&r->last, (int32_t)wire_get32(p))->tid != 0)
-			return 0;
-		return seq_get(&r->last, (int32_t)wire_get32(p)) == NULL ? -1 :
-		    1;
-	}
-	if (type != MSG_EVENT || len < EVENT_HDR_SIZE + RECORD_HDR_SIZE)
+	if (m->tid == 0)
 		return 1;
-	if ((e = seq_get(&r->last, (int32_t)wire_get32(p))) == NULL)
+	if (type == PMON_FRAME_TASK_INFO) {
+		if (r->rejoined && r->last.cap > 0 &&
+		    seq_slot(&r->last, m->tid)->tid != 0)
+			return 0;
+		return seq_get(&r->last, m->tid) == NULL ? -1 : 1;
+	}
+	if ((e = seq_get(&r->last, m->tid)) == NULL)
 		return -1;
-	seq = last = wire_get64(p + EVENT_HDR_SIZE + 4);
-	if ((p[4] & EVENT_AGAIN) && seq <= e->seq) {
+	if (m->again && m->seq <= e->seq) {
 		r->again++;
 		return 0;
 	}
-	/* A lost marker's count is in bytes (record.h). */
-	if ((p[4] & EVENT_LOST) && (int32_t)wire_get32(p + EVENT_HDR_SIZE +
-	    36) > 0)
-		last = seq + wire_get32(p + EVENT_HDR_SIZE + 36) - 1;
-	if (last > e->seq)
-		e->seq = last;
+	if (m->last > e->seq)
+		e->seq = m->last;
 	return 1;
+}
+
+static void
+record_task(const struct pmon_task *t, void *arg)
+{
+	struct rec *r = arg;
+
+	r->meta = (struct frame_meta){ .tid = t->tid };
+	/* Before the snapshot, its hosts have the task's. */
+	if (r->started && !host_known(r, t->host))
+		r->need_hosts = 1;
+}
+
+static void
+record_event(const struct pmon_event *ev, void *arg)
+{
+	struct rec *r = arg;
+
+	r->meta = (struct frame_meta){ .tid = ev->tid, .seq = ev->seq,
+	    .last = ev->seq, .again = (ev->flags & PMON_EV_AGAIN) != 0 };
+	/* A lost marker's count is in bytes (doc/events.md). */
+	if ((ev->flags & PMON_EV_LOST) && ev->bytes > 0)
+		r->meta.last = ev->seq + (uint64_t)ev->bytes - 1;
+}
+
+static void
+record_write(struct rec *r, int type, const struct frame_meta *m,
+    const void *payload, size_t len)
+{
+	int keep;
+
+	if ((keep = record_keep(r, type, m)) <= 0) {
+		r->failed = keep == -1;
+		return;
+	}
+	if (pmon_recording_write(r->w, type, payload, len) == -1) {
+		r->failed = 1;
+		return;
+	}
+	if (type == PMON_FRAME_NOTICE)
+		count_dropped(r, payload, len);
 }
 
 static void
 record_frame(int type, const void *payload, size_t len, void *arg)
 {
 	struct rec *r = arg;
-	struct wire_reader wr;
-	char host[1024];
-	int keep;
 
-	if (r->failed)
-		return;
-	if (!r->started) {
+	if (!r->failed && !r->started)
 		hold(r, type, payload, len);
-		return;
-	}
-	if ((keep = record_keep(r, type, payload, len)) <= 0) {
-		r->failed = keep == -1;
-		return;
-	}
-	if (recfile_write_frame(r->w, (uint8_t)type, payload, len) == -1) {
-		r->failed = 1;
-		return;
-	}
-	if (type == MSG_NOTICE)
-		count_dropped(r, payload, len);
-	if (type != MSG_TASK_INFO)
-		return;
-	wire_reader_init(&wr, payload, len);
-	wire_take(&wr, 20);
-	wire_readstr(&wr, host, sizeof(host));
-	if (!wr.err && !host_known(r, host))
-		r->need_hosts = 1;
+	else if (!r->failed)
+		record_write(r, type, &r->meta, payload, len);
+	r->meta.tid = 0;
 }
 
 /*
@@ -391,9 +410,9 @@ record_takeover(struct rec *r, const char *json, size_t len)
 	    (unsigned long long)n);
 	if (fclose(fp) != 0)
 		r->failed = 1;
-	else if (n > 0 && (recfile_write_frame(r->w, MSG_NOTICE, buf,
-	    blen) == -1 || recfile_write_frame(r->w, REC_SNAPSHOT, json,
-	    len) == -1))
+	else if (n > 0 && (pmon_recording_write(r->w, PMON_FRAME_NOTICE, buf,
+	    blen) == -1 || pmon_recording_write(r->w, PMON_FRAME_SNAPSHOT,
+	    json, len) == -1))
 		r->failed = 1;
 	r->missed += n;
 	free(buf);
@@ -412,7 +431,8 @@ record_snapshot(const char *json, size_t len, void *arg)
 		return;
 	if (r->attaching)
 		record_takeover(r, json, len);
-	else if (recfile_write_frame(r->w, REC_SNAPSHOT, json, len) == -1)
+	else if (pmon_recording_write(r->w, PMON_FRAME_SNAPSHOT, json,
+	    len) == -1)
 		r->failed = 1;
 	if (!r->failed)
 		write_hosts(r, json, len);
@@ -496,7 +516,7 @@ record_rejoin(struct rec *r)
 
 	fprintf(stderr, "pmon record: %s; waiting %d s for a coordinator to "
 	    "take over\n", pmon_error(r->p), RECORD_REJOIN_S);
-	if (recfile_sync(r->w) == -1) {
+	if (pmon_recording_sync(r->w) == -1) {
 		r->failed = 1;
 		return -1;
 	}
@@ -533,7 +553,7 @@ record_run(struct rec *r, long *last_sync)
 		if (r->need_hosts && (rv = record_hosts(r)) == -1)
 			break;
 		if (now_ms() - *last_sync >= RECORD_SYNC_MS) {
-			if (recfile_sync(r->w) == -1)
+			if (pmon_recording_sync(r->w) == -1)
 				r->failed = 1;
 			*last_sync = now_ms();
 		}
@@ -577,35 +597,35 @@ block_size(const char *s, size_t *size)
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end != '\0' || s[0] < '0' || s[0] > '9' ||
-	    v < RECFILE_BLOCK_MIN || v > RECFILE_BLOCK_MAX)
+	    v < PMON_RECORDING_BLOCK_MIN || v > PMON_RECORDING_BLOCK_MAX)
 		return tool_usage_error("--block %s: not a number of bytes "
-		    "from %d to %d", s, RECFILE_BLOCK_MIN, RECFILE_BLOCK_MAX);
+		    "from %d to %d", s, PMON_RECORDING_BLOCK_MIN,
+		    PMON_RECORDING_BLOCK_MAX);
 	*size = (size_t)v;
 	return 0;
 }
 
 static int
-format_version(const char *s, uint16_t *version)
+format_version(const char *s, unsigned *version)
 {
-	*version = RECFILE_VERSION;
+	*version = PMON_RECORDING_FORMAT;
 	if (s == NULL)
 		return 0;
 	if (strcmp(s, "1") == 0 || strcmp(s, "2") == 0) {
-		*version = (uint16_t)(s[0] - '0');
+		*version = (unsigned)(s[0] - '0');
 		return 0;
 	}
 	return tool_usage_error("--format %s: not 1 or 2", s);
 }
 
 static void
-make_header(struct recfile_header *h)
+make_header(struct pmon_recording_header *h)
 {
 	char host[256], dir[PATH_MAX];
 	struct timespec ts;
 	const char *tmp = getenv("PVM_TMP");
 
 	memset(h, 0, sizeof(*h));
-	h->proto = PROTO_VERSION;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	h->created_ns = (uint64_t)ts.tv_sec * 1000000000u +
 	    (uint64_t)ts.tv_nsec;
@@ -620,7 +640,7 @@ make_header(struct recfile_header *h)
 }
 
 static void
-print_summary(const char *path, const struct recfile_end *e,
+print_summary(const char *path, const struct pmon_recording_counts *e,
     const struct rec *r)
 {
 	uint64_t bytes = e->file_bytes, dropped = r->dropped;
@@ -649,16 +669,17 @@ print_summary(const char *path, const struct recfile_end *e,
 static int
 cmd_record(const struct cmd_args *a)
 {
-	struct pmon_callbacks cb = { .frame = record_frame,
+	struct pmon_callbacks cb = { .task = record_task,
+	    .event = record_event, .frame = record_frame,
 	    .snapshot = record_snapshot, .flush_done = record_flush_done,
 	    .bye = record_bye };
 	struct rec r = { .held_tail = &r.held, .cb = &cb };
-	struct recfile_header h;
-	struct recfile_end end;
+	struct pmon_recording_header h;
+	struct pmon_recording_counts end;
 	const char *path = a->arg['o'];
 	char err[512];
 	size_t bsize, i;
-	uint16_t version;
+	unsigned version;
 	int rv;
 
 	if (path == NULL)
@@ -674,9 +695,9 @@ cmd_record(const struct cmd_args *a)
 		return rv;
 	}
 	make_header(&h);
-	h.version = version;
-	if ((r.w = recfile_create(path, &h, bsize, err, sizeof(err))) ==
-	    NULL) {
+	h.format = version;
+	if ((r.w = pmon_recording_create(path, &h, bsize, err,
+	    sizeof(err))) == NULL) {
 		pmon_free(r.p);
 		return tool_error("%s", err);
 	}
@@ -684,15 +705,15 @@ cmd_record(const struct cmd_args *a)
 	tool_catch_stop();
 	rv = record_loop(&r);
 	release_held(&r);	/* the snapshot never came: keep the rest */
-	if (recfile_finish(r.w, &end) == 0 && !r.failed)
+	if (pmon_recording_finish(r.w, &end) == 0 && !r.failed)
 		print_summary(path, &end, &r);
 	else
 		rv = tool_error("%s: %s; it holds at least the first %llu "
 		    "events (of %llu tasks), with no end block: pmon replay "
-		    "serves them", path, recfile_writer_error(r.w),
+		    "serves them", path, pmon_recording_error(r.w),
 		    (unsigned long long)end.events,
 		    (unsigned long long)end.tasks);
-	recfile_writer_free(r.w);
+	pmon_recording_free(r.w);
 	for (i = 0; i < r.nhosts; i++)
 		free(r.hosts[i]);
 	free(r.last.v);

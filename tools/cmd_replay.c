@@ -26,12 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "horizon.h"
-#include "paths.h"
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "proto.h"
-#include "recfile.h"
 
 #define REPLAY_EXIT_WAIT_MS	10000	/* for the coordinator to go */
 
@@ -70,42 +66,45 @@ const struct cmd_entry cmd_replay_entry = {
 static int
 replay_scan(const char *path, int verbose)
 {
-	const struct recfile_header *h;
-	struct recfile *rf;
-	const uint8_t *p;
-	uint64_t frames = 0, events = 0;
-	char err[512];
-	uint8_t type;
-	size_t len;
+	struct pmon_recording_header h;
+	struct pmon_recording_counts n;
+	struct pmon *p;
 	int rv;
 
-	if ((rf = recfile_open(path, err, sizeof(err))) == NULL)
-		return tool_error("%s: %s", path, err);
-	while ((rv = recfile_next(rf, &type, &p, &len)) == 1) {
-		frames++;
-		events += type == MSG_EVENT;
+	if ((p = pmon_new()) == NULL)
+		return tool_error("out of memory");
+	if (pmon_open_recording(p, path, &h) == -1) {
+		rv = tool_error("%s: %s", path, pmon_error(p));
+		pmon_free(p);
+		return rv;
 	}
-	h = recfile_header(rf);
-	if (rv == -1)
+	if ((rv = pmon_read_recording(p, &n)) == -1)
 		tool_error("%s: %s; serving the %llu events before it", path,
-		    recfile_error(rf), (unsigned long long)events);
+		    pmon_error(p), (unsigned long long)n.events);
 	if (verbose)
 		fprintf(stderr, "pmon replay: %s: %llu frames, %llu events, "
 		    "written by %s from %s%s\n", path,
-		    (unsigned long long)frames, (unsigned long long)events,
-		    h->writer, h->source, rv == 0 ? ", ended cleanly" : "");
-	recfile_close(rf);
+		    (unsigned long long)n.frames, (unsigned long long)n.events,
+		    h.writer, h.source, rv == 0 ? ", ended cleanly" : "");
+	pmon_free(p);
 	return 0;
 }
+
+/* pmon replay's options that are pmon-coordd's (tool_coordd_check). */
+static const struct tool_coordd_opt replay_coordd_opts[] = {
+	{ 'Q', "-Q", "--tool-queue", NULL },
+	{ 'H', "-H", "--horizon", NULL },
+	{ 0, NULL, NULL, NULL }
+};
 
 /* In the child: pmon-coordd -R with the pipe's write end as -r. */
 static void __attribute__((noreturn))
 replay_exec(const char *coordd, const char *file, int wfd, int foreground,
     const struct cmd_args *a, int logfd)
 {
+	const char *argv[TOOL_COORDD_ARGS + 6];
 	char fdarg[16];
-	const char *argv[14];
-	int i = 0, null;
+	int i, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
 		dup2(null, STDIN_FILENO);
@@ -117,19 +116,11 @@ replay_exec(const char *coordd, const char *file, int wfd, int foreground,
 		dup2(logfd, STDERR_FILENO);
 	fcntl(wfd, F_SETFD, 0);
 	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
-	argv[i++] = "pmon-coordd";
+	tool_coordd_args(argv, a, replay_coordd_opts);
+	for (i = 0; argv[i] != NULL; i++)
+		;
 	if (foreground)
 		argv[i++] = "-d";
-	if (a->seen['v'] > 1)
-		argv[i++] = "-v";
-	if (a->arg['Q'] != NULL) {
-		argv[i++] = "-Q";
-		argv[i++] = a->arg['Q'];
-	}
-	if (a->arg['H'] != NULL) {
-		argv[i++] = "-H";
-		argv[i++] = a->arg['H'];
-	}
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
 	argv[i++] = "-R";
@@ -323,15 +314,18 @@ replay_command(const struct cmd_args *a, char **cmd)
 static int
 cmd_replay(const struct cmd_args *a)
 {
-	const char *tmp = getenv("PVM_TMP");
-	uint64_t events, ns;
+	const char *tmp = getenv("PVM_TMP"), *argv[TOOL_COORDD_ARGS + 1];
+	char coordd[PATH_MAX], settings[512];
+	int rv;
 
 	if (a->argc > 1 && (strcmp(a->argv[1], "--") != 0 || a->argc < 3))
 		return tool_usage_error("after FILE: -- COMMAND [ARG...]");
-	if (a->arg['H'] != NULL && horizon_parse(a->arg['H'], &events,
-	    &ns) == -1)
-		return tool_usage_error("--horizon %s: EVENTS, DURATION (30s, "
-		    "10m, 2h), EVENTS,DURATION or unlimited", a->arg['H']);
+	if (tool_coordd_path(coordd, sizeof(coordd)) != 0)
+		return EXIT_FAILURE;
+	tool_coordd_args(argv, a, replay_coordd_opts);
+	if ((rv = tool_coordd_check(coordd, argv, replay_coordd_opts,
+	    settings, sizeof(settings))) != 0)
+		return rv;
 	if (replay_scan(a->argv[0], a->seen['v']) != 0)
 		return EXIT_FAILURE;
 	if (a->argc > 1)

@@ -20,10 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "horizon.h"
-#include "paths.h"
 #include "pmon-tool.h"
+#include "pmon.h"
 
 #define START_TIMEOUT_MS	15000
 
@@ -102,21 +100,6 @@ const struct cmd_entry cmd_start_entry = {
 	"+B:C:hH:l:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
 };
 
-/* The names of coordinator/clock.h's algorithms. */
-static int
-clock_name_ok(const char *name)
-{
-	static const char *const names[] = {
-		"clc", "tc", "kz", "lamport", "raw"
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(name, names[i]) == 0)
-			return 1;
-	return 0;
-}
-
 static const char *
 pvm_tmp(void)
 {
@@ -166,8 +149,7 @@ coordinator_running(void)
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (pmon_runtime_path(sun.sun_path, sizeof(sun.sun_path),
-	    PMON_SOCK_COORD) == -1)
+	if (pmon_coordinator_path(sun.sun_path, sizeof(sun.sun_path)) == -1)
 		return 0;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return 0;
@@ -192,73 +174,71 @@ tool_coordd_path(char *buf, size_t size)
 	return 0;
 }
 
-/* A decimal number from lo to hi. */
-static int
-number_ok(const char *s, unsigned long long lo, unsigned long long hi)
-{
-	char *end;
-	unsigned long long v;
+/*
+ * pmon start's options that are pmon-coordd's, and what the daemon calls
+ * them: it alone judges their values (tool_coordd_check).
+ */
+static const struct tool_coordd_opt start_coordd_opts[] = {
+	{ 'C', "-C", "--clock", NULL },
+	{ 'Q', "-Q", "--tool-queue", NULL },
+	{ 'l', "-l", "--listen", NULL },
+	{ 'T', "-t", "--time", NULL },
+	{ 'B', "-b", "--agent-buffer", NULL },
+	{ 'L', "-i", "--live", NULL },
+	{ 'R', "-s", "--ring-size", NULL },
+	{ 'Z', "-z", "--compress", NULL },
+	{ 'W', "-W", "--lossless-wait", NULL },
+	{ 'H', "-H", "--horizon", NULL },
+	{ 'K', "-k", "--block", "forever" },
+	{ 0, NULL, NULL, NULL }
+};
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno == 0 && *end == '\0' && s[0] >= '0' && s[0] <= '9' &&
-	    v >= lo && v <= hi;
+/*
+ * pmon-coordd's command line for a command's options (opts: those that
+ * are the daemon's), "-v" when it was given twice, into argv, which has
+ * room for TOOL_COORDD_ARGS.  Returns the number of arguments.
+ */
+int
+tool_coordd_args(const char **argv, const struct cmd_args *a,
+    const struct tool_coordd_opt *opts)
+{
+	const char *v;
+	int i = 0;
+
+	argv[i++] = "pmon-coordd";
+	if (a->seen['v'] > 1)
+		argv[i++] = "-v";
+	for (; opts->ours != 0; opts++) {
+		if ((v = a->arg[(unsigned char)opts->ours]) == NULL &&
+		    a->seen[(unsigned char)opts->ours])
+			v = opts->bare;
+		if (v == NULL)
+			continue;
+		argv[i++] = opts->flag;
+		argv[i++] = v;
+	}
+	argv[i] = NULL;
+	return i;
 }
 
-/* The capture settings the agents get (pmon-coordd -t, -b, -i, -s, -z). */
-static int
-capture_check(const struct cmd_args *a)
+/* Ours, and -T unless --no-tasker. */
+static void
+coordd_args(const char **argv, const struct cmd_args *a)
 {
-	const char *t = a->arg['T'];
-	uint64_t ns;
+	int i = tool_coordd_args(argv, a, start_coordd_opts);
 
-	if (t != NULL && strcmp(t, "exact") != 0 && strcmp(t, "compact") != 0)
-		return tool_usage_error("--time %s: exact or compact", t);
-	if (a->arg['Z'] != NULL && capture_compress_lookup(a->arg['Z']) == -1)
-		return tool_usage_error("--compress %s: always, remote or never",
-		    a->arg['Z']);
-	if (a->arg['B'] != NULL && !number_ok(a->arg['B'], CAPTURE_BUFFER_MIN,
-	    CAPTURE_BUFFER_MAX))
-		return tool_usage_error("--agent-buffer %s: not a number of "
-		    "bytes from %u to %u", a->arg['B'], CAPTURE_BUFFER_MIN,
-		    CAPTURE_BUFFER_MAX);
-	if (a->arg['L'] != NULL && !number_ok(a->arg['L'], CAPTURE_LIVE_MIN,
-	    CAPTURE_LIVE_MAX))
-		return tool_usage_error("--live %s: not a number of ms from "
-		    "%d to %d", a->arg['L'], CAPTURE_LIVE_MIN,
-		    CAPTURE_LIVE_MAX);
-	if (a->arg['R'] != NULL && (!number_ok(a->arg['R'], CAPTURE_RING_MIN,
-	    CAPTURE_RING_MAX) || (strtoul(a->arg['R'], NULL, 10) &
-	    (strtoul(a->arg['R'], NULL, 10) - 1)) != 0))
-		return tool_usage_error("--ring-size %s: not a power of two "
-		    "from %u to %u", a->arg['R'], CAPTURE_RING_MIN,
-		    CAPTURE_RING_MAX);
-	if (a->arg['K'] != NULL && capture_block_parse(a->arg['K'], &ns) == -1)
-		return tool_usage_error("--block=%s: forever, or a whole "
-		    "number of ms or s up to an hour (500ms, 2s)", a->arg['K']);
-	if (a->seen['S'] && a->seen['N'])
-		return tool_usage_error("--tasker and --no-tasker together");
-	return 0;
-}
-
-/* --block's TIMEOUT as the daemons take it (-k), or NULL without it. */
-static const char *
-block_arg(const struct cmd_args *a)
-{
-	if (!a->seen['K'])
-		return NULL;
-	return a->arg['K'] != NULL ? a->arg['K'] : "forever";
+	if (!a->seen['N'])
+		argv[i++] = "-T";
+	argv[i] = NULL;
 }
 
 /* In the child: runs the coordinator with the pipe's write end as -r. */
 static void __attribute__((noreturn))
 coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 {
-	static const char opts[] = "CQlTBLRZWH", flags[] = "CQltbiszWH";
-	char fdarg[16], flag[sizeof(opts) - 1][3];
-	const char *argv[7 + 2 * (sizeof(opts) - 1) + 1];
-	size_t k;
-	int i = 0, null;
+	const char *argv[TOOL_COORDD_ARGS + 3];
+	char fdarg[16];
+	int i, null;
 
 	if ((null = open("/dev/null", O_RDWR)) != -1) {
 		dup2(null, STDIN_FILENO);
@@ -268,23 +248,9 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 	}
 	fcntl(wfd, F_SETFD, 0);		/* the only fd it must inherit */
 	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
-	argv[i++] = "pmon-coordd";
-	if (a->seen['v'] > 1)
-		argv[i++] = "-v";
-	/* Each of ours that was given, as the coordinator's option. */
-	for (k = 0; k < sizeof(opts) - 1; k++) {
-		if (a->arg[(unsigned char)opts[k]] == NULL)
-			continue;
-		snprintf(flag[k], sizeof(flag[k]), "-%c", flags[k]);
-		argv[i++] = flag[k];
-		argv[i++] = a->arg[(unsigned char)opts[k]];
-	}
-	if (block_arg(a) != NULL) {
-		argv[i++] = "-k";
-		argv[i++] = block_arg(a);
-	}
-	if (!a->seen['N'])
-		argv[i++] = "-T";
+	coordd_args(argv, a);
+	for (i = 0; argv[i] != NULL; i++)
+		;
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
 	argv[i] = NULL;
@@ -336,6 +302,86 @@ tool_read_ready(int fd, char *buf, size_t size)
 	return len > 0 ? 1 : 0;
 }
 
+/* The daemon's flag at the start of msg, if any, as the command's. */
+static void
+coordd_words(char *msg, size_t size, const struct tool_coordd_opt *opts)
+{
+	char said[1024];
+	size_t n;
+
+	for (; opts->ours != 0; opts++) {
+		n = strlen(opts->flag);
+		if (strncmp(msg, opts->flag, n) != 0 ||
+		    (msg[n] != ' ' && msg[n] != ':'))
+			continue;
+		snprintf(said, sizeof(said), "%s", msg + n);
+		snprintf(msg, size, "%s%s", opts->name, said);
+		return;
+	}
+}
+
+/* In the child: pmon-coordd -n, its output into wfd. */
+static void __attribute__((noreturn))
+coordd_check_exec(const char *path, const char **argv, int wfd)
+{
+	const char *args[TOOL_COORDD_ARGS + 2];
+	int i, null;
+
+	if ((null = open("/dev/null", O_RDONLY)) != -1)
+		dup2(null, STDIN_FILENO);
+	dup2(wfd, STDOUT_FILENO);
+	dup2(wfd, STDERR_FILENO);
+	args[0] = argv[0];
+	args[1] = "-n";
+	for (i = 1; argv[i] != NULL && i < TOOL_COORDD_ARGS; i++)
+		args[i + 1] = argv[i];
+	args[i + 1] = NULL;
+	execv(path, (char *const *)args);
+	fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+/*
+ * pmon-coordd -n with argv's options: the daemon alone judges its
+ * options.  0 with the settings they make in out; else a usage error in
+ * the command's words (opts: its options that are the daemon's).
+ */
+int
+tool_coordd_check(const char *path, const char **argv,
+    const struct tool_coordd_opt *opts, char *out, size_t size)
+{
+	char buf[1024], *msg;
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], status;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) == -1)
+		return tool_error("pipe: %s", strerror(errno));
+	if ((pid = fork()) == -1)
+		return tool_error("fork: %s", strerror(errno));
+	if (pid == 0)
+		coordd_check_exec(path, argv, fds[1]);
+	close(fds[1]);
+	while (len < sizeof(buf) - 1 && ((n = read(fds[0], buf + len,
+	    sizeof(buf) - 1 - len)) > 0 || (n == -1 && errno == EINTR)))
+		len += n > 0 ? (size_t)n : 0;
+	buf[len] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		snprintf(out, size, "%s", buf);
+		return 0;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	msg = strstr(buf, "fatal: ") != NULL ? strstr(buf, "fatal: ") + 7 :
+	    buf;
+	coordd_words(msg, sizeof(buf) - (size_t)(msg - buf), opts);
+	return tool_usage_error("%s", *msg ? msg : "pmon-coordd refused the "
+	    "options");
+}
+
 /* Explains why the coordinator never said ready. */
 int
 tool_start_failed(pid_t pid, int got)
@@ -364,29 +410,20 @@ tool_start_failed(pid_t pid, int got)
 static int
 cmd_start(const struct cmd_args *a)
 {
-	char path[PATH_MAX], line[256];
-	uint64_t events, ns;
+	const char *argv[TOOL_COORDD_ARGS + 1];
+	char path[PATH_MAX], line[256], settings[512];
 	int fds[2], got, status;
 	pid_t pid;
 
-	if (a->arg['C'] != NULL && !clock_name_ok(a->arg['C']))
-		return tool_usage_error("unknown clock correction: %s "
-		    "(clc, tc, kz, lamport or raw)", a->arg['C']);
-	/* pmon-coordd -Q's bounds (coord.h). */
-	if (a->arg['Q'] != NULL &&
-	    !number_ok(a->arg['Q'], 65536, 1073741824ULL))
-		return tool_usage_error("--tool-queue %s: not a number of bytes "
-		    "from 65536 to 1073741824", a->arg['Q']);
-	if (a->arg['W'] != NULL && !number_ok(a->arg['W'], 0, 3600))
-		return tool_usage_error("--lossless-wait %s: not a number of "
-		    "seconds from 0 (never) to 3600", a->arg['W']);
-	if ((got = capture_check(a)) != 0)
+	if (a->seen['S'] && a->seen['N'])
+		return tool_usage_error("--tasker and --no-tasker together");
+	if (tool_coordd_path(path, sizeof(path)) != 0)
+		return EXIT_FAILURE;
+	coordd_args(argv, a);
+	if ((got = tool_coordd_check(path, argv, start_coordd_opts, settings,
+	    sizeof(settings))) != 0)
 		return got;
-	if (a->arg['H'] != NULL && horizon_parse(a->arg['H'], &events,
-	    &ns) == -1)
-		return tool_usage_error("--horizon %s: EVENTS, DURATION (30s, "
-		    "10m, 2h), EVENTS,DURATION or unlimited", a->arg['H']);
-	if (pvmd_check() != 0 || tool_coordd_path(path, sizeof(path)) != 0)
+	if (pvmd_check() != 0)
 		return EXIT_FAILURE;
 	if (coordinator_running())
 		return tool_error("a pmon coordinator already runs for this "
@@ -406,23 +443,7 @@ cmd_start(const struct cmd_args *a)
 		return tool_error("pmon-coordd said '%s' instead of ready",
 		    line);
 	waitpid(pid, &status, WNOHANG);	/* the daemon's first half */
-	if (a->seen['v']) {
-		printf("%s\n", line + 6);
-		printf("capture time=%s agent_buffer=", a->arg['T'] ?
-		    a->arg['T'] : "exact");
-		if (a->arg['B'] != NULL)
-			printf("%s", a->arg['B']);
-		else
-			printf("%u", CAPTURE_BUFFER_DEFAULT);
-		if (a->arg['L'] != NULL)
-			printf(" live_ms=%s", a->arg['L']);
-		else
-			printf(" live_ms=%d", CAPTURE_LIVE_DEFAULT);
-		printf(" ring=%s compress=%s block=%s\n", a->arg['R'] ?
-		    a->arg['R'] : "default", a->arg['Z'] ? a->arg['Z'] :
-		    "remote", block_arg(a) ? block_arg(a) : "off");
-		printf("tools queue=%s lossless_wait_s=%s\n", a->arg['Q'] ?
-		    a->arg['Q'] : "8388608", a->arg['W'] ? a->arg['W'] : "10");
-	}
+	if (a->seen['v'])
+		printf("%s\n%s", line + 6, settings);
 	return 0;
 }

@@ -101,7 +101,7 @@ struct web {
 	struct evhttp		*http;
 	struct pmon		*p;
 	struct event		*pmon_ev;
-	char			 key[PMON_SECRET_LEN + 1];
+	char			 key[WEB_KEY_LEN + 1];
 	int			 live;		/* attached to the coordinator */
 	int			 failed;	/* out of memory */
 
@@ -759,7 +759,7 @@ web_route(struct evhttp_request *req, void *arg)
 		web_error(req, 404, "no such page");
 		return;
 	}
-	if (!pmon_secret_equal(w->key, q.key)) {
+	if (!web_key_equal(w->key, q.key)) {
 		web_error(req, 403, "wrong or missing key (k=): use the URL "
 		    "pmon web printed");
 		return;
@@ -933,7 +933,7 @@ cmd_web(const struct cmd_args *a)
 		addr = a->arg['b'];
 	w.keep = keep;
 	w.checkpoints = 1;
-	if (pmon_secret_make(w.key) == -1)
+	if (web_key_make(w.key) == -1)
 		return tool_error("no random key: %s", strerror(errno));
 	return web_run(&w, addr, port);
 }

@@ -4,11 +4,12 @@
 # missing, prints the apt-get line to run and exits 1.  On a system
 # without dpkg it checks nothing.
 BUILD_PKGS="build-essential pvm pvm-dev pvm-examples libevent-dev \
-zlib1g-dev libjansson-dev libotf2-trace-dev"
-# What the tests build and run besides: CUnit, namespaces and process
-# tools, jq, gdb (t_gdb), a browser and curl (the web view), the exports'
+zlib1g-dev libjansson-dev"
+# What the tests build and run besides: OTF2 (pmon export -f otf2 is
+# built with it when it is there), CUnit, namespaces and process tools,
+# jq, gdb (t_gdb), a browser and curl (the web view), the exports'
 # readers.
-TEST_PKGS="$BUILD_PKGS libcunit1-dev iproute2 util-linux procps psmisc jq gdb chromium \
+TEST_PKGS="$BUILD_PKGS libotf2-trace-dev libcunit1-dev iproute2 util-linux procps psmisc jq gdb chromium \
 curl otf2-tools pajeng pkg-config groff-base"
 
 case $1 in

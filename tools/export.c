@@ -3,8 +3,8 @@
  * open (Chrome trace-event JSON, Paje, OTF2, ShiViz; doc/exports.md).
  *
  * The events come from libpmon either way: live, subscribed to the
- * coordinator until BYE or SIGINT/SIGTERM; or from a recording, whose
- * frames (recfile) are fed to libpmon's own decoder.  A recording holds
+ * coordinator until BYE or SIGINT/SIGTERM; or from a recording, which
+ * libpmon reads (pmon_read_recording) with the same decoder.  A recording holds
  * the frames a subscribed tool received, byte for byte, so both sources
  * give the formats the same callbacks in the same order, and the
  * exports of a run and of its recording are the same files.  Reading
@@ -27,12 +27,8 @@
 #include <jansson.h>
 
 #include "export.h"
-#include "pmon-internal.h"
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "proto.h"
-#include "recfile.h"
-#include "record.h"
 
 #define EXPORT_POLL_MS		200
 #define EXPORT_DRAIN_MAX	1000	/* reads after a stop signal */
@@ -870,7 +866,7 @@ export_begin_handler(struct export *x, struct export_task *t,
 	t->in_handler = 1;
 	t->handler.open = 1;
 	t->handler.call = ev->call;
-	t->handler.call_name = record_call_name((unsigned)ev->call);
+	t->handler.call_name = pmon_call_name(ev->call);
 	t->handler.seq = ev->seq;
 	t->handler.t = e->t;
 	return 0;
@@ -894,7 +890,7 @@ export_begin_call(struct export *x, struct export_task *t,
 	export_send_settle(x, e->self);
 	t->cur.open = 1;
 	t->cur.call = ev->call;
-	t->cur.call_name = record_call_name((unsigned)ev->call);
+	t->cur.call_name = pmon_call_name(ev->call);
 	t->cur.seq = ev->seq;
 	t->cur.t = e->t;
 	return 0;
@@ -1047,7 +1043,7 @@ export_on_frame(int type, const void *payload, size_t len, void *arg)
 	struct export *x = arg;
 	const uint8_t *p = payload;
 
-	if (x->failed || type != MSG_TASK_GONE || len != 4)
+	if (x->failed || type != PMON_FRAME_TASK_GONE || len != 4)
 		return;
 	export_gone(x, (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 	    (uint32_t)p[2] << 8 | p[3]));
@@ -1074,53 +1070,16 @@ export_live(struct pmon *p, struct export *x)
 	return x->failed ? 0 : tool_stream_end(p);
 }
 
-/* The frames a subscribed tool got; the recording's own are skipped. */
-static int
-export_stream_frame(uint8_t type)
-{
-	return type == MSG_TASK_INFO || type == MSG_EVENT ||
-	    type == MSG_PROBLEM || type == MSG_NOTICE || type == MSG_TASK_GONE;
-}
-
-static int
-export_feed(struct pmon *p, uint8_t type, const uint8_t *payload, size_t len)
-{
-	uint8_t hdr[FRAME_HDR_SIZE];
-
-	frame_hdr_encode(hdr, type, (uint32_t)len);
-	if (pmon_feed(p, hdr, sizeof(hdr)) == -1 ||
-	    pmon_feed(p, payload, len) == -1)
-		return -1;
-	return 0;
-}
-
 /*
  * A recording: every frame through libpmon's decoder.  A damaged file is
  * exported up to the damage, with a warning naming its offset.
  */
 static int
-export_recording(struct pmon *p, struct export *x, struct recfile *rf,
-    const char *path)
+export_recording(struct pmon *p, struct export *x, const char *path)
 {
-	const uint8_t *payload;
-	uint8_t type;
-	size_t len;
-	int rv = 0;
-
-	while (!x->failed && (rv = recfile_next(rf, &type, &payload,
-	    &len)) == 1) {
-		if (!export_stream_frame(type))
-			continue;
-		if (export_feed(p, type, payload, len) == -1) {
-			rv = tool_error("%s: %s", path, pmon_error(p));
-			recfile_close(rf);
-			return rv;
-		}
-	}
-	if (rv == -1)
+	if (pmon_read_recording(p, NULL) == -1 && !x->failed)
 		tool_error("%s: %s; exporting what came before it", path,
-		    recfile_error(rf));
-	recfile_close(rf);
+		    pmon_error(p));
 	return 0;
 }
 
@@ -1253,8 +1212,6 @@ cmd_export(const struct cmd_args *a)
 	    .frame = export_on_frame };
 	struct export x;
 	struct pmon *p = NULL;
-	struct recfile *rf = NULL;
-	char err[512];
 	int rv;
 
 	memset(&x, 0, sizeof(x));
@@ -1264,9 +1221,9 @@ cmd_export(const struct cmd_args *a)
 		return tool_error("out of memory");
 	pmon_set_callbacks(p, &cb, &x);
 	/* No file is made unless the coordinator or the recording is there. */
-	if (a->arg['i'] != NULL && (rf = recfile_open(a->arg['i'], err,
-	    sizeof(err))) == NULL) {
-		rv = tool_error("%s: %s", a->arg['i'], err);
+	if (a->arg['i'] != NULL && pmon_open_recording(p, a->arg['i'],
+	    NULL) == -1) {
+		rv = tool_error("%s: %s", a->arg['i'], pmon_error(p));
 		goto out;
 	}
 	/* As a recorder: TASK_GONE says when a task's messages can go. */
@@ -1282,17 +1239,15 @@ cmd_export(const struct cmd_args *a)
 		x.fmt->end(&x);		/* frees what begin made */
 		goto out;
 	}
-	if (rf != NULL) {
-		rv = export_recording(p, &x, rf, a->arg['i']);
-		rf = NULL;	/* closed */
-	} else
+	if (a->arg['i'] != NULL)
+		rv = export_recording(p, &x, a->arg['i']);
+	else
 		rv = export_live(p, &x);
 	if (export_finish(&x) == -1 && rv == 0)
 		rv = tool_error("%s: %s", x.path, x.err);
 	if (export_close_output(&x) != 0)
 		rv = EXIT_FAILURE;
 out:
-	recfile_close(rf);
 	if (x.fp != NULL && x.fp != stdout)
 		fclose(x.fp);
 	pmon_free(p);

@@ -23,7 +23,6 @@
 
 #include "export.h"
 #include "pmon-tool.h"
-#include "record.h"
 
 struct chrome {
 	int		 first;		/* no event written yet */
@@ -307,7 +306,7 @@ chrome_instant(struct export *x, const struct export_event *e)
 		p = export_put_lit(p, ",\"s\":\"t\",\"args\":{\"id\":");
 		p = trace_fmt_i64(p, ev->inst);
 		p = export_put_lit(p, ",\"at\":\"");
-		p = export_put_str(p, record_call_name((unsigned)ev->rc));
+		p = export_put_str(p, pmon_call_name(ev->rc));
 		p = export_put_lit(p, "\",\"before\":");
 		if (ev->phase == PMON_PHASE_BEGIN)
 			p = export_put_lit(p, "true");

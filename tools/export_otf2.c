@@ -25,7 +25,6 @@
 #include <otf2/otf2.h>
 
 #include "export.h"
-#include "record.h"
 
 #define OTF2_COMM	0	/* the one communicator */
 /*
@@ -473,7 +472,7 @@ otf2_strings(struct export *x, OTF2_GlobalDefWriter *g)
 	}
 	for (i = 0; i < o->nregions; i++)
 		rv |= OTF2_GlobalDefWriter_WriteString(g, id++,
-		    record_call_name((unsigned)o->region_call[i]));
+		    pmon_call_name(o->region_call[i]));
 	return otf2_check(x, rv, "strings");
 }
 

@@ -29,7 +29,6 @@
 
 #include "export.h"
 #include "pmon-tool.h"
-#include "record.h"
 
 /* What may come at one time, in this order. */
 enum paje_prio {

@@ -78,6 +78,19 @@ void		 tool_catch_stop(void);
 
 /* cmd_start.c: starting pmon-coordd and waiting for its ready line. */
 int		 tool_coordd_path(char *, size_t);
+/* An option of a command that is pmon-coordd's. */
+struct tool_coordd_opt {
+	char		 ours;		/* the command's short option */
+	const char	*flag;		/* pmon-coordd's: "-z" */
+	const char	*name;		/* the command's long one: "--compress" */
+	const char	*bare;		/* its value when given without one
+					   (an optional argument), or NULL */
+};
+#define TOOL_COORDD_ARGS	40	/* of pmon-coordd's argv, at most */
+int		 tool_coordd_args(const char **, const struct cmd_args *,
+		    const struct tool_coordd_opt *);
+int		 tool_coordd_check(const char *path, const char **argv,
+		    const struct tool_coordd_opt *, char *settings, size_t);
 int		 tool_read_ready(int fd, char *, size_t);
 int		 tool_start_failed(pid_t pid, int got);
 

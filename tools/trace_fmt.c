@@ -18,7 +18,6 @@
 
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "record.h"
 
 /*
  * Bytes of an event line besides its strings and tid lists: every key,

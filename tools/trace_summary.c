@@ -10,7 +10,6 @@
 
 #include "pmon-tool.h"
 #include "pmon.h"
-#include "record.h"
 
 #define SUMMARY_ROWS	20
 

@@ -5,7 +5,10 @@
  * before use.
  */
 #include <sys/queue.h>
+#include <sys/random.h>
 
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/http.h>
@@ -13,14 +16,41 @@
 
 #include "web.h"
 
+/* A new key into out (WEB_KEY_LEN + 1 bytes); -1 without randomness. */
+int
+web_key_make(char *out)
+{
+	uint8_t raw[WEB_KEY_LEN / 2];
+	size_t i;
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -1;
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+/* Compares two keys in a time that does not depend on where they differ. */
+int
+web_key_equal(const char *a, const char *b)
+{
+	unsigned diff = 0;
+	size_t i;
+
+	for (i = 0; i < WEB_KEY_LEN; i++)
+		diff |= (unsigned)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
 static int
 query_key(const char *v, struct web_query *q, const char **why)
 {
-	if (strlen(v) != PMON_SECRET_LEN || !pmon_secret_valid(v)) {
+	if (strlen(v) != WEB_KEY_LEN ||
+	    strspn(v, "0123456789abcdef") != WEB_KEY_LEN) {
 		*why = "the key (k) is not 64 hex digits";
 		return -1;
 	}
-	memcpy(q->key, v, PMON_SECRET_LEN + 1);
+	memcpy(q->key, v, WEB_KEY_LEN + 1);
 	return 0;
 }
 

@@ -41,6 +41,14 @@ tool_usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* ...its end of a live stream, never reached from a recording... */
+int
+tool_stream_end(const struct pmon *p)
+{
+	(void)p;
+	return 0;
+}
+
 /* ...and its stop flag: a recording is read to its end, never waited on. */
 volatile sig_atomic_t tool_stop;
 

@@ -1058,6 +1058,144 @@ test_connect_missing(void)
 	unsetenv("PVM_TMP");
 }
 
+/* --- recordings ---------------------------------------------------------- */
+
+static char recpath[64];
+
+static void
+rec_setup(void)
+{
+	int fd;
+
+	memset(&seen, 0, sizeof(seen));
+	memset(&raw, 0, sizeof(raw));
+	snprintf(recpath, sizeof(recpath), "/tmp/pmon-unit-rec.XXXXXX");
+	CU_ASSERT_FATAL((fd = mkstemp(recpath)) != -1);
+	close(fd);
+	p = pmon_new();
+	CU_ASSERT_FATAL(p != NULL);
+	sv[1] = -1;
+}
+
+static void
+rec_teardown(void)
+{
+	pmon_free(p);
+	p = NULL;
+	unlink(recpath);
+}
+
+/*
+ * The frames of a run as a recorder writes them through the public API:
+ * the snapshot, a host, then the master's TASK_INFO and send.
+ */
+static void
+rec_write(size_t block)
+{
+	struct pmon_recording_header h = { .created_ns = 42 };
+	struct pmon_recording_counts n;
+	struct pmon_recording *w;
+	struct frame info, ev;
+	char err[256];
+
+	snprintf(h.writer, sizeof(h.writer), "unit");
+	snprintf(h.source, sizeof(h.source), "here:/tmp");
+	mk_task_info(&info, T_MASTER, 0, "hosta", "master1");
+	mk_send(&ev);
+	w = pmon_recording_create(recpath, &h, block, err, sizeof(err));
+	CU_ASSERT_FATAL(w != NULL);
+	CU_ASSERT(pmon_recording_write(w, PMON_FRAME_SNAPSHOT, "{\"s\":1}",
+	    7) == 0);
+	CU_ASSERT(pmon_recording_write_host(w, 0x40000, 1, "hosta",
+	    "LINUX64") == 0);
+	CU_ASSERT(pmon_recording_write(w, PMON_FRAME_TASK_INFO,
+	    info.buf + FRAME_HDR_SIZE, info.len - FRAME_HDR_SIZE) == 0);
+	CU_ASSERT(pmon_recording_write(w, PMON_FRAME_EVENT,
+	    ev.buf + FRAME_HDR_SIZE, ev.len - FRAME_HDR_SIZE) == 0);
+	CU_ASSERT(pmon_recording_finish(w, &n) == 0);
+	CU_ASSERT(n.frames == 4 && n.events == 1 && n.tasks == 1);
+	pmon_recording_free(w);
+}
+
+/* Read back: the callbacks of a live subscriber, and the header. */
+static void
+test_recording_round_trip(void)
+{
+	struct pmon_callbacks cb = callbacks;
+	struct pmon_recording_header h;
+	struct pmon_recording_counts n;
+
+	rec_write(0);
+	cb.frame = cb_frame;
+	pmon_set_callbacks(p, &cb, NULL);
+	CU_ASSERT_FATAL(pmon_open_recording(p, recpath, &h) == 0);
+	CU_ASSERT(h.format == PMON_RECORDING_FORMAT && h.created_ns == 42);
+	CU_ASSERT_STRING_EQUAL(h.writer, "unit");
+	CU_ASSERT_STRING_EQUAL(h.source, "here:/tmp");
+	CU_ASSERT(pmon_read_recording(p, &n) == 0);
+	CU_ASSERT(n.frames == 4 && n.events == 1 && n.tasks == 1);
+	CU_ASSERT(seen.nsnap == 1);
+	CU_ASSERT_STRING_EQUAL(seen.snap, "{\"s\":1}");
+	CU_ASSERT(seen.ntasks == 1 && seen.nevents == 1);
+	CU_ASSERT(seen.ev.call == PMON_CALL_send && seen.ev.peer == T_SLAVE);
+	CU_ASSERT_STRING_EQUAL(seen.ev_program, "master1");
+	CU_ASSERT_FATAL(raw.n == 4);
+	CU_ASSERT(raw.types[0] == PMON_FRAME_SNAPSHOT &&
+	    raw.types[1] == PMON_FRAME_HOST &&
+	    raw.types[2] == PMON_FRAME_TASK_INFO &&
+	    raw.types[3] == PMON_FRAME_EVENT);
+	CU_ASSERT(pmon_connect(p, NULL, "x", 0) == -1);
+}
+
+/* A file cut short: what came before, then the offset of the damage. */
+static void
+test_recording_truncated(void)
+{
+	struct pmon_recording_counts n;
+	struct stat st;
+
+	rec_write(PMON_RECORDING_BLOCK_MIN);
+	CU_ASSERT_FATAL(stat(recpath, &st) == 0);
+	CU_ASSERT_FATAL(truncate(recpath, st.st_size - 10) == 0);
+	CU_ASSERT_FATAL(pmon_open_recording(p, recpath, NULL) == 0);
+	CU_ASSERT(pmon_read_recording(p, &n) == -1);
+	CU_ASSERT(strstr(pmon_error(p), "offset") != NULL);
+	CU_ASSERT(n.ended_ns == 0);
+}
+
+/* Not a recording: refused at the open, saying why. */
+static void
+test_recording_not_one(void)
+{
+	FILE *fp;
+
+	CU_ASSERT_FATAL((fp = fopen(recpath, "w")) != NULL);
+	fputs("not a recording\n", fp);
+	fclose(fp);
+	CU_ASSERT(pmon_open_recording(p, recpath, NULL) == -1);
+	CU_ASSERT(strlen(pmon_error(p)) > 0);
+	CU_ASSERT(pmon_read_recording(p, NULL) == -1);
+}
+
+/* The call names are the wire's, both ways. */
+static void
+test_call_names(void)
+{
+	CU_ASSERT_STRING_EQUAL(pmon_call_name(PMON_CALL_send), "pvm_send");
+	CU_ASSERT(pmon_call_lookup("pvm_mcast") == PMON_CALL_mcast);
+	CU_ASSERT(pmon_call_lookup("pvm_nothing") == -1);
+	CU_ASSERT_STRING_EQUAL(pmon_call_name(-1), "unknown");
+	CU_ASSERT_STRING_EQUAL(pmon_call_name(PMON_CALL_MAX), "unknown");
+}
+
+static CU_TestInfo recording_tests[] = {
+	{ "round trip", test_recording_round_trip },
+	{ "truncated", test_recording_truncated },
+	{ "not a recording", test_recording_not_one },
+	{ "call names", test_call_names },
+	CU_TEST_INFO_NULL
+};
+
 static CU_TestInfo stream_tests[] = {
 	{ "task info", test_task_info },
 	{ "frame callback", test_frame_callback },
@@ -1106,6 +1244,8 @@ static CU_TestInfo connect_tests[] = {
 static CU_SuiteInfo libpmon_suites[] = {
 	{ "libpmon stream", NULL, NULL, setup, teardown, stream_tests },
 	{ "libpmon malformed", NULL, NULL, setup, teardown, malformed_tests },
+	{ "libpmon recordings", NULL, NULL, rec_setup, rec_teardown,
+	    recording_tests },
 	{ "libpmon connect", conn_setup, conn_teardown, NULL, NULL,
 	    connect_tests },
 	CU_SUITE_INFO_NULL
