@@ -228,7 +228,7 @@ void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);
 
-/* agent_hello.c: decoders of what tasks and the coordinator send */
+/* agent_parse.c: decoders of what tasks and the coordinator send */
 int	agent_parse_task_hello(const uint8_t *payload, size_t len,
 	    struct task_hello *, const char **why);
 int	agent_parse_task_stopped(const uint8_t *payload, size_t len,
@@ -251,6 +251,8 @@ void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
 void	agent_frame_task_new(struct evbuffer *, const struct task_hello *);
 void	agent_frame_records(struct evbuffer *, int32_t tid,
 	    const uint8_t *recs, size_t len, unsigned count);
+void	agent_frame_packed(struct evbuffer *, int32_t tid,
+	    struct agent_packer *, const struct pack_out *, uint32_t count);
 void	agent_frame_task_others(struct evbuffer *,
 	    const struct agent_other *, size_t n);
 void	agent_frame_task_end(struct evbuffer *, int32_t tid,
@@ -260,16 +262,22 @@ void	agent_frame_task_resume(struct evbuffer *, int32_t tid,
 void	agent_frame_flush_done(struct evbuffer *, uint32_t id);
 void	agent_frame_control_done(struct evbuffer *, uint32_t id,
 	    const struct agent_control_task *, size_t n);
+int	agent_dump_frames(struct evbuffer *, FILE *);
+
+/* agent_drain.c */
 int	agent_ring_drain(struct ring *, int32_t tid, struct evbuffer *,
 	    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
 	    const char **why);
 int	agent_ring_drain_packed(struct ring *, int32_t tid, struct evbuffer *,
 	    uint8_t *batch, size_t batchsize, struct agent_packer *,
 	    size_t max, int *last_call, const char **why);
-int	agent_dump_frames(struct evbuffer *, FILE *);
+
+/* agent_clock.c */
 int	agent_parse_clock_offset(const char *, int64_t *ns, const char **why);
 void	agent_set_clock_offset(int64_t ns);
 void	agent_clock_sample(void);
+int	agent_clock_shifts(const struct ring *);
+uint64_t agent_clock_ns(struct ring *, uint64_t t);
 
 /* agent_task.c */
 int	agent_listen(struct agent *);

@@ -1,11 +1,9 @@
 /*
- * Frames the agent sends (doc/protocol.md), the batching of ring records
- * into TASK_RECORDS, and the dump mode's printer, which decodes those very
- * frames so that -D shows exactly what a coordinator would receive.
+ * Frames the agent sends (doc/protocol.md), and the dump mode's printer,
+ * which decodes those very frames so that -D shows exactly what a
+ * coordinator would receive.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -80,8 +78,8 @@ agent_frame_records(struct evbuffer *out, int32_t tid, const uint8_t *recs,
 }
 
 /* TASK_PACKED: the header, the time column, the records. */
-static void
-packed_frame(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
+void
+agent_frame_packed(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
     const struct pack_out *po, uint32_t count)
 {
 	uint8_t hdr[TASK_PACKED_HDR_SIZE];
@@ -197,225 +195,6 @@ agent_frame_task_proc(struct evbuffer *out, uint32_t id,
 	wire_put32(buf + 45, (uint32_t)pr->syscall);
 	frame_start(out, MSG_TASK_PROC, sizeof(buf));
 	evbuffer_add(out, buf, sizeof(buf));
-}
-
-/*
- * Test-only clock offset (PMON_TEST_CLOCK_OFFSET_NS, -O): added to the
- * t_ns of every record this agent ships, so that tests can give one host
- * of a virtual machine a clock that is off by a known amount.  It is the
- * one exception to "the agent ships the records' values unchanged".
- */
-static int64_t clock_offset_ns;
-
-/*
- * Parses a signed decimal number of nanoseconds of at most a day either
- * way.  Returns 0, or -1 with *why.
- */
-int
-agent_parse_clock_offset(const char *s, int64_t *ns, const char **why)
-{
-	const char *digits = s + (*s == '-' || *s == '+');
-	long long v;
-	char *end;
-
-	/* strtoll alone would take leading blanks and an empty string. */
-	if (*digits < '0' || *digits > '9') {
-		*why = "not a decimal number of nanoseconds";
-		return -1;
-	}
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*end != '\0') {
-		*why = "not a decimal number of nanoseconds";
-		return -1;
-	}
-	if (errno == ERANGE || v > AGENT_CLOCK_OFFSET_MAX ||
-	    v < -AGENT_CLOCK_OFFSET_MAX) {
-		*why = "more than a day (86400000000000 ns) either way";
-		return -1;
-	}
-	*ns = (int64_t)v;
-	return 0;
-}
-
-void
-agent_set_clock_offset(int64_t ns)
-{
-	clock_offset_ns = ns;
-}
-
-/*
- * The (TSC ticks, CLOCK_REALTIME) samples that convert the times of
- * rings whose tasks write ticks (tsc.h, doc/clock.md).  The drain timer
- * adds one at every tick and a drain of such a ring adds one first, so
- * that nearly every record it reads is older than the newest sample and
- * converts by interpolation.
- */
-static struct tsc_cal tsc_cal;
-
-void
-agent_clock_sample(void)
-{
-	struct tsc_sample s;
-
-	if (!TSC_ARCH)
-		return;
-	if (tsc_cal.n == 0)
-		tsc_cal_init(&tsc_cal);
-	else if (tsc_sample(&s) == 0)
-		tsc_cal_add(&tsc_cal, &s);
-}
-
-/*
- * A record's time as shipped: CLOCK_REALTIME ns converted from the
- * ring's clock, never earlier than the ring's previous record when its
- * ticks are not, plus the test clock offset.
- */
-static uint64_t
-record_ns(struct ring *rg, uint64_t t)
-{
-	uint64_t ns;
-
-	if (rg->clock == RING_CLOCK_TSC) {
-		ns = tsc_to_ns(&tsc_cal, &rg->anchor, t);
-		if (t >= rg->last_tick && ns < rg->last_ns)
-			ns = rg->last_ns;
-		rg->last_tick = t;
-		rg->last_ns = ns;
-		t = ns;
-	}
-	return t + (uint64_t)clock_offset_ns;
-}
-
-/* Rewrites t_ns (u64 at byte 12) of one record in place, as record_ns. */
-static void
-shift_time(struct ring *rg, uint8_t *rec)
-{
-	wire_put64(rec + 12, record_ns(rg, wire_get64(rec + 12)));
-}
-
-/*
- * Every record of a batch must decode: the coordinator will trust them.
- * Each record's time is converted (record_ns) once it has decoded.
- */
-static int
-check_records(struct ring *rg, uint8_t *p, size_t len, int *last_call,
-    const char **why)
-{
-	struct record r;
-	size_t off;
-
-	for (off = 0; off < len; off += r.len) {
-		if (record_decode(p + off, len - off, &r, why) == -1)
-			return -1;
-		if (clock_offset_ns != 0 || rg->clock != RING_CLOCK_NS)
-			shift_time(rg, p + off);
-		*last_call = r.call;
-	}
-	return 0;
-}
-
-/*
- * Packs a batch of ring records into TASK_PACKED frames on out: every
- * record must decode (the coordinator will trust them) and go forward
- * in sequence.  Each time is converted first (record_ns).
- */
-static int
-pack_records(struct ring *rg, struct agent_packer *pk, int32_t tid,
-    struct evbuffer *out, const uint8_t *p, size_t len, int *last_call,
-    const char **why)
-{
-	const size_t room = PROTO_MAX_PAYLOAD - TASK_PACKED_HDR_SIZE -
-	    PACK_RECORD_MAX - PACK_TIME_MAX;
-	struct pack_out po = { pk->buf, 0, pk->tbuf, 0 };
-	struct record r;
-	uint32_t count = 0;
-	size_t off;
-
-	for (off = 0; off < len; off += r.len) {
-		if (record_decode(p + off, len - off, &r, why) == -1)
-			return -1;
-		if (pk->ps->started && r.seq <= pk->ps->seq) {
-			*why = "record sequence number does not go forward";
-			return -1;
-		}
-		r.t_ns = record_ns(rg, r.t_ns);
-		if (po.nrec + po.ntime > room) {
-			packed_frame(out, tid, pk, &po, count);
-			po.nrec = po.ntime = 0;
-			count = 0;
-		}
-		pack_record(pk->ps, pk->mode, &po, &r);
-		count++;
-		*last_call = r.call;
-	}
-	if (count > 0)
-		packed_frame(out, tid, pk, &po, count);
-	pk->records += count;
-	return 0;
-}
-
-/*
- * Moves the ring's records onto out, oldest first, until the ring is
- * empty or about max bytes of them were moved: as TASK_RECORDS when pk
- * is NULL, else packed into TASK_PACKED against pk's state.  batch is a
- * scratch buffer of batchsize bytes (at least RECORD_MAX_SIZE, well under
- * PROTO_MAX_PAYLOAD).  When last_call is not NULL and records were moved,
- * *last_call is the call (enum pmon_call) of the last one; it is left
- * alone when the ring was empty.  Returns 0, or -1 with *why when the
- * task has corrupted its ring.
- */
-static int
-ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
-    uint8_t *batch, size_t batchsize, struct agent_packer *pk, size_t max,
-    int *last_call, const char **why)
-{
-	size_t moved = 0;
-	unsigned count;
-	ssize_t n;
-	int last = -1;
-
-	if (rg->clock == RING_CLOCK_TSC)
-		agent_clock_sample();
-	while (moved < max) {
-		n = ring_read(rg, batch, batchsize, &count, why);
-		if (n == -1)
-			return -1;
-		if (n == 0)
-			break;
-		if (pk != NULL) {
-			if (pack_records(rg, pk, tid, out, batch, (size_t)n,
-			    &last, why) == -1)
-				return -1;
-		} else {
-			if (check_records(rg, batch, (size_t)n, &last,
-			    why) == -1)
-				return -1;
-			agent_frame_records(out, tid, batch, (size_t)n, count);
-		}
-		if (last_call != NULL)
-			*last_call = last;
-		moved += (size_t)n;
-	}
-	return 0;
-}
-
-int
-agent_ring_drain(struct ring *rg, int32_t tid, struct evbuffer *out,
-    uint8_t *batch, size_t batchsize, size_t max, int *last_call,
-    const char **why)
-{
-	return ring_drain(rg, tid, out, batch, batchsize, NULL, max,
-	    last_call, why);
-}
-
-int
-agent_ring_drain_packed(struct ring *rg, int32_t tid, struct evbuffer *out,
-    uint8_t *batch, size_t batchsize, struct agent_packer *pk, size_t max,
-    int *last_call, const char **why)
-{
-	return ring_drain(rg, tid, out, batch, batchsize, pk, max, last_call,
-	    why);
 }
 
 /* Dump mode. */
