@@ -63,9 +63,11 @@ PRELOAD_SANFLAGS =
 endif
 
 COMMON_SRCS	:= $(wildcard common/*.c)
+# The libraries never exit: the daemons' xmalloc stays out of them.
+LIB_COMMON_SRCS	:= $(filter-out common/xmalloc.c, $(COMMON_SRCS))
 # Tasks never compress: the instrumentation library goes without zlib.
 PRELOAD_COMMON_SRCS := $(filter-out common/zstream.c common/recfile.c common/jsonstr.c \
-		       common/recpack.c, $(COMMON_SRCS))
+		       common/recpack.c, $(LIB_COMMON_SRCS))
 PRELOAD_SRCS	:= $(wildcard node-agent/preload*.c)
 AGENT_SRCS	:= $(filter-out $(PRELOAD_SRCS), $(wildcard node-agent/*.c))
 COORD_SRCS	:= $(wildcard coordinator/*.c)
@@ -154,7 +156,7 @@ $(STAGED_HEADERS):
 
 $(call obj,$(TOOL_SRCS)): | $(STAGED_HEADERS)
 
-$(LIBPMON_SO): $(call so,$(LIBPMON_SRCS) $(COMMON_SRCS)) client-api/libpmon.map
+$(LIBPMON_SO): $(call so,$(LIBPMON_SRCS) $(LIB_COMMON_SRCS)) client-api/libpmon.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(PRELOAD_SANFLAGS) -Wl,-soname,libpmon.so.1 \
 	    -Wl,--version-script=client-api/libpmon.map -Wl,--no-undefined \

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "xmalloc.h"
 
 /* Hosts above this get no estimates, only the guarantees. */
 #define CLOCK_HOST_MAX		65536
@@ -175,8 +176,7 @@ clock_new(const struct clock_params *p)
 {
 	struct clock *clk;
 
-	if ((clk = calloc(1, sizeof(*clk))) == NULL)
-		return NULL;
+	clk = xcalloc(1, sizeof(*clk));
 	clk->p = *p;
 	if ((unsigned)clk->p.algo >= CLOCK_NALGOS)
 		clk->p.algo = CLOCK_CLC;
@@ -236,19 +236,14 @@ clock_sadd(int64_t a, int64_t b)
 	return a + b;
 }
 
-/* Grows a uint32_t scratch array; -1 out of memory. */
-static int
+/* Grows a uint32_t scratch array to n. */
+static void
 clock_scratch(uint32_t **v, uint32_t *cap, uint32_t n)
 {
-	uint32_t *nv;
-
 	if (n <= *cap)
-		return 0;
-	if ((nv = realloc(*v, n * sizeof(*nv))) == NULL)
-		return -1;
-	*v = nv;
+		return;
+	*v = xreallocarray(*v, n, sizeof(**v));
 	*cap = n;
-	return 0;
 }
 
 /* The slot of host, allocated on first sight; NULL past the limit. */
@@ -266,16 +261,13 @@ clock_host_get(struct clock *clk, uint32_t host)
 		n = clk->nhosts ? clk->nhosts : 16;
 		while (n <= host)
 			n *= 2;
-		h = realloc(clk->hosts, n * sizeof(*h));
-		if (h == NULL)
-			return NULL;
+		h = xreallocarray(clk->hosts, n, sizeof(*h));
 		memset(h + clk->nhosts, 0,
 		    (n - clk->nhosts) * sizeof(*h));
 		clk->hosts = h;
 		clk->nhosts = n;
 	}
-	if (clock_scratch(&clk->ids, &clk->ids_cap, clk->nids + 1) == -1)
-		return NULL;
+	clock_scratch(&clk->ids, &clk->ids_cap, clk->nids + 1);
 	clk->ids[clk->nids++] = host;
 	h = &clk->hosts[host];
 	h->seen = 1;
@@ -314,15 +306,14 @@ clock_pair_hash(uint32_t a, uint32_t b)
 	return (uint32_t)(k >> 32);
 }
 
-static int
+static void
 clock_ptab_grow(struct clock *clk)
 {
 	uint32_t *tab, cap, i, j;
 	struct clock_pair *pr;
 
 	cap = clk->ptab_cap ? clk->ptab_cap * 2 : 64;
-	if ((tab = calloc(cap, sizeof(*tab))) == NULL)
-		return -1;
+	tab = xcalloc(cap, sizeof(*tab));
 	for (i = 0; i < clk->npairs; i++) {
 		pr = &clk->pairs[i];
 		j = clock_pair_hash(pr->a, pr->b) & (cap - 1);
@@ -333,10 +324,9 @@ clock_ptab_grow(struct clock *clk)
 	free(clk->ptab);
 	clk->ptab = tab;
 	clk->ptab_cap = cap;
-	return 0;
 }
 
-/* The pair of hosts a < b, created on first sight; NULL out of memory. */
+/* The pair of hosts a < b, created on first sight. */
 static struct clock_pair *
 clock_pair_get(struct clock *clk, uint32_t a, uint32_t b)
 {
@@ -352,14 +342,11 @@ clock_pair_get(struct clock *clk, uint32_t a, uint32_t b)
 			j = (j + 1) & (clk->ptab_cap - 1);
 		}
 	}
-	if ((clk->npairs + 1) * 2 > clk->ptab_cap &&
-	    clock_ptab_grow(clk) == -1)
-		return NULL;
+	if ((clk->npairs + 1) * 2 > clk->ptab_cap)
+		clock_ptab_grow(clk);
 	if (clk->npairs == clk->pairs_cap) {
 		n = clk->pairs_cap ? clk->pairs_cap * 2 : 16;
-		pr = realloc(clk->pairs, n * sizeof(*pr));
-		if (pr == NULL)
-			return NULL;
+		pr = xreallocarray(clk->pairs, n, sizeof(*pr));
 		clk->pairs = pr;
 		clk->pairs_cap = n;
 	}
@@ -534,8 +521,6 @@ clock_sample(struct clock *clk, uint32_t src, uint64_t send, uint32_t dst,
 		pr = clock_pair_get(clk, dst, src);
 		dir = 1;
 	}
-	if (pr == NULL)
-		return;
 	d = clock_diff(recv, send);
 	if (d > CLOCK_DELAY_MAX || d < -CLOCK_DELAY_MAX)
 		return;		/* nonsense, and would overflow below */
@@ -706,9 +691,8 @@ clock_recompute(struct clock *clk, uint64_t t)
 
 	clk->dirty = 0;
 	clk->since = 0;
-	if (clock_scratch(&clk->queue, &clk->queue_cap, clk->nids) == -1 ||
-	    clock_scratch(&clk->adjv, &clk->adjv_cap, 2 * clk->npairs) == -1)
-		return;		/* keep the old estimates */
+	clock_scratch(&clk->queue, &clk->queue_cap, clk->nids);
+	clock_scratch(&clk->adjv, &clk->adjv_cap, 2 * clk->npairs);
 
 	for (i = 0; i < clk->nids; i++) {
 		h = &clk->hosts[clk->ids[i]];

@@ -73,7 +73,7 @@ const char	*clock_algo_name(enum clock_algo);
 /* -1 when name is unknown. */
 int		 clock_algo_lookup(const char *name);
 
-/* NULL only when out of memory.  Hosts are small dense numbers. */
+/* Hosts are small dense numbers.  Out of memory is fatal (xmalloc.h). */
 struct clock	*clock_new(const struct clock_params *);
 void		 clock_free(struct clock *);
 

@@ -18,6 +18,7 @@
 #include "coord.h"
 #include "log.h"
 #include "record.h"
+#include "xmalloc.h"
 
 /*
  * Encodes each released event once and queues it to every subscriber;
@@ -111,16 +112,16 @@ coord_init(struct coord *c, struct event_base *base)
 	TAILQ_INIT(&c->bps);
 	struct timeval tv = { 0, COORD_CHECK_MS * 1000 };
 
-	if ((c->order = order_new(coord_release, c)) == NULL ||
-	    (c->state = state_new(coord_problem, c)) == NULL ||
-	    (c->clock = clock_new(&c->clock_params)) == NULL ||
-	    (c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
+	c->order = order_new(coord_release, c);
+	c->state = state_new(coord_problem, c);
+	c->clock = clock_new(&c->clock_params);
+	if ((c->ev_sync = evtimer_new(base, sync_timer_cb, c)) == NULL ||
 	    (c->ev_check = event_new(base, -1, EV_PERSIST, check_timer_cb,
 	    c)) == NULL || coord_hold_init(c) == -1 ||
 	    coord_accept_init(c) == -1 ||
-	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL ||
-	    (c->batch.buf = malloc(COORD_BATCH_SIZE)) == NULL)
+	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL)
 		return -1;
+	c->batch.buf = xmalloc(COORD_BATCH_SIZE);
 	c->batch.size = COORD_BATCH_SIZE;
 	order_set_clock(c->order, c->clock);
 	order_set_done_cb(c->order, coord_task_done, c);
@@ -214,8 +215,7 @@ coord_task_add(struct coord *c, int32_t tid)
 {
 	struct coord_task *t;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		fatal("%s", __func__);
+	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
 	t->hnext = c->task_hash[task_bucket(tid)];
 	c->task_hash[task_bucket(tid)] = t;
@@ -398,9 +398,8 @@ flush_new(struct coord *c, struct coord_tool *tool, uint32_t id, int final)
 	struct coord_flush *f;
 	struct coord_agent *a;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL ||
-	    (f->waiting = calloc(c->nagents + 1, sizeof(*f->waiting))) == NULL)
-		fatal("%s", __func__);
+	f = xcalloc(1, sizeof(*f));
+	f->waiting = xcalloc(c->nagents + 1, sizeof(*f->waiting));
 	if (++c->next_round == 0)
 		c->next_round = 1;
 	f->round = c->next_round;

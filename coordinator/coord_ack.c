@@ -19,6 +19,7 @@
 #include "coord.h"
 #include "log.h"
 #include "wire.h"
+#include "xmalloc.h"
 
 static void	ack_send_all(int, short, void *);
 
@@ -32,9 +33,7 @@ ack_mark(struct coord *c, struct coord_task *t)
 		return;
 	if (c->nacks == c->ackcap) {
 		c->ackcap = c->ackcap ? c->ackcap * 2 : 64;
-		if ((v = reallocarray(c->acks, c->ackcap, sizeof(*v))) ==
-		    NULL)
-			fatal("%s", __func__);
+		v = xreallocarray(c->acks, c->ackcap, sizeof(*v));
 		c->acks = v;
 	}
 	c->acks[c->nacks++] = t->tid;
@@ -85,9 +84,7 @@ batch_mark(struct coord *c, struct coord_task *t)
 		return;
 	if (c->nack_batch == c->ack_batchcap) {
 		c->ack_batchcap = c->ack_batchcap ? c->ack_batchcap * 2 : 64;
-		if ((v = reallocarray(c->ack_batch, c->ack_batchcap,
-		    sizeof(*v))) == NULL)
-			fatal("%s", __func__);
+		v = xreallocarray(c->ack_batch, c->ack_batchcap, sizeof(*v));
 		c->ack_batch = v;
 	}
 	c->ack_batch[c->nack_batch++] = t->tid;
@@ -188,10 +185,9 @@ coord_ack_batch_out(struct coord *c)
 
 	if (c->nack_batch == 0)
 		return;
-	if ((d = calloc(1, sizeof(*d))) == NULL ||
-	    (d->tickets = calloc(c->ntools + 1, sizeof(*d->tickets))) == NULL ||
-	    (d->acks = calloc(c->nack_batch, sizeof(*d->acks))) == NULL)
-		fatal("%s", __func__);
+	d = xcalloc(1, sizeof(*d));
+	d->tickets = xcalloc(c->ntools + 1, sizeof(*d->tickets));
+	d->acks = xcalloc(c->nack_batch, sizeof(*d->acks));
 	TAILQ_FOREACH(tool, &c->tools, entry)
 		if (tool->state == COORD_P_ACTIVE && tool->subscribed &&
 		    tool->drained < tool->added) {

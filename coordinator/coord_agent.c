@@ -28,6 +28,7 @@
 #include "coord.h"
 #include "log.h"
 #include "record.h"
+#include "xmalloc.h"
 
 /* Ends every task the agent still owns: it will send nothing more. */
 static void
@@ -249,8 +250,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		    old->pid);
 		return -1;
 	}
-	if ((a->host = strdup(h.host)) == NULL)
-		fatal("%s", __func__);
+	a->host = xstrdup(h.host);
 	a->host_tid = h.host_tid;
 	a->pid = h.pid;
 	a->state = COORD_P_ACTIVE;
@@ -365,9 +365,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->end_agent = NULL;
 	t->agent = a;
 	pack_state_init(&t->unpack);
-	if ((t->host = strdup(a->host)) == NULL ||
-	    (t->program = strdup(tn.program)) == NULL)
-		fatal("%s", __func__);
+	t->host = xstrdup(a->host);
+	t->program = xstrdup(tn.program);
 	log_debug("task t%x (%s) on %s, parent t%x", (unsigned)t->tid,
 	    t->program, t->host, (unsigned)t->parent_tid);
 	if (state_task(c->state, t->tid, t->parent_tid, t->pid, t->host,
@@ -850,8 +849,7 @@ agent_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		evutil_closesocket(fd);
 		return;
 	}
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		fatal("%s", __func__);
+	a = xcalloc(1, sizeof(*a));
 	a->coord = c;
 	a->state = COORD_P_HELLO;
 	coord_peer_name(fd, a->peer, sizeof(a->peer));

@@ -29,6 +29,7 @@
 #include "record.h"
 #include "request.h"
 #include "ring.h"
+#include "xmalloc.h"
 
 /* One target of an operation, and what became of it. */
 struct op_target {
@@ -192,8 +193,7 @@ target_add(struct coord_op *o, size_t *cap, int32_t tid, unsigned col,
 
 	if (o->n == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
-		if ((o->v = reallocarray(o->v, *cap, sizeof(*o->v))) == NULL)
-			fatal("%s", __func__);
+		o->v = xreallocarray(o->v, *cap, sizeof(*o->v));
 	}
 	tg = &o->v[o->n++];
 	memset(tg, 0, sizeof(*tg));
@@ -325,9 +325,8 @@ op_send(struct coord *c, struct coord_op *o)
 	int32_t *tids;
 	size_t i, n;
 
-	if ((tids = calloc(o->n + 1, sizeof(*tids))) == NULL ||
-	    (o->agents = calloc(c->nagents + 1, sizeof(*o->agents))) == NULL)
-		fatal("%s", __func__);
+	tids = xcalloc(o->n + 1, sizeof(*tids));
+	o->agents = xcalloc(c->nagents + 1, sizeof(*o->agents));
 	TAILQ_FOREACH(a, &c->agents, entry) {
 		if (a->state != COORD_P_ACTIVE)
 			continue;
@@ -360,8 +359,7 @@ op_new(struct coord *c, uint8_t op, struct coord_tool *tool,
 {
 	struct coord_op *o;
 
-	if ((o = calloc(1, sizeof(*o))) == NULL)
-		fatal("%s", __func__);
+	o = xcalloc(1, sizeof(*o));
 	if (++c->next_op == 0)
 		c->next_op = 1;
 	o->id = c->next_op;
@@ -679,8 +677,7 @@ coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	size_t n, i, j, max = len > 6 ? (len - 6) / 5 : 0;
 	const char *why;
 
-	if ((st = calloc(max + 1, sizeof(*st))) == NULL)
-		fatal("%s", __func__);
+	st = xcalloc(max + 1, sizeof(*st));
 	if (coord_parse_control_done(p, len, &id, st, max, &n, &why) == -1) {
 		free(st);
 		coord_agent_drop(a, "bad CONTROL_DONE: %s", why);
@@ -948,9 +945,8 @@ bp_add(struct coord *c, struct coord_tool *t, const struct req *r,
 	struct coord_bp *b;
 	size_t n;
 
-	if ((b = calloc(1, sizeof(*b))) == NULL ||
-	    (b->req = malloc(sizeof(*b->req))) == NULL)
-		fatal("%s", __func__);
+	b = xcalloc(1, sizeof(*b));
+	b->req = xmalloc(sizeof(*b->req));
 	*b->req = *r;
 	if (++c->next_bp == 0)
 		c->next_bp = 1;
@@ -1002,8 +998,7 @@ bp_act(struct coord *c, struct coord_bp *b, int32_t tid,
 	b->hits++;
 	for (i = 0; i < r->nact && b->owner != NULL; i++)
 		if (r->act[i].kind == REQ_ACT_SNAPSHOT && snap == NULL) {
-			if ((snap = calloc(1, sizeof(*snap))) == NULL)
-				fatal("%s", __func__);
+			snap = xcalloc(1, sizeof(*snap));
 			snap->tool = owner;
 			snap->refs = 1;
 		}
@@ -1231,7 +1226,7 @@ reply_text(char **body, size_t *len, const char *fmt, ...)
 	n = vasprintf(body, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		fatal("%s", __func__);
+		fatal("%s", __func__);	/* xasprintf's rule, with a va_list */
 	*len = (size_t)n;
 	return REPLY_OK;
 }

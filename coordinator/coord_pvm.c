@@ -25,6 +25,7 @@
 #include "paths.h"
 #include "spawn_env.h"
 #include "log.h"
+#include "xmalloc.h"
 
 static const char *
 pvm_err(int cc)
@@ -181,9 +182,8 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 	TAILQ_FOREACH(h, &c->hosts, entry)
 		if (h->host_tid == host_tid)
 			return;
-	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->name = strdup(name)) == NULL)
-		fatal("%s", __func__);
+	h = xcalloc(1, sizeof(*h));
+	h->name = xstrdup(name);
 	h->host_tid = host_tid;
 	TAILQ_INSERT_TAIL(&c->hosts, h, entry);
 	if (pvm_notify(PvmHostDelete, COORD_PVM_TAG_HOSTDEL, 1,

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "recfile.h"
 #include "wire.h"
+#include "xmalloc.h"
 
 /* Frames served in one pass of the loop: queries get their turn. */
 #define REPLAY_PASS_FRAMES	512
@@ -93,9 +94,8 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 	t->pid = ti.pid;
 	t->spawn_seq = ti.spawn_seq;
 	t->ended = 0;
-	if ((t->host = strdup(ti.host)) == NULL ||
-	    (t->program = strdup(ti.program)) == NULL)
-		fatal("%s", __func__);
+	t->host = xstrdup(ti.host);
+	t->program = xstrdup(ti.program);
 	if (!announced && state_task(c->state, ti.tid, ti.parent, ti.pid,
 	    ti.host, ti.program) == -1)
 		fatal("%s", __func__);
@@ -191,8 +191,7 @@ frame_text(const uint8_t *p, size_t len, const char **why)
 		*why = "a JSON body holding a NUL";
 		return NULL;
 	}
-	if ((s = malloc(len + 1)) == NULL)
-		fatal("%s", __func__);
+	s = xmalloc(len + 1);
 	memcpy(s, p, len);
 	s[len] = '\0';
 	return s;
@@ -251,8 +250,7 @@ replay_snapshot(struct coord *c, const uint8_t *p, size_t len)
 	int head = rp == NULL || !rp->started;
 
 	if (rp != NULL && head && rp->snapshot == NULL) {
-		if ((rp->snapshot = malloc(len)) == NULL)
-			fatal("%s", __func__);
+		rp->snapshot = xmalloc(len);
 		memcpy(rp->snapshot, p, len);
 		rp->snapshot_len = len;
 	} else if (!head)
@@ -578,8 +576,7 @@ coord_replay_open(struct coord *c, const char *path)
 	const struct recfile_header *h;
 	char err[512];
 
-	if ((rp = calloc(1, sizeof(*rp))) == NULL)
-		fatal("%s", __func__);
+	rp = xcalloc(1, sizeof(*rp));
 	snprintf(rp->path, sizeof(rp->path), "%s", path);
 	if ((rp->rf = recfile_open(path, err, sizeof(err))) == NULL) {
 		log_warnx("%s: %s", path, err);

@@ -21,6 +21,7 @@
 #include "coord.h"
 #include "log.h"
 #include "request.h"
+#include "xmalloc.h"
 
 /* The state parts each information request writes. */
 static unsigned
@@ -74,8 +75,7 @@ queues_tid(const struct req *r, int32_t *tid, char *err, size_t size)
 static int
 request_error(const char *err, char **body, size_t *len)
 {
-	if ((*body = strdup(err)) == NULL)
-		fatal("%s", __func__);
+	*body = xstrdup(err);
 	*len = strlen(err);
 	return REPLY_ERROR;
 }
@@ -123,8 +123,7 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 
 	*body = NULL;
 	*len = 0;
-	if ((r = malloc(sizeof(*r))) == NULL)
-		fatal("%s", __func__);
+	r = xmalloc(sizeof(*r));
 	err[0] = '\0';
 	if (req_parse(creq->text, r, err, sizeof(err)) == 0) {
 		if (coord_request_is_control(r->kind) && c->replay != NULL &&

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "paths.h"
 #include "wire.h"
+#include "xmalloc.h"
 
 static void	tool_output_cb(struct evbuffer *,
 		    const struct evbuffer_cb_info *, void *);
@@ -129,10 +130,8 @@ tool_lose(struct coord_tool *t, const uint8_t *frame)
 	if (i == t->nlost) {
 		if (t->nlost == t->lostcap) {
 			t->lostcap = t->lostcap ? t->lostcap * 2 : 16;
-			t->lost = reallocarray(t->lost, t->lostcap,
+			t->lost = xreallocarray(t->lost, t->lostcap,
 			    sizeof(*t->lost));
-			if (t->lost == NULL)
-				fatal("%s", __func__);
 		}
 		l = &t->lost[t->nlost++];
 		l->tid = tid;
@@ -683,8 +682,7 @@ tool_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    "another user's coordinator");
 		return;
 	}
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		fatal("%s", __func__);
+	t = xcalloc(1, sizeof(*t));
 	t->coord = c;
 	t->id = c->next_tool_id++;
 	t->state = COORD_P_HELLO;

@@ -33,6 +33,7 @@
 #include "order.h"
 #include "proto.h"
 #include "record.h"
+#include "xmalloc.h"
 
 #define PVM_TASK_EXIT	1	/* pvm3.h PvmTaskExit, what pvm_notify asks */
 #define PVM_NO_GROUP	(-19)	/* pvm3.h PvmNoGroup: no such group (empty) */
@@ -467,8 +468,7 @@ tasks_add(struct order_tasks *l, struct order_task *t)
 		return 0;
 	if (l->n == l->cap) {
 		ncap = l->cap ? l->cap * 2 : 8;
-		if ((nv = reallocarray(l->v, ncap, sizeof(*nv))) == NULL)
-			return -1;
+		nv = xreallocarray(l->v, ncap, sizeof(*nv));
 		l->v = nv;
 		l->cap = ncap;
 	}
@@ -516,15 +516,16 @@ task_find(const struct order *o, int32_t tid)
 	return NULL;
 }
 
-/* Doubles the task table when it is full; a failure only costs speed. */
+/* Doubles the task table when it is full. */
 static void
 task_grow(struct order *o)
 {
 	struct order_task **nt, *t, *next;
 	size_t i, b, nb = o->ntaskb * 2;
 
-	if (o->ntasks < o->ntaskb || (nt = calloc(nb, sizeof(*nt))) == NULL)
+	if (o->ntasks < o->ntaskb)
 		return;
+	nt = xcalloc(nb, sizeof(*nt));
 	for (i = 0; i < o->ntaskb; i++)
 		for (t = o->tasks[i]; t != NULL; t = next) {
 			next = t->hnext;
@@ -546,8 +547,7 @@ task_get(struct order *o, int32_t tid)
 
 	if ((t = task_find(o, tid)) != NULL)
 		return t;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return NULL;
+	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
 	t->next_seq = 1;
 	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
@@ -616,9 +616,9 @@ chan_grow(struct order *o)
 	if (o->nchans < o->nchanb)
 		return;
 	chan_sweep(o);
-	if (o->nchans < o->nchanb / 2 ||
-	    (nc = calloc(nb, sizeof(*nc))) == NULL)
+	if (o->nchans < o->nchanb / 2)
 		return;
+	nc = xcalloc(nb, sizeof(*nc));
 	for (i = 0; i < o->nchanb; i++)
 		for (c = o->chans[i]; c != NULL; c = next) {
 			next = c->hnext;
@@ -657,9 +657,9 @@ chan_get(struct order *o, int32_t src, int32_t dst, int32_t tag,
 
 	if ((c = chan_find(o, src, dst, tag, ctx)) != NULL)
 		return c;
-	if ((s = task_get(o, src)) == NULL || (d = task_get(o, dst)) == NULL ||
-	    (c = calloc(1, sizeof(*c))) == NULL)
+	if ((s = task_get(o, src)) == NULL || (d = task_get(o, dst)) == NULL)
 		return NULL;
+	c = xcalloc(1, sizeof(*c));
 	c->src = src;
 	c->dst = dst;
 	c->tag = tag;
@@ -707,8 +707,7 @@ chan_push(struct order_chan *c, const struct order_sent *s)
 
 	if (c->count == c->cap) {
 		ncap = c->cap ? c->cap * 2 : 4;
-		if ((ns = calloc(ncap, sizeof(*ns))) == NULL)
-			return -1;
+		ns = xcalloc(ncap, sizeof(*ns));
 		for (i = 0; i < c->count; i++)
 			ns[i] = c->sent[(c->first + i) % c->cap];
 		free(c->sent);
@@ -741,8 +740,7 @@ group_get(struct order *o, const char *name, uint8_t len)
 	for (g = o->groups; g != NULL; g = g->next)
 		if (g->len == len && memcmp(g->name, name, len) == 0)
 			return g;
-	if ((g = calloc(1, sizeof(*g))) == NULL)
-		return NULL;
+	g = xcalloc(1, sizeof(*g));
 	g->len = len;
 	memcpy(g->name, name, len);
 	g->next = o->groups;
@@ -779,20 +777,15 @@ wake_list(struct order *o, struct order_tasks *l)
 static void
 group_join(struct order *o, struct order_group *g, int32_t tid, int32_t inst)
 {
-	int32_t *nm, *ni;
 	size_t ncap;
 
 	if (group_has(g, tid))
 		return;
 	if (g->nmembers == g->cap) {
 		ncap = g->cap ? g->cap * 2 : 8;
-		if ((nm = reallocarray(g->members, ncap, sizeof(*nm))) ==
-		    NULL)
-			return;		/* out of memory: the model drifts */
-		g->members = nm;
-		if ((ni = reallocarray(g->insts, ncap, sizeof(*ni))) == NULL)
-			return;
-		g->insts = ni;
+		g->members = xreallocarray(g->members, ncap,
+		    sizeof(*g->members));
+		g->insts = xreallocarray(g->insts, ncap, sizeof(*g->insts));
 		g->cap = ncap;
 	}
 	g->insts[g->nmembers] = inst;
@@ -1012,8 +1005,7 @@ depends_on(struct order *o, struct order_task *s, const struct order_node *x)
 
 	if (s == t)
 		return 1;
-	if ((stack = calloc(cap, sizeof(*stack))) == NULL)
-		return 1;	/* out of memory: do not hold t back */
+	stack = xcalloc(cap, sizeof(*stack));
 	o->visit++;
 	stack[n++] = s;
 	s->visit = o->visit;
@@ -1318,8 +1310,7 @@ gs_add(struct order *o, const struct record *r)
 	}
 	if (o->ngs == o->gscap) {
 		ncap = o->gscap ? o->gscap * 2 : 64;
-		if ((nv = reallocarray(o->gs, ncap, sizeof(*nv))) == NULL)
-			return -1;
+		nv = xreallocarray(o->gs, ncap, sizeof(*nv));
 		o->gs = nv;
 		o->gscap = ncap;
 	}
@@ -1373,13 +1364,9 @@ exiting(const struct order *o, int32_t tid)
 static void
 drop_exiting(struct order *o, struct order_group *g, int32_t tid)
 {
-	int32_t *nd;
-
-	if ((nd = reallocarray(g->departed, g->ndeparted + 1,
-	    sizeof(*nd))) != NULL) {
-		g->departed = nd;
-		g->departed[g->ndeparted++] = tid;
-	}
+	g->departed = xreallocarray(g->departed, g->ndeparted + 1,
+	    sizeof(*g->departed));
+	g->departed[g->ndeparted++] = tid;
 	group_leave(o, g, tid);
 }
 
@@ -1550,9 +1537,8 @@ send_dests(const struct order_task *t, const struct record *r,
 		*out = d;
 		return (int)n;
 	}
-	if ((size_t)r->npeers + 1 > nbuf &&
-	    (d = malloc(sizeof(*d) * (r->npeers + 1))) == NULL)
-		return -1;
+	if ((size_t)r->npeers + 1 > nbuf)
+		d = xcalloc((size_t)r->npeers + 1, sizeof(*d));
 	for (i = 0; i < r->npeers; i++)
 		d[i] = record_peer(r, i);
 	qsort(d, r->npeers, sizeof(*d), cmp_tid);
@@ -1678,9 +1664,7 @@ spawn_note(struct order_task *t, const struct record *r, uint64_t corr)
 
 	if (t->nspawns == t->spawncap) {
 		ncap = t->spawncap ? t->spawncap * 2 : 4;
-		if ((ns = reallocarray(t->spawns, ncap, sizeof(*ns))) == NULL)
-			return;		/* the child's clock bound is lost */
-		t->spawns = ns;
+		t->spawns = xreallocarray(t->spawns, ncap, sizeof(*ns));
 		t->spawncap = ncap;
 	}
 	t->spawns[t->nspawns].seq = r->seq;
@@ -1753,14 +1737,11 @@ notify_note(struct order_task *t, const struct record *r)
 
 	if (r->inst != PVM_TASK_EXIT || r->npeers == 0)
 		return;
-	nn = reallocarray(t->notifies, t->nnotifies + 1, sizeof(*nn));
-	if (nn == NULL)
-		return;		/* its notifies will not wait */
+	nn = xreallocarray(t->notifies, t->nnotifies + 1, sizeof(*nn));
 	t->notifies = nn;
 	n = &nn[t->nnotifies];
 	memset(n, 0, sizeof(*n));
-	if ((n->tids = calloc(r->npeers, sizeof(*n->tids))) == NULL)
-		return;
+	n->tids = xcalloc(r->npeers, sizeof(*n->tids));
 	n->tag = r->tag;
 	n->ntids = r->npeers;
 	for (i = 0; i < r->npeers; i++)
@@ -1800,9 +1781,7 @@ counted_get(struct order_group *g, int32_t c)
 	for (i = 0; i < g->ncounted; i++)
 		if (g->counted[i].count == c)
 			return &g->counted[i];
-	nc = reallocarray(g->counted, g->ncounted + 1, sizeof(*nc));
-	if (nc == NULL)
-		return NULL;
+	nc = xreallocarray(g->counted, g->ncounted + 1, sizeof(*nc));
 	g->counted = nc;
 	memset(&nc[g->ncounted], 0, sizeof(*nc));
 	nc[g->ncounted].count = c;
@@ -1861,8 +1840,7 @@ coll_next(struct order_task *t, struct order_group *g, int kind)
 	for (i = 0; i < t->ntcoll; i++)
 		if (t->tcoll[i].group == g)
 			return &t->tcoll[i].next[kind];
-	if ((nt = reallocarray(t->tcoll, t->ntcoll + 1, sizeof(*nt))) == NULL)
-		return NULL;
+	nt = xreallocarray(t->tcoll, t->ntcoll + 1, sizeof(*nt));
 	t->tcoll = nt;
 	memset(&nt[t->ntcoll], 0, sizeof(*nt));
 	nt[t->ntcoll].group = g;
@@ -1908,9 +1886,7 @@ coll_room(struct order_group *g, int kind, uint64_t k)
 		ncap = g->ncoll[kind] ? g->ncoll[kind] * 2 : 16;
 		while (ncap < need)
 			ncap *= 2;
-		if ((c = reallocarray(g->coll[kind], ncap, sizeof(*c))) ==
-		    NULL)
-			return NULL;
+		c = xreallocarray(g->coll[kind], ncap, sizeof(*c));
 		memset(c + g->ncoll[kind], 0,
 		    (ncap - g->ncoll[kind]) * sizeof(*c));
 		g->coll[kind] = c;
@@ -1998,12 +1974,10 @@ groups_depart(struct order *o, struct order_task *t)
 
 	for (g = o->groups; g != NULL; g = g->next) {
 		if (group_has(g, t->tid)) {
-			nd = reallocarray(g->departed, g->ndeparted + 1,
+			nd = xreallocarray(g->departed, g->ndeparted + 1,
 			    sizeof(*nd));
-			if (nd != NULL) {
-				g->departed = nd;
-				g->departed[g->ndeparted++] = t->tid;
-			}
+			g->departed = nd;
+			g->departed[g->ndeparted++] = t->tid;
 		}
 		group_leave(o, g, t->tid);
 		/* A receiver that ended may now be excused. */
@@ -2406,9 +2380,8 @@ sig_arrived(struct order *o, struct order_task *t, const struct record *r)
 		return 0;	/* no task: PVM refuses it */
 	if ((v = task_get(o, r->peer)) == NULL)
 		return -1;
-	if (v->sigs == NULL &&
-	    (v->sigs = calloc(ORDER_SIGS_MAX, sizeof(*v->sigs))) == NULL)
-		return -1;
+	if (v->sigs == NULL)
+		v->sigs = xcalloc(ORDER_SIGS_MAX, sizeof(*v->sigs));
 	if (v->nsigs == ORDER_SIGS_MAX)
 		memmove(v->sigs, v->sigs + 1, --v->nsigs * sizeof(*v->sigs));
 	g = &v->sigs[v->nsigs++];
@@ -3162,19 +3135,14 @@ order_new(order_release_cb cb, void *arg)
 {
 	struct order *o;
 
-	if ((o = calloc(1, sizeof(*o))) == NULL)
-		return NULL;
+	o = xcalloc(1, sizeof(*o));
 	o->cb = cb;
 	o->arg = arg;
 	o->ntaskb = o->nchanb = ORDER_MIN_BUCKETS;
-	o->tasks = calloc(o->ntaskb, sizeof(*o->tasks));
-	o->chans = calloc(o->nchanb, sizeof(*o->chans));
+	o->tasks = xcalloc(o->ntaskb, sizeof(*o->tasks));
+	o->chans = xcalloc(o->nchanb, sizeof(*o->chans));
 	o->worktail = &o->work;
 	o->synced = 1;
-	if (o->tasks == NULL || o->chans == NULL) {
-		order_free(o);
-		return NULL;
-	}
 	return o;
 }
 
@@ -3429,9 +3397,8 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
 		if ((o->spare = n->next) != NULL)
 			__builtin_prefetch(o->spare);
 		o->nspare--;
-	} else if ((n = malloc(sizeof(*n) +
-	    (len <= NODE_SMALL ? NODE_SMALL : len))) == NULL)
-		return NULL;
+	} else
+		n = xmalloc(sizeof(*n) + (len <= NODE_SMALL ? NODE_SMALL : len));
 	/* Field by field (a memset of the node costs more): set every field. */
 	n->next = NULL;
 	n->flags = n->kind = n->gs_chain = n->gs_fallback = 0;
@@ -4095,7 +4062,7 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 static void
 recv_judge(struct order *o, uint64_t mark)
 {
-	struct order_task *t, **v = NULL, **nv;
+	struct order_task *t, **v = NULL;
 	size_t i, n, cap = 0;
 	int again = 1;
 
@@ -4109,10 +4076,7 @@ recv_judge(struct order *o, uint64_t mark)
 					continue;
 				if (n == cap) {
 					cap = cap ? cap * 2 : 16;
-					if ((nv = reallocarray(v, cap,
-					    sizeof(*v))) == NULL)
-						goto out;
-					v = nv;
+					v = xreallocarray(v, cap, sizeof(*v));
 				}
 				v[n++] = t;
 			}
@@ -4124,7 +4088,6 @@ recv_judge(struct order *o, uint64_t mark)
 			}
 		order_run(o);
 	}
-out:
 	free(v);
 }
 

@@ -103,7 +103,7 @@ struct order_stats {
 
 struct clock;
 
-/* NULL only when out of memory. */
+/* Out of memory is fatal (xmalloc.h), here as everywhere in the daemon. */
 struct order	*order_new(order_release_cb, void *arg);
 /* Frees everything still held without releasing it.  NULL is a no-op. */
 void		 order_free(struct order *);

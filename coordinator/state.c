@@ -38,6 +38,7 @@
 #include "record.h"
 #include "state.h"
 #include "state_internal.h"
+#include "xmalloc.h"
 
 /* Wildcard receives per task that later sends are checked against. */
 #define STATE_WILD_HISTORY	64
@@ -343,8 +344,7 @@ grow(void *p, size_t *cap, size_t n, size_t sz)
 	ncap = *cap ? *cap * 2 : 8;
 	while (ncap < n)
 		ncap *= 2;
-	if ((np = reallocarray(*(void **)p, ncap, sz)) == NULL)
-		return -1;
+	np = xreallocarray(*(void **)p, ncap, sz);
 	*(void **)p = np;
 	*cap = ncap;
 	return 0;
@@ -401,7 +401,7 @@ qmsg_new(struct state *s)
 	struct qmsg *q;
 
 	if (s->nqspare == 0)
-		return calloc(1, sizeof(*q));
+		return xcalloc(1, sizeof(*q));
 	q = s->qspare[--s->nqspare];
 	memset(q, 0, sizeof(*q));
 	return q;
@@ -457,9 +457,9 @@ vc_own(struct vclock **vp, size_t n)
 		return 0;
 	if (n < have)
 		n = have;
-	if (n > UINT32_MAX || (nv = malloc(sizeof(*nv) +
-	    n * sizeof(nv->c[0]))) == NULL)
+	if (n > UINT32_MAX)
 		return -1;
+	nv = xmalloc(sizeof(*nv) + n * sizeof(nv->c[0]));
 	nv->refs = 1;
 	nv->n = (uint32_t)n;
 	if (have > 0)
@@ -560,8 +560,7 @@ hist_grow(struct history *h)
 	struct hent *ne;
 	size_t i, ncap = h->cap ? h->cap * 2 : 8;
 
-	if ((ne = reallocarray(NULL, ncap, sizeof(*ne))) == NULL)
-		return -1;
+	ne = xreallocarray(NULL, ncap, sizeof(*ne));
 	for (i = 0; i < h->n; i++)
 		ne[i] = *hist_at(h, i);
 	free(h->e);
@@ -719,10 +718,7 @@ map_grow(struct state *s)
 	if (2 * (s->ntasks + 1) <= s->mapcap)
 		return 0;
 	free(s->map);
-	if ((s->map = calloc(ncap, sizeof(*s->map))) == NULL) {
-		s->mapcap = 0;
-		return -1;
-	}
+	s->map = xcalloc(ncap, sizeof(*s->map));
 	s->mapcap = ncap;
 	for (i = 0; i < s->ntasks; i++)
 		map_put(s, i);
@@ -752,8 +748,7 @@ task_new(struct state *s, int32_t tid)
 	if (map_grow(s) == -1 || grow(&s->tasks, &s->taskcap, s->ntasks + 1,
 	    sizeof(*s->tasks)) == -1)
 		return NULL;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return NULL;
+	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
 	t->idx = s->ntasks;
 	TAILQ_INIT(&t->queue);
@@ -859,12 +854,8 @@ group_get(struct state *s, const char *name)
 
 	if ((g = group_find(s, name)) != NULL)
 		return g;
-	if ((g = calloc(1, sizeof(*g))) == NULL)
-		return NULL;
-	if ((g->name = strdup(name)) == NULL) {
-		free(g);
-		return NULL;
-	}
+	g = xcalloc(1, sizeof(*g));
+	g->name = xstrdup(name);
 	LIST_INIT(&g->eps);
 	g->next = s->groups;
 	s->groups = g;
@@ -1235,9 +1226,7 @@ pack_share(struct task *t, struct pkseq **out)
 	if (!p->on)
 		return 0;
 	if (p->snap == NULL) {
-		if ((pk = malloc(sizeof(*pk) + p->n * sizeof(pk->run[0]))) ==
-		    NULL)
-			return -1;
+		pk = xmalloc(sizeof(*pk) + p->n * sizeof(pk->run[0]));
 		pk->refs = 1;
 		pk->n = p->n;
 		memcpy(pk->run, p->run, p->n * sizeof(pk->run[0]));
@@ -1668,8 +1657,7 @@ sends_apply(struct state *s, struct task *t, const struct record *r)
 		return enqueue(s, t, r, r->peer);
 	if (r->npeers == 0)
 		return 0;
-	if ((d = calloc(r->npeers, sizeof(*d))) == NULL)
-		return -1;
+	d = xcalloc(r->npeers, sizeof(*d));
 	for (i = 0; i < r->npeers; i++)
 		d[i] = record_peer(r, i);
 	qsort(d, r->npeers, sizeof(*d), cmp_tid);
@@ -1741,9 +1729,7 @@ owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 		}
 	if (t->nowed == t->owedcap) {
 		t->owedcap = t->owedcap ? t->owedcap * 2 : 4;
-		if ((o = reallocarray(t->owed, t->owedcap, sizeof(*o))) ==
-		    NULL)
-			return -1;
+		o = xreallocarray(t->owed, t->owedcap, sizeof(*o));
 		t->owed = o;
 	}
 	t->owed[t->nowed++] = (struct owed){ from, tag, ctx, 1 };
@@ -1913,8 +1899,7 @@ barrier_enter(struct state *s, struct task *t)
 	if ((g = group_get(s, t->cur.group)) == NULL)
 		return -1;
 	if ((ep = g->open) == NULL) {
-		if ((ep = calloc(1, sizeof(*ep))) == NULL)
-			return -1;
+		ep = xcalloc(1, sizeof(*ep));
 		ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
 		LIST_INSERT_HEAD(&g->eps, ep, entry);
 		g->open = ep;
@@ -2399,8 +2384,7 @@ state_new(state_problem_cb cb, void *arg)
 {
 	struct state *s;
 
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return NULL;
+	s = xcalloc(1, sizeof(*s));
 	s->cb = cb;
 	s->arg = arg;
 	s->h_events = HORIZON_EVENTS_DEFAULT;
@@ -2446,8 +2430,7 @@ set_str(char **dst, const char *src)
 {
 	char *n;
 
-	if ((n = strdup(src != NULL ? src : "")) == NULL)
-		return -1;
+	n = xstrdup(src != NULL ? src : "");
 	free(*dst);
 	*dst = n;
 	return 0;
@@ -2585,8 +2568,7 @@ state_others_on(const struct state *s, const char *host, size_t *n)
 	int32_t *v;
 	size_t i;
 
-	if ((v = calloc(s->ntasks + 1, sizeof(*v))) == NULL)
-		return NULL;
+	v = xcalloc(s->ntasks + 1, sizeof(*v));
 	*n = 0;
 	for (i = 0; i < s->ntasks; i++) {
 		const struct task *t = s->tasks[i];
@@ -2924,8 +2906,7 @@ dl_report(struct state *s, const struct task **comp, size_t n,
 	int32_t *tids;
 	size_t i;
 
-	if ((tids = calloc(n, sizeof(*tids))) == NULL)
-		return -1;
+	tids = xcalloc(n, sizeof(*tids));
 	for (i = 0; i < n; i++)
 		tids[i] = comp[i]->tid;
 	if (dl_seen(s, tids, n)) {
@@ -2975,12 +2956,10 @@ dl_parts(struct state *s, const uint8_t *in, size_t *up)
 	long *pos;
 	int rv;
 
-	comp = calloc(nt, sizeof(*comp));
-	walk = calloc(nt, sizeof(*walk));
-	pos = calloc(nt, sizeof(*pos));
-	done = calloc(nt, sizeof(*done));
-	if (comp == NULL || walk == NULL || pos == NULL || done == NULL)
-		goto out;
+	comp = xcalloc(nt, sizeof(*comp));
+	walk = xcalloc(nt, sizeof(*walk));
+	pos = xcalloc(nt, sizeof(*pos));
+	done = xcalloc(nt, sizeof(*done));
 	for (i = 0; i < nt; i++)
 		pos[i] = -1;
 	for (i = 0; i < nt; i++) {
@@ -2995,7 +2974,6 @@ dl_parts(struct state *s, const uint8_t *in, size_t *up)
 			break;
 		found += (size_t)rv;
 	}
-out:
 	free(comp);
 	free(walk);
 	free(pos);
@@ -3012,10 +2990,8 @@ state_check(struct state *s)
 
 	if (s->ntasks == 0)
 		return 0;
-	in = calloc(s->ntasks, sizeof(*in));
-	up = calloc(s->ntasks, sizeof(*up));
-	if (in == NULL || up == NULL)
-		goto out;
+	in = xcalloc(s->ntasks, sizeof(*in));
+	up = xcalloc(s->ntasks, sizeof(*up));
 	dl_fixpoint(s, in);
 	for (i = 0; i < s->ntasks; i++)
 		up[i] = i;
@@ -3027,7 +3003,6 @@ state_check(struct state *s)
 			wait_each(s, s->tasks[i], dl_link, &du);
 		}
 	found = dl_parts(s, in, up);
-out:
 	free(in);
 	free(up);
 	return found;
@@ -3035,15 +3010,14 @@ out:
 
 /* --- output ------------------------------------------------------------ */
 
-/* The tasks shown, by tid; NULL only when out of memory. */
+/* The tasks shown, by tid. */
 static const struct task **
 tasks_sorted(const struct state *s, size_t *n)
 {
 	const struct task **v;
 	size_t i;
 
-	if ((v = calloc(s->ntasks + 1, sizeof(*v))) == NULL)
-		return NULL;
+	v = xcalloc(s->ntasks + 1, sizeof(*v));
 	for (*n = 0, i = 0; i < s->ntasks; i++)
 		if (task_shown(s->tasks[i]))
 			v[(*n)++] = s->tasks[i];
@@ -3201,8 +3175,7 @@ groups_sorted(const struct state *s, size_t *n)
 
 	for (g = s->groups; g != NULL; g = g->next)
 		ng++;
-	if ((v = calloc(ng + 1, sizeof(*v))) == NULL)
-		return NULL;
+	v = xcalloc(ng + 1, sizeof(*v));
 	*n = 0;
 	for (g = s->groups; g != NULL; g = g->next) {
 		if (g->n > 1)	/* g->m is NULL while it never had one */
@@ -3234,12 +3207,8 @@ write_groups(FILE *fp, const struct state *s, const struct task **tv,
 	const struct task **w;
 	size_t i, j, ng, nw;
 
-	if ((gv = groups_sorted(s, &ng)) == NULL)
-		return -1;
-	if ((w = calloc(nt + 1, sizeof(*w))) == NULL) {
-		free(gv);
-		return -1;
-	}
+	gv = groups_sorted(s, &ng);
+	w = xcalloc(nt + 1, sizeof(*w));
 	fputs(",\"groups\":[", fp);
 	for (i = 0; i < ng; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
@@ -3339,8 +3308,7 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 	size_t i, nt;
 	int rv = 0;
 
-	if ((tv = tasks_sorted(s, &nt)) == NULL)
-		return -1;
+	tv = tasks_sorted(s, &nt);
 	fputs("{\"position\":{", fp);
 	for (i = 0; i < nt; i++)
 		fprintf(fp, "%s\"%" PRId32 "\":%" PRIu64, i ? "," : "",
@@ -3427,12 +3395,8 @@ text_groups(FILE *fp, const struct state *s, const struct task **tv,
 	const struct task **w;
 	size_t i, j, ng, nw;
 
-	if ((gv = groups_sorted(s, &ng)) == NULL)
-		return -1;
-	if ((w = calloc(nt + 1, sizeof(*w))) == NULL) {
-		free(gv);
-		return -1;
-	}
+	gv = groups_sorted(s, &ng);
+	w = xcalloc(nt + 1, sizeof(*w));
 	fprintf(fp, "%-16s %s\n", "GROUP", "MEMBERS (TID:INST) / BARRIER");
 	for (i = 0; i < ng; i++) {
 		fprintf(fp, "%-16s", gv[i]->name);
@@ -3503,8 +3467,7 @@ state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
 	size_t i, nt;
 	int rv = 0, sep = 0;
 
-	if ((tv = tasks_sorted(s, &nt)) == NULL)
-		return -1;
+	tv = tasks_sorted(s, &nt);
 #define STATE_SEP() do { if (sep++) fputc('\n', fp); } while (0)
 	if (parts & STATE_HOSTS) {
 		STATE_SEP();
@@ -3585,8 +3548,7 @@ state_group_members(const struct state *s, const char *name, int32_t **tids,
 	size_t i;
 
 	*n = 0;
-	if ((*tids = calloc(g != NULL ? g->n + 1 : 1, sizeof(**tids))) == NULL)
-		return -1;
+	*tids = xcalloc(g != NULL ? g->n + 1 : 1, sizeof(**tids));
 	for (i = 0; g != NULL && i < g->n; i++)
 		(*tids)[(*n)++] = g->m[i].tid;
 	return 0;
@@ -3769,12 +3731,10 @@ state_frontier(const struct state *s, int32_t tid, uint64_t seq, FILE *fp,
 		snprintf(err, size, "event not seen yet");
 		return -1;
 	}
-	if ((tv = tasks_sorted(s, &nt)) == NULL ||
-	    (past = calloc(nt + 1, sizeof(*past))) == NULL ||
-	    (future = calloc(nt + 1, sizeof(*future))) == NULL)
-		snprintf(err, size, "out of memory");
-	else if (frontier_of(s, t, seq, tv, nt, past, future, err,
-	    size) == 0) {
+	tv = tasks_sorted(s, &nt);
+	past = xcalloc(nt + 1, sizeof(*past));
+	future = xcalloc(nt + 1, sizeof(*future));
+	if (frontier_of(s, t, seq, tv, nt, past, future, err, size) == 0) {
 		write_frontier(fp, t, seq, tv, nt, past, future);
 		rv = 0;
 		if (ferror(fp)) {
@@ -3980,14 +3940,10 @@ state_restore_problem(struct state *s, const char *json,
 	    sizeof(*s->dls)) == -1))
 		return -1;
 	if (n > 0) {
-		if ((tids = calloc(n, sizeof(*tids))) == NULL)
-			return -1;
+		tids = xcalloc(n, sizeof(*tids));
 		memcpy(tids, deadlock, n * sizeof(*tids));
 	}
-	if ((s->problems[s->nproblems].json = strdup(json)) == NULL) {
-		free(tids);
-		return -1;
-	}
+	s->problems[s->nproblems].json = xstrdup(json);
 	s->nproblems++;
 	if (n > 0) {
 		s->dls[s->ndls].tids = tids;
@@ -4018,8 +3974,7 @@ restore_barriers(struct state *s)
 		if ((g = group_get(s, t->cur.group)) == NULL)
 			return -1;
 		if ((ep = LIST_FIRST(&g->eps)) == NULL) {
-			if ((ep = calloc(1, sizeof(*ep))) == NULL)
-				return -1;
+			ep = xcalloc(1, sizeof(*ep));
 			ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
 			LIST_INSERT_HEAD(&g->eps, ep, entry);
 		}
@@ -4032,8 +3987,7 @@ restore_barriers(struct state *s)
 			g->open = ep->closed ? NULL : ep;
 		} else if (g->n == 0) {
 			/* Listed for an episode a killed task keeps. */
-			if ((ep = calloc(1, sizeof(*ep))) == NULL)
-				return -1;
+			ep = xcalloc(1, sizeof(*ep));
 			ep->closed = 1;
 			LIST_INSERT_HEAD(&g->eps, ep, entry);
 		}

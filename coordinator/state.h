@@ -56,7 +56,7 @@ struct state_problem {
 };
 typedef void (*state_problem_cb)(const struct state_problem *, void *arg);
 
-/* NULL only when out of memory.  state_free(NULL) is a no-op. */
+/* state_free(NULL) is a no-op.  Out of memory is fatal (xmalloc.h). */
 struct state	*state_new(state_problem_cb, void *arg);
 void		 state_free(struct state *);
 

@@ -25,6 +25,7 @@
 #include "record.h"
 #include "state.h"
 #include "state_internal.h"
+#include "xmalloc.h"
 
 /* The longest host or program name a snapshot may hold, in bytes. */
 #define LOAD_STR_MAX	1024
@@ -275,8 +276,7 @@ collect_tids(struct load *ld, const json_t *tasks, const json_t *queues,
 	size_t i, j, nt = json_array_size(tasks), nq = json_array_size(queues);
 	int32_t *v;
 
-	if ((*out = v = calloc(nt + nq + 1, sizeof(*v))) == NULL)
-		return nomem(ld);
+	*out = v = xcalloc(nt + nq + 1, sizeof(*v));
 	if (tids_of(ld, tasks, "tasks", v) == -1 ||
 	    tids_of(ld, queues, "queues", v + nt) == -1)
 		return -1;
@@ -377,8 +377,7 @@ load_kids(struct load *ld, const json_t *o, int32_t **kids, size_t *n)
 	if ((a = get_array(ld, o, "children")) == NULL)
 		return -1;
 	*n = json_array_size(a);
-	if ((*kids = calloc(*n + 1, sizeof(**kids))) == NULL)
-		return nomem(ld);
+	*kids = xcalloc(*n + 1, sizeof(**kids));
 	for (i = 0; i < *n; i++) {
 		const json_t *k = json_array_get(a, i);
 
@@ -452,8 +451,7 @@ load_tasks(struct load *ld, const json_t *tasks)
 {
 	size_t i, n = json_array_size(tasks);
 
-	if ((ld->lt = calloc(n + 1, sizeof(*ld->lt))) == NULL)
-		return nomem(ld);
+	ld->lt = xcalloc(n + 1, sizeof(*ld->lt));
 	for (i = 0; i < n; i++) {
 		at(ld, "tasks", i);
 		if (load_task(ld, json_array_get(tasks, i), &ld->lt[i]) == -1)
@@ -764,8 +762,7 @@ deadlock_tids(struct load *ld, const json_t *p, int32_t **tids, size_t *n)
 	*n = json_array_size(a);
 	if (*n == 0)
 		return bad(ld, "a deadlock without \"tasks\"");
-	if ((*tids = calloc(*n, sizeof(**tids))) == NULL)
-		return nomem(ld);
+	*tids = xcalloc(*n, sizeof(**tids));
 	json_array_foreach(a, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
 		    json_integer_value(v) > INT32_MAX ||

@@ -12,6 +12,7 @@
 #include <pvm3.h>
 
 #include "state_internal.h"
+#include "xmalloc.h"
 
 /* Where (name, index) is, or would go. */
 static size_t
@@ -50,25 +51,19 @@ int
 mbox_put(struct mbox *m, const char *name, int32_t index, int32_t owner,
     int32_t flags, int32_t bytes, uint64_t put)
 {
-	struct mbox_entry *e, *nv;
+	struct mbox_entry *e;
 	size_t i, ncap;
 	int found;
 	char *copy;
 
-	if ((copy = strdup(name)) == NULL)
-		return -1;
+	copy = xstrdup(name);
 	i = mbox_at(m, name, index, &found);
 	if (found)
 		free(m->v[i].name);
 	else {
 		if (m->n == m->cap) {
 			ncap = m->cap ? 2 * m->cap : 8;
-			if ((nv = reallocarray(m->v, ncap, sizeof(*nv))) ==
-			    NULL) {
-				free(copy);
-				return -1;
-			}
-			m->v = nv;
+			m->v = xreallocarray(m->v, ncap, sizeof(*m->v));
 			m->cap = ncap;
 		}
 		memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));

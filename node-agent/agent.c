@@ -25,6 +25,7 @@
 #include "proto.h"
 #include "tasker.h"
 #include "wire.h"
+#include "xmalloc.h"
 
 static long
 ms_since(const struct timespec *t)
@@ -202,10 +203,9 @@ agent_init(struct agent *a, struct event_base *base)
 	agent_clock_sample();
 	TAILQ_INIT(&a->tasks);
 	TAILQ_INIT(&a->controls);
-	if ((a->batch = malloc(AGENT_BATCH)) == NULL ||
-	    (a->pack = malloc(PROTO_MAX_PAYLOAD)) == NULL ||
-	    (a->packt = malloc(PROTO_MAX_PAYLOAD)) == NULL)
-		return -1;
+	a->batch = xmalloc(AGENT_BATCH);
+	a->pack = xmalloc(PROTO_MAX_PAYLOAD);
+	a->packt = xmalloc(PROTO_MAX_PAYLOAD);
 	if (zs_out_init(&a->zs, ZS_LEVEL) == -1)
 		return -1;
 	if ((a->out = evbuffer_new()) == NULL)

@@ -26,6 +26,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "xmalloc.h"
 
 #define RING_MEMFD_LINK	"/memfd:pmon-ring"	/* ring.c's memfd name */
 #define TID_HOST_MASK	0x3ffc0000		/* PVM's TIDHOST */
@@ -49,10 +50,7 @@ proc_ours(int dirfd)
 		return 0;
 	if ((fd = openat(dirfd, "environ", O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
-	if ((env = malloc(AGENT_ENVIRON_MAX)) == NULL) {
-		close(fd);
-		return 0;
-	}
+	env = xmalloc(AGENT_ENVIRON_MAX);
 	n = read(fd, env, AGENT_ENVIRON_MAX);
 	close(fd);
 	match = n > 0 && agent_adopt_environ_match(env, (size_t)n,

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "proto.h"
 #include "wire.h"
+#include "xmalloc.h"
 
 static long
 ms_since(const struct timespec *start)
@@ -427,10 +428,7 @@ agent_control(struct agent *a, const uint8_t *p, size_t len)
 		    why);
 		return;
 	}
-	if ((c = calloc(1, sizeof(*c) + m.n * sizeof(c->t[0]))) == NULL) {
-		log_warn("CONTROL %u ignored", m.id);
-		return;
-	}
+	c = xcalloc(1, sizeof(*c) + m.n * sizeof(c->t[0]));
 	c->agent = a;
 	c->id = m.id;
 	c->op = m.op;

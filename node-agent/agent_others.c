@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "log.h"
+#include "xmalloc.h"
 
 /* The command of process pid (/proc/PID/comm), "" if it is gone. */
 static void
@@ -101,10 +102,7 @@ others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 	size_t k = 0, i;
 	int changed = 0;
 
-	if ((next = calloc((size_t)n + 1, sizeof(*next))) == NULL) {
-		log_warnx("%s: out of memory", __func__);
-		return 0;
-	}
+	next = xcalloc((size_t)n + 1, sizeof(*next));
 	for (i = 0; i < (size_t)n && k < AGENT_OTHERS_MAX; i++) {
 		if (ti[i].ti_tid == a->pvm_tid || ti[i].ti_pid <= 0 ||
 		    is_ours(a, ti[i].ti_tid, ti[i].ti_pid) ||

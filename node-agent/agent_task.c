@@ -30,6 +30,7 @@
 #include "paths.h"
 #include "proto.h"
 #include "record.h"
+#include "xmalloc.h"
 
 static void	task_read_cb(int, short, void *);
 
@@ -503,14 +504,14 @@ task_new(struct agent *a, int fd)
 		close(fd);
 		return;
 	}
-	if (a->ntasks >= AGENT_MAX_TASKS || (t = calloc(1, sizeof(*t))) ==
-	    NULL) {
+	if (a->ntasks >= AGENT_MAX_TASKS) {
 		if (log_rate_ok(&a->conn_log))
 			log_warnx("task (pid %ld) refused: too many tasks",
 			    (long)cred.pid);
 		close(fd);
 		return;
 	}
+	t = xcalloc(1, sizeof(*t));
 	t->agent = a;
 	t->fd = fd;
 	t->ringfd = -1;
@@ -539,12 +540,13 @@ agent_task_adopt(struct agent *a, int pidfd, struct ring *rg,
 {
 	struct agent_task *t;
 
-	if (a->ntasks >= AGENT_MAX_TASKS || agent_task_find(a, h->tid) !=
-	    NULL || (t = calloc(1, sizeof(*t))) == NULL) {
+	if (a->ntasks >= AGENT_MAX_TASKS ||
+	    agent_task_find(a, h->tid) != NULL) {
 		ring_close(rg);
 		close(pidfd);
 		return -1;
 	}
+	t = xcalloc(1, sizeof(*t));
 	t->agent = a;
 	t->fd = pidfd;
 	t->ringfd = -1;

@@ -48,6 +48,7 @@
 #include "paths.h"
 #include "spawn_env.h"
 #include "tasker.h"
+#include "xmalloc.h"
 
 #define TASKER_PVMD	((int)0x80000000)	/* TIDPVMD: the local pvmd */
 #define TASKER_STR_MAX	(1024 * 1024)	/* one string of a spawn */
@@ -197,8 +198,8 @@ env_as_pvmd(void)
 	char *exp, *name, *save;
 	size_t i;
 
-	if ((exp = getenv("PVM_EXPORT")) != NULL &&
-	    (exp = strdup(exp)) != NULL) {
+	if ((exp = getenv("PVM_EXPORT")) != NULL) {
+		exp = xstrdup(exp);
 		for (name = strtok_r(exp, ":", &save); name != NULL;
 		    name = strtok_r(NULL, ":", &save))
 			unsetenv(name);
@@ -310,13 +311,13 @@ output(struct child *c, const char *p, size_t n)
 		return;
 	}
 	/* Kept until it says (a bounded wait: the pvmd log after). */
-	if (c->nheld + n > TASKER_HELD_MAX ||
-	    (nv = realloc(c->held, c->nheld + n)) == NULL) {
+	if (c->nheld + n > TASKER_HELD_MAX) {
 		output_release(c);
 		c->told = 1;
 		output_out(c, p, n);
 		return;
 	}
+	nv = xreallocarray(c->held, c->nheld + n, 1);
 	memcpy(nv + c->nheld, p, n);
 	c->held = nv;
 	c->nheld += n;
@@ -376,13 +377,11 @@ child_add(pid_t pid, int32_t tid, int out)
 
 	if (tk.n == tk.cap) {
 		ncap = tk.cap ? 2 * tk.cap : 64;
-		if ((nv = reallocarray(tk.v, ncap, sizeof(*nv))) == NULL)
-			return NULL;
+		nv = xreallocarray(tk.v, ncap, sizeof(*nv));
 		tk.v = nv;
 		tk.cap = ncap;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return NULL;
+	c = xcalloc(1, sizeof(*c));
 	c->pid = pid;
 	c->tid = tid;
 	c->out = out;
@@ -435,8 +434,7 @@ exec_spawn(const struct spawn_req *r)
 		    root != NULL ? root : "/usr/lib/pvm3");
 		dbg = def;
 	}
-	if ((av = calloc((size_t)r->argc + 2, sizeof(*av))) == NULL)
-		return;
+	av = xcalloc((size_t)r->argc + 2, sizeof(*av));
 	av[0] = (char *)dbg;
 	for (i = 0; i < r->argc; i++)
 		av[i + 1] = r->argv[i];
@@ -489,9 +487,9 @@ unpack_str(void)
 	char *str;
 	int len;
 
-	if (pvm_upkint(&len, 1, 1) < 0 || len < 1 || len > TASKER_STR_MAX ||
-	    (str = malloc((size_t)len)) == NULL)
+	if (pvm_upkint(&len, 1, 1) < 0 || len < 1 || len > TASKER_STR_MAX)
 		return NULL;
+	str = xmalloc((size_t)len);
 	if (pvm_upkbyte(str, len, 1) < 0 || str[len - 1] != '\0') {
 		free(str);
 		return NULL;
@@ -556,24 +554,23 @@ start_task(void)
 
 	if (pvm_upkint(&r.tid, 1, 1) < 0 || pvm_upkint(&r.flags, 1, 1) < 0 ||
 	    (r.path = unpack_str()) == NULL ||
-	    pvm_upkint(&r.argc, 1, 1) < 0 || r.argc < 0 || r.argc > 4096 ||
-	    (r.argv = calloc((size_t)r.argc + 1, sizeof(*r.argv))) == NULL)
+	    pvm_upkint(&r.argc, 1, 1) < 0 || r.argc < 0 || r.argc > 4096)
 		goto bad;
+	r.argv = xcalloc((size_t)r.argc + 1, sizeof(*r.argv));
 	for (i = 0; i < r.argc; i++)
 		if ((r.argv[i] = unpack_str()) == NULL)
 			goto bad;
-	if (pvm_upkint(&r.nenv, 1, 1) < 0 || r.nenv < 0 || r.nenv > 65536 ||
-	    (r.env = calloc((size_t)r.nenv + 1, sizeof(*r.env))) == NULL)
+	if (pvm_upkint(&r.nenv, 1, 1) < 0 || r.nenv < 0 || r.nenv > 65536)
 		goto bad;
+	r.env = xcalloc((size_t)r.nenv + 1, sizeof(*r.env));
 	for (i = 0; i < r.nenv; i++)
 		if ((r.env[i] = unpack_str()) == NULL)
 			goto bad;
 	if (r.argc == 0) {
 		/* No argv[0]: the path, as pvmd gives its own children. */
 		free(r.argv);
-		if ((r.argv = calloc(2, sizeof(*r.argv))) == NULL ||
-		    (r.argv[0] = strdup(r.path)) == NULL)
-			goto bad;
+		r.argv = xcalloc(2, sizeof(*r.argv));
+		r.argv[0] = xstrdup(r.path);
 		r.argc = 1;
 	}
 	spawn(&r);
@@ -763,9 +760,8 @@ watch_set(int sigfd, int lfd, struct child ***who, nfds_t *nfds)
 	need = 2 + (size_t)npvm + 2 * tk.n;
 	if (need > cap) {
 		cap = need * 2;
-		if ((pfd = reallocarray(pfd, cap, sizeof(*pfd))) == NULL ||
-		    (w = reallocarray(w, cap, sizeof(*w))) == NULL)
-			fatal("%s", __func__);
+		pfd = xreallocarray(pfd, cap, sizeof(*pfd));
+		w = xreallocarray(w, cap, sizeof(*w));
 	}
 	pfd[n].fd = sigfd;
 	w[n++] = NULL;
