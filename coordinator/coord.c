@@ -223,6 +223,43 @@ coord_task_add(struct coord *c, int32_t tid)
 	return t;
 }
 
+static const char *const coord_task_stages[] = {
+	"live", "orphan", "ended", "expired"
+};
+
+/* Moves t's stream to stage to (coord.h draws the moves). */
+void
+coord_task_move(struct coord_task *t, enum coord_task_stage to)
+{
+	static const unsigned legal[] = {
+		[COORD_TASK_LIVE] = 1 << COORD_TASK_ORPHAN |
+		    1 << COORD_TASK_ENDED,
+		[COORD_TASK_ORPHAN] = 1 << COORD_TASK_LIVE |
+		    1 << COORD_TASK_ENDED | 1 << COORD_TASK_EXPIRED,
+		[COORD_TASK_ENDED] = 1 << COORD_TASK_LIVE,
+		[COORD_TASK_EXPIRED] = 1 << COORD_TASK_LIVE,
+	};
+
+	if (!(legal[t->stage] & 1U << to))
+		log_warnx("task t%x: its stream went from %s to %s",
+		    (unsigned)t->tid, coord_task_stages[t->stage],
+		    coord_task_stages[to]);
+	t->stage = to;
+}
+
+int
+coord_task_ended(const struct coord_task *t)
+{
+	return t->stage == COORD_TASK_ENDED || t->stage == COORD_TASK_EXPIRED;
+}
+
+/* An ended task an agent still sends of: dropped until its TASK_END. */
+int
+coord_task_late(const struct coord_task *t)
+{
+	return coord_task_ended(t) && t->agent != NULL;
+}
+
 /*
  * Every subscriber learns a task when it is announced, so TASK_INFO
  * always comes before the task's first EVENT.

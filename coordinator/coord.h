@@ -170,6 +170,29 @@ size_t	coord_frame_task_info(uint8_t *buf, const struct coord_task *);
 
 /* --- the daemon's state (coord.c) --- */
 
+/*
+ * Where a task's stream stands (coord_task_move, the one place that
+ * changes it):
+ *
+ *	LIVE -> ENDED		its end came, or its agent closed
+ *	LIVE -> ORPHAN		its agent was lost: it waits for the next
+ *				agent of its host, until orphan_until
+ *	ORPHAN -> LIVE		that agent adopted it
+ *	ORPHAN -> EXPIRED	none did in time, or its host was deleted
+ *	ORPHAN -> ENDED		another process took its tid
+ *	ENDED, EXPIRED -> LIVE	a new task under the tid
+ *
+ * An ended task that an agent sends more of (it adopted it too late, or
+ * re-sends an end we had) is "late" (coord_task_late): what comes is
+ * dropped until that agent's TASK_END.
+ */
+enum coord_task_stage {
+	COORD_TASK_LIVE,
+	COORD_TASK_ORPHAN,
+	COORD_TASK_ENDED,
+	COORD_TASK_EXPIRED,
+};
+
 struct coord_task {
 	TAILQ_ENTRY(coord_task)	 entry;
 	struct coord_task	*hnext;		/* in coord.task_hash */
@@ -177,15 +200,10 @@ struct coord_task {
 	int32_t			 parent_tid;
 	uint32_t		 pid;
 	uint64_t		 spawn_seq;
-	int			 ended;
+	enum coord_task_stage	 stage;
 	struct coord_agent	*agent;		/* NULL once it left */
-	int			 orphan;	/* its agent was lost; waits for
-						   the host's next one */
-	uint64_t		 orphan_until;	/* then, monotonic ms */
-	int			 expired;	/* ended as an orphan */
-	int			 late;		/* adopted after that: what
-						   comes of it is dropped */
-	uint64_t		 late_records;
+	uint64_t		 orphan_until;	/* ORPHAN until, monotonic ms */
+	uint64_t		 late_records;	/* dropped while late */
 	uint64_t		 seen_seq;	/* the last record added */
 	int			 resumed;	/* re-sent records may come:
 						   those <= seen_seq are
@@ -467,6 +485,9 @@ uint64_t coord_mono_ms(void);
 void	coord_free(struct coord *);
 struct coord_task *coord_task_find(struct coord *, int32_t tid);
 struct coord_task *coord_task_add(struct coord *, int32_t tid);
+void		 coord_task_move(struct coord_task *, enum coord_task_stage);
+int		 coord_task_ended(const struct coord_task *);
+int		 coord_task_late(const struct coord_task *);
 void	coord_broadcast_task(struct coord *, const struct coord_task *);
 void	coord_check_ready(struct coord *);
 void	coord_start_ready_timer(struct coord *);

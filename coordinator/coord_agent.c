@@ -42,10 +42,9 @@ agent_end_tasks(struct coord_agent *a)
 		if (t->agent != a)
 			continue;
 		t->agent = NULL;
-		t->late = 0;
-		if (t->ended)
+		if (coord_task_ended(t))
 			continue;
-		t->ended = 1;
+		coord_task_move(t, COORD_TASK_ENDED);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
@@ -68,10 +67,9 @@ agent_orphan_tasks(struct coord_agent *a)
 		if (t->agent != a)
 			continue;
 		t->agent = NULL;
-		t->late = 0;
-		if (t->ended)
+		if (coord_task_ended(t))
 			continue;
-		t->orphan = 1;
+		coord_task_move(t, COORD_TASK_ORPHAN);
 		t->orphan_until = until;
 	}
 }
@@ -85,9 +83,7 @@ orphan_end(struct coord *c, struct coord_task *t)
 {
 	const char *why;
 
-	t->orphan = 0;
-	t->ended = 1;
-	t->expired = 1;
+	coord_task_move(t, COORD_TASK_EXPIRED);
 	if (order_task_end(c->order, t->tid, 0, &why) == -1)
 		log_warnx("task t%x: %s", (unsigned)t->tid, why);
 }
@@ -100,7 +96,8 @@ coord_agent_orphans_check(struct coord *c, int all)
 	uint64_t now = coord_mono_ms();
 
 	TAILQ_FOREACH(t, &c->tasks, entry) {
-		if (!t->orphan || (!all && now < t->orphan_until))
+		if (t->stage != COORD_TASK_ORPHAN ||
+		    (!all && now < t->orphan_until))
 			continue;
 		log_warnx("task t%x (%s): no agent adopted it; ended",
 		    (unsigned)t->tid, t->program);
@@ -136,7 +133,8 @@ coord_agent_host_gone(struct coord *c, const char *host)
 	size_t i, n;
 
 	TAILQ_FOREACH(t, &c->tasks, entry)
-		if (t->orphan && strcmp(t->host, host) == 0) {
+		if (t->stage == COORD_TASK_ORPHAN &&
+		    strcmp(t->host, host) == 0) {
 			log_info("task t%x (%s): its host %s was deleted; "
 			    "ended", (unsigned)t->tid, t->program, host);
 			orphan_end(c, t);
@@ -277,7 +275,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 static int
 agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 {
-	t->orphan = 0;
+	coord_task_move(t, COORD_TASK_LIVE);
 	t->agent = a;
 	t->resumed = 1;		/* it re-sends what we did not ack */
 	pack_state_init(&t->unpack);	/* a new connection's packing */
@@ -296,11 +294,10 @@ agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 static int
 agent_task_late(struct coord_agent *a, struct coord_task *t)
 {
-	t->agent = a;
-	t->late = 1;
+	t->agent = a;		/* late from now on */
 	pack_state_init(&t->unpack);
 	t->late_records = 0;
-	if (t->expired)
+	if (t->stage == COORD_TASK_EXPIRED)
 		log_warnx("task t%x (%s) was adopted by agent %s after its "
 		    "grace period; what it records from now on is dropped",
 		    (unsigned)t->tid, t->program, a->peer);
@@ -320,20 +317,20 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	t = coord_task_find(c, tn.tid);
-	if (t != NULL && t->orphan && t->pid == tn.pid &&
+	if (t != NULL && t->stage == COORD_TASK_ORPHAN && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
 		return agent_task_adopted(a, t);
-	if (t != NULL && t->ended && t->agent == NULL && t->pid == tn.pid &&
+	if (t != NULL && coord_task_ended(t) && t->agent == NULL &&
+	    t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
 		return agent_task_late(a, t);
-	if (t != NULL && t->orphan) {
+	if (t != NULL && t->stage == COORD_TASK_ORPHAN) {
 		/* Another process under its tid: the orphan is gone. */
-		t->orphan = 0;
-		t->ended = 1;
+		coord_task_move(t, COORD_TASK_ENDED);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
-	if (t != NULL && !t->ended) {
+	if (t != NULL && !coord_task_ended(t)) {
 		coord_agent_drop(a, "TASK_NEW for t%x, which is running",
 		    (unsigned)tn.tid);
 		return -1;
@@ -356,8 +353,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->parent_tid = tn.parent_tid;
 	t->pid = tn.pid;
 	t->spawn_seq = tn.spawn_seq;
-	t->ended = 0;
-	t->expired = 0;
+	if (coord_task_ended(t))
+		coord_task_move(t, COORD_TASK_LIVE);
 	t->seen_seq = t->released_seq = t->out_seq = t->dups = 0;
 	t->resumed = t->done = t->out_done = 0;
 	t->life++;
@@ -381,7 +378,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 static int
 agent_is_late(struct coord_agent *a, const struct coord_task *t)
 {
-	return t != NULL && t->agent == a && t->late;
+	return t != NULL && t->agent == a && coord_task_late(t);
 }
 
 static struct coord_task *
@@ -401,7 +398,7 @@ agent_owns_task(struct coord_agent *a, const struct coord_task *t,
 		*why = "records or end of a task this agent did not announce";
 		return 0;
 	}
-	if (t->ended) {
+	if (coord_task_ended(t)) {
 		*why = "records or end of a task that ended";
 		return 0;
 	}
@@ -523,12 +520,11 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	if ((t = agent_late(a, tid)) != NULL) {
-		if (t->expired)
+		if (t->stage == COORD_TASK_EXPIRED)
 			log_warnx("task t%x (%s) ended; %llu records of it "
 			    "came too late and were dropped", (unsigned)tid,
 			    t->program, (unsigned long long)t->late_records);
-		t->late = 0;
-		t->agent = NULL;
+		t->agent = NULL;	/* no longer late */
 		t->end_agent = a;	/* so that it forgets the task */
 		coord_ack_done(a->coord, tid);
 		return 0;
@@ -538,7 +534,7 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 		return -1;
 	}
 	t = coord_task_find(a->coord, tid);
-	t->ended = 1;
+	coord_task_move(t, COORD_TASK_ENDED);
 	t->agent = NULL;
 	t->end_agent = a;	/* gets the ACK of the end */
 	if (t->dups > 0)

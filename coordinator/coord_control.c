@@ -172,7 +172,7 @@ coord_notice_tool(struct coord *c, const struct coord_tool *t,
 static int
 controllable(const struct coord_task *t)
 {
-	return !t->ended && t->agent != NULL &&
+	return !coord_task_ended(t) && t->agent != NULL &&
 	    strcmp(t->program, "pvmgs") != 0;
 }
 
@@ -181,7 +181,7 @@ static int
 targetable(const struct coord_op *o, const struct coord_task *t)
 {
 	if (o->op == CONTROL_INFO)
-		return !t->ended && t->agent != NULL;
+		return !coord_task_ended(t) && t->agent != NULL;
 	return controllable(t);
 }
 
@@ -255,7 +255,7 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 				    "no such task");
 			else if (!targetable(o, t))
 				target_add(o, &cap, 0, ob->col, name,
-				    t->ended ? "the task has ended" :
+				    coord_task_ended(t) ? "the task has ended" :
 				    "pmon does not stop the group server");
 			else
 				target_add(o, &cap, t->tid, ob->col, name,

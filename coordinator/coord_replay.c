@@ -80,7 +80,7 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 
 	if (task_info_decode(p, len, &ti, why) == -1)
 		return -1;
-	if ((t = coord_task_find(c, ti.tid)) != NULL && !t->ended) {
+	if ((t = coord_task_find(c, ti.tid)) != NULL && !coord_task_ended(t)) {
 		*why = "TASK_INFO for a task that runs";
 		return -1;
 	}
@@ -93,7 +93,8 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 	t->parent_tid = ti.parent;
 	t->pid = ti.pid;
 	t->spawn_seq = ti.spawn_seq;
-	t->ended = 0;
+	if (coord_task_ended(t))
+		coord_task_move(t, COORD_TASK_LIVE);
 	t->host = xstrdup(ti.host);
 	t->program = xstrdup(ti.program);
 	if (!announced && state_task(c->state, ti.tid, ti.parent, ti.pid,
@@ -126,7 +127,7 @@ replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 		*why = "EVENT with bytes after its record";
 		return -1;
 	}
-	if ((t = coord_task_find(c, ev.tid)) == NULL || t->ended) {
+	if ((t = coord_task_find(c, ev.tid)) == NULL || coord_task_ended(t)) {
 		*why = "EVENT of a task without TASK_INFO";
 		return -1;
 	}
@@ -148,11 +149,11 @@ replay_task_gone(struct coord *c, const uint8_t *p, size_t len,
 	int32_t tid;
 
 	tid = len == 4 ? (int32_t)wire_get32(p) : 0;
-	if ((t = coord_task_find(c, tid)) == NULL || t->ended) {
+	if ((t = coord_task_find(c, tid)) == NULL || coord_task_ended(t)) {
 		*why = "TASK_GONE of no running task";
 		return -1;
 	}
-	t->ended = 1;
+	coord_task_move(t, COORD_TASK_ENDED);
 	coord_tools_send_gone(c, tid);
 	if (state_task_gone(c->state, tid) == -1)
 		fatal("%s", __func__);
