@@ -50,7 +50,7 @@
 #include "paths.h"
 #include "record.h"
 #include "ring.h"
-#include "task_hello.h"
+#include "task_msg.h"
 
 #define MAX_PRODUCERS	16
 #define MAX_WINDOWS	32

@@ -140,9 +140,6 @@ struct task_info {
 /* ACK: u16 n, then n entries of i32 tid, u64 seq, u8 ended. */
 #define ACK_ENTRY_LEN		13
 
-/* BREAKPOINTS: the fixed part of one entry, before its group string. */
-#define BP_WIRE_FIXED		32
-
 /* The fixed part of EVENT: tid, flags, match_tid, match_seq, t_corr. */
 #define EVENT_HDR_SIZE	(4 + 1 + 4 + 8 + 8)
 

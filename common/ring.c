@@ -32,9 +32,9 @@
 
 static_assert(sizeof(struct ring_hdr) <= RING_HDR_SIZE,
     "the ring header, control page included, must fit its page");
-static_assert(BP_WIRE_FIXED == 32 && BP_WIRE_MAX == BP_WIRE_FIXED + 2 +
-    RING_BP_GROUP_MAX, "bp_encode and bp_decode know this layout");
 static_assert(PMON_CALL_MAX <= 256, "ring_bp.call is a u8");
+static_assert(RING_BP_GROUP_MAX == BREAKPOINT_GROUP_MAX,
+    "a control page holds every group name a breakpoint can have");
 
 static int
 ring_map(struct ring *rg, int fd, uint32_t size)
@@ -582,24 +582,58 @@ ring_wait(struct ring *rg, size_t len, ring_bell_fn bell, void *arg)
  * was even and unchanged around the copy.
  */
 
+/* A breakpoint as it travels into the control page's layout, and back. */
+static void
+ring_bp_from(struct ring_bp *to, const struct breakpoint *bp)
+{
+	to->id = bp->id;
+	to->tid = bp->tid;
+	to->call = bp->call;
+	to->phase = bp->phase;
+	to->match = bp->match;
+	to->peer = bp->peer;
+	to->tag = bp->tag;
+	to->ctx = bp->ctx;
+	to->seq = bp->seq;
+	memcpy(to->group, bp->group, sizeof(to->group));
+	to->group[RING_BP_GROUP_MAX] = '\0';
+}
+
+static void
+ring_bp_to(struct breakpoint *to, const struct ring_bp *bp)
+{
+	to->id = bp->id;
+	to->tid = bp->tid;
+	to->call = bp->call;
+	to->phase = bp->phase;
+	to->match = bp->match;
+	to->peer = bp->peer;
+	to->tag = bp->tag;
+	to->ctx = bp->ctx;
+	to->seq = bp->seq;
+	memcpy(to->group, bp->group, sizeof(to->group));
+	to->group[BREAKPOINT_GROUP_MAX] = '\0';
+}
+
 /*
  * Agent: replaces the table of the task's control page with n entries
  * (at most RING_BP_MAX).  Starting from an odd gen (a writer that died
  * mid-write) is fine: the page is odd while we write and even after.
  */
 void
-ring_ctl_write(struct ring_hdr *h, const struct ring_bp *bps, unsigned n)
+ring_ctl_write(struct ring_hdr *h, const struct breakpoint *bps, unsigned n)
 {
 	struct ring_ctl *ctl = &h->ctl;
 	uint32_t gen;
+	unsigned i;
 
 	if (n > RING_BP_MAX)
 		n = RING_BP_MAX;
 	gen = atomic_load_explicit(&ctl->gen, memory_order_relaxed) | 1;
 	atomic_store_explicit(&ctl->gen, gen, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	if (n > 0)
-		memcpy(ctl->bp, bps, n * sizeof(*bps));
+	for (i = 0; i < n; i++)
+		ring_bp_from(&ctl->bp[i], &bps[i]);
 	atomic_store_explicit(&ctl->nbp, n, memory_order_relaxed);
 	atomic_store_explicit(&ctl->gen, gen + 1, memory_order_release);
 }
@@ -668,7 +702,7 @@ bp_hit(const struct ring_bp *bp, int32_t tid, const struct record *r,
  */
 int
 ring_bp_match(const struct ring_hdr *h, int32_t tid, const struct record *r,
-    uint64_t seq, uint8_t phase, struct ring_bp *hit)
+    uint64_t seq, uint8_t phase, struct breakpoint *hit)
 {
 	struct ring_bp bps[RING_BP_MAX];
 	unsigned i, n;
@@ -678,91 +712,8 @@ ring_bp_match(const struct ring_hdr *h, int32_t tid, const struct record *r,
 	n = ctl_read(&h->ctl, bps);
 	for (i = 0; i < n; i++)
 		if (bp_hit(&bps[i], tid, r, seq, phase)) {
-			*hit = bps[i];
-			hit->group[RING_BP_GROUP_MAX] = '\0';
+			ring_bp_to(hit, &bps[i]);
 			return 1;
 		}
-	return 0;
-}
-
-/*
- * One entry of BREAKPOINTS (doc/protocol.md): BP_WIRE_FIXED bytes, then
- * the group as a str.  out has room for BP_WIRE_MAX bytes; a group
- * longer than RING_BP_GROUP_MAX is cut.  Returns the bytes written.
- */
-size_t
-bp_encode(uint8_t *out, const struct ring_bp *bp)
-{
-	size_t n = strnlen(bp->group, RING_BP_GROUP_MAX);
-
-	wire_put32(out, bp->id);
-	wire_put32(out + 4, (uint32_t)bp->tid);
-	out[8] = bp->call;
-	out[9] = bp->phase;
-	wire_put16(out + 10, bp->match);
-	wire_put32(out + 12, (uint32_t)bp->peer);
-	wire_put32(out + 16, (uint32_t)bp->tag);
-	wire_put32(out + 20, (uint32_t)bp->ctx);
-	wire_put64(out + 24, bp->seq);
-	wire_put16(out + BP_WIRE_FIXED, (uint16_t)n);
-	memcpy(out + BP_WIRE_FIXED + 2, bp->group, n);
-	return BP_WIRE_FIXED + 2 + n;
-}
-
-/*
- * Decodes one entry from in (avail bytes).  Returns 0 with the bytes it
- * took in *used, or -1 with *why.
- */
-int
-bp_decode(const uint8_t *in, size_t avail, struct ring_bp *bp, size_t *used,
-    const char **why)
-{
-	size_t glen;
-
-	memset(bp, 0, sizeof(*bp));
-	if (avail < BP_WIRE_FIXED + 2) {
-		*why = "breakpoint truncated";
-		return -1;
-	}
-	bp->id = wire_get32(in);
-	bp->tid = (int32_t)wire_get32(in + 4);
-	bp->call = in[8];
-	bp->phase = in[9];
-	bp->match = wire_get16(in + 10);
-	bp->peer = (int32_t)wire_get32(in + 12);
-	bp->tag = (int32_t)wire_get32(in + 16);
-	bp->ctx = (int32_t)wire_get32(in + 20);
-	bp->seq = wire_get64(in + 24);
-	glen = wire_get16(in + BP_WIRE_FIXED);
-	if (glen > RING_BP_GROUP_MAX) {
-		*why = "breakpoint group name too long";
-		return -1;
-	}
-	if (avail - (BP_WIRE_FIXED + 2) < glen) {
-		*why = "breakpoint truncated";
-		return -1;
-	}
-	memcpy(bp->group, in + BP_WIRE_FIXED + 2, glen);
-	if (memchr(bp->group, '\0', glen) != NULL) {
-		*why = "breakpoint group name holds a NUL";
-		return -1;
-	}
-	if (bp->id == 0) {
-		*why = "breakpoint id 0";
-		return -1;
-	}
-	if (bp->match & ~BP_ALL) {
-		*why = "breakpoint matches unknown fields";
-		return -1;
-	}
-	if (bp->phase != PMON_BEGIN && bp->phase != PMON_END) {
-		*why = "breakpoint has an unknown phase";
-		return -1;
-	}
-	if (bp->call >= PMON_CALL_MAX) {
-		*why = "breakpoint names an unknown call";
-		return -1;
-	}
-	*used = BP_WIRE_FIXED + 2 + glen;
 	return 0;
 }

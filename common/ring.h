@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "breakpoint.h"
 #include "tsc.h"
 
 #define RING_MAGIC	0x706d6f6eU	/* "pmon" */
@@ -52,25 +53,17 @@
  * task's control page; the task reads it at every recorded call, and
  * costs one relaxed load while the table is empty.
  */
-#define RING_BP_MAX		32
+#define RING_BP_MAX		BREAKPOINTS_MAX
 #define RING_BP_GROUP_MAX	63
 
-/* ring_bp.match: the fields that must equal the call's. */
-#define BP_PEER		0x01	/* destination of a send, source asked of
-				   a receive, target of kill/notify */
-#define BP_TAG		0x02
-#define BP_CTX		0x04
-#define BP_GROUP	0x08
-#define BP_SEQ		0x10	/* the record number: a stopline */
-#define BP_ALL		(BP_PEER | BP_TAG | BP_CTX | BP_GROUP | BP_SEQ)
-
+/* A breakpoint in the control page: struct breakpoint, laid out here. */
 struct ring_bp {
 	uint32_t	id;		/* the coordinator's; never 0 */
 	int32_t		tid;		/* only this task; 0: every task */
 	uint8_t		call;		/* enum pmon_call; 0: any call */
 	uint8_t		phase;		/* PMON_BEGIN: before the call runs;
 					   PMON_END: after it returned */
-	uint16_t	match;		/* BP_* */
+	uint16_t	match;		/* BP_* (breakpoint.h) */
 	int32_t		peer;
 	int32_t		tag;
 	int32_t		ctx;
@@ -178,16 +171,12 @@ int	ring_ack(struct ring *, uint64_t seq);
 void	ring_rewind(struct ring *);
 int	ring_relieve(struct ring *);
 
-/* Breakpoints: the task's check, the agent's writer, the wire codec. */
+/* Breakpoints: the task's check, the agent's writer. */
 struct record;
 int	ring_bp_match(const struct ring_hdr *, int32_t tid,
 	    const struct record *, uint64_t seq, uint8_t phase,
-	    struct ring_bp *hit);
-void	ring_ctl_write(struct ring_hdr *, const struct ring_bp *,
+	    struct breakpoint *hit);
+void	ring_ctl_write(struct ring_hdr *, const struct breakpoint *,
 	    unsigned n);
-#define BP_WIRE_MAX	(32 + 2 + RING_BP_GROUP_MAX)	/* BP_WIRE_FIXED + str */
-size_t	bp_encode(uint8_t *out, const struct ring_bp *);
-int	bp_decode(const uint8_t *in, size_t avail, struct ring_bp *,
-	    size_t *used, const char **why);
 
 #endif

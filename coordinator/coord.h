@@ -159,10 +159,10 @@ void	coord_frame_reply(struct evbuffer *, uint32_t id, uint8_t status,
 	    const char *body, size_t len);
 void	coord_frame_body(struct evbuffer *, uint8_t type, const char *body,
 	    size_t len);
-struct ring_bp;
+struct breakpoint;
 void	coord_frame_control(struct evbuffer *, uint32_t id, uint8_t op,
 	    const int32_t *tids, size_t n);
-void	coord_frame_breakpoints(struct evbuffer *, const struct ring_bp *,
+void	coord_frame_breakpoints(struct evbuffer *, const struct breakpoint *,
 	    size_t n);
 struct coord_task;
 #define COORD_TASK_INFO_MAX	(FRAME_HDR_SIZE + 1024)

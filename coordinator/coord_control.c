@@ -802,7 +802,7 @@ bp_in_task(const struct coord_bp *b)
 
 /* One control-page entry for breakpoint b and task tid (0: all). */
 static void
-bp_entry(const struct coord_bp *b, int32_t tid, struct ring_bp *e)
+bp_entry(const struct coord_bp *b, int32_t tid, struct breakpoint *e)
 {
 	const struct req_trigger *tr = &b->req->trig;
 
@@ -839,7 +839,7 @@ bp_entry(const struct coord_bp *b, int32_t tid, struct ring_bp *e)
  * is expanded to the tasks they hold now.
  */
 static int
-bp_table(struct coord *c, struct ring_bp *tab, size_t *n, const char **why)
+bp_table(struct coord *c, struct breakpoint *tab, size_t *n, const char **why)
 {
 	struct coord_bp *b;
 	struct coord_op tmp;
@@ -851,7 +851,7 @@ bp_table(struct coord *c, struct ring_bp *tab, size_t *n, const char **why)
 			continue;
 		if (!(b->req->trig.filters & REQ_F_TASKS) &&
 		    b->stopline_tid == 0) {
-			if (*n == RING_BP_MAX)
+			if (*n == BREAKPOINTS_MAX)
 				goto full;
 			bp_entry(b, 0, &tab[(*n)++]);
 			continue;
@@ -862,7 +862,7 @@ bp_table(struct coord *c, struct ring_bp *tab, size_t *n, const char **why)
 			 * one, the task cannot stop inside PVM: right after
 			 * that call, before record SEQ + 1.
 			 */
-			if (*n + 2 > RING_BP_MAX)
+			if (*n + 2 > BREAKPOINTS_MAX)
 				goto full;
 			bp_entry(b, b->stopline_tid, &tab[(*n)++]);
 			bp_entry(b, b->stopline_tid, &tab[*n]);
@@ -875,7 +875,7 @@ bp_table(struct coord *c, struct ring_bp *tab, size_t *n, const char **why)
 		for (i = 0; i < tmp.n; i++) {
 			if (tmp.v[i].error != NULL)
 				continue;
-			if (*n == RING_BP_MAX) {
+			if (*n == BREAKPOINTS_MAX) {
 				free(tmp.v);
 				goto full;
 			}
@@ -893,7 +893,7 @@ full:
 void
 coord_control_install(struct coord *c, struct coord_agent *to)
 {
-	struct ring_bp tab[RING_BP_MAX];
+	struct breakpoint tab[BREAKPOINTS_MAX];
 	struct coord_agent *a;
 	const char *why;
 	size_t n;
@@ -941,7 +941,7 @@ static struct coord_bp *
 bp_add(struct coord *c, struct coord_tool *t, const struct req *r,
     int32_t stopline_tid, uint64_t stopline, const char **why)
 {
-	struct ring_bp tab[RING_BP_MAX];
+	struct breakpoint tab[BREAKPOINTS_MAX];
 	struct coord_bp *b;
 	size_t n;
 

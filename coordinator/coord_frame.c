@@ -156,22 +156,17 @@ coord_frame_control(struct evbuffer *out, uint32_t id, uint8_t op,
 }
 
 /*
- * BREAKPOINTS: the whole table, n entries of at most RING_BP_MAX (the
- * caller checks; more are cut: a task could not hold them).
+ * BREAKPOINTS: the whole table, n entries of at most BREAKPOINTS_MAX
+ * (the caller checks; more are cut: a task could not hold them).
  */
 void
-coord_frame_breakpoints(struct evbuffer *out, const struct ring_bp *bps,
+coord_frame_breakpoints(struct evbuffer *out, const struct breakpoint *bps,
     size_t n)
 {
-	uint8_t buf[FRAME_HDR_SIZE + 2 + RING_BP_MAX * BP_WIRE_MAX];
-	size_t i, len = FRAME_HDR_SIZE + 2;
+	uint8_t buf[FRAME_HDR_SIZE + BREAKPOINTS_PAYLOAD_MAX];
+	size_t len;
 
-	if (n > RING_BP_MAX)
-		n = RING_BP_MAX;
-	wire_put16(buf + FRAME_HDR_SIZE, (uint16_t)n);
-	for (i = 0; i < n; i++)
-		len += bp_encode(buf + len, &bps[i]);
-	frame_hdr_encode(buf, MSG_BREAKPOINTS, (uint32_t)(len -
-	    FRAME_HDR_SIZE));
-	evbuffer_add(out, buf, len);
+	len = breakpoints_encode(buf + FRAME_HDR_SIZE, bps, n);
+	frame_hdr_encode(buf, MSG_BREAKPOINTS, (uint32_t)len);
+	evbuffer_add(out, buf, FRAME_HDR_SIZE + len);
 }

@@ -22,7 +22,7 @@
 #include "pack.h"
 #include "ring.h"
 #include "secret.h"
-#include "task_hello.h"
+#include "task_msg.h"
 #include "zstream.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterators. */
@@ -191,7 +191,7 @@ struct agent {
 	struct event		*ev_pvm[8];
 	int			 nev_pvm;
 	struct agent_controls	 controls;	/* CONTROLs in progress */
-	struct ring_bp		 bps[RING_BP_MAX]; /* the last BREAKPOINTS */
+	struct breakpoint		 bps[BREAKPOINTS_MAX]; /* the last BREAKPOINTS */
 	unsigned		 nbp;
 	char			 coord_addr[300]; /* -c: dialed again when
 						   the coordinator is lost */
@@ -228,15 +228,10 @@ void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);
 
-/* agent_parse.c: decoders of what tasks and the coordinator send */
-int	agent_parse_task_hello(const uint8_t *payload, size_t len,
-	    struct task_hello *, const char **why);
-int	agent_parse_task_stopped(const uint8_t *payload, size_t len,
-	    uint32_t *bp_id, uint64_t *seq, const char **why);
+/* agent_parse.c: decoders of what the coordinator sends (a task's:
+ * task_msg.h) */
 int	agent_parse_control(const uint8_t *payload, size_t len,
 	    struct agent_control_msg *, const char **why);
-int	agent_parse_breakpoints(const uint8_t *payload, size_t len,
-	    struct ring_bp *bps, unsigned *n, const char **why);
 int	agent_adopt_environ_match(const char *env, size_t len,
 	    const char *pvm_tmp);
 int	agent_parse_ack(const uint8_t *payload, size_t len, unsigned *n,

@@ -458,11 +458,11 @@ agent_control(struct agent *a, const uint8_t *p, size_t len)
 void
 agent_breakpoints(struct agent *a, const uint8_t *p, size_t len)
 {
-	struct ring_bp bps[RING_BP_MAX];
+	struct breakpoint bps[BREAKPOINTS_MAX];
 	const char *why;
 	unsigned n;
 
-	if (agent_parse_breakpoints(p, len, bps, &n, &why) == -1) {
+	if (breakpoints_decode(p, len, bps, &n, &why) == -1) {
 		log_warnx("bad BREAKPOINTS from the coordinator: %s; the "
 		    "table stays as it was", why);
 		return;

@@ -258,7 +258,7 @@ dump_task_new(FILE *f, const uint8_t *p, size_t len)
 	struct task_hello h;
 	const char *why;
 
-	if (agent_parse_task_hello(p, len, &h, &why) == -1) {
+	if (task_hello_decode(p, len, &h, &why) == -1) {
 		fprintf(f, "# bad TASK_NEW: %s\n", why);
 		return -1;
 	}

@@ -1,6 +1,6 @@
 /*
- * The agent's decoders: TASK_HELLO and TASK_STOPPED from tasks
- * (task_hello.h), CONTROL and BREAKPOINTS from the coordinator.  A task
+ * The agent's decoders of what the coordinator sends: CONTROL and ACK
+ * (BREAKPOINTS: common/breakpoint.c; a task's frames: common/task_msg.c).  A task
  * is not trusted, and the coordinator is checked: every field is checked
  * before the agent acts on it.  Depends on common/ only, so a fuzz
  * target can link it alone.
@@ -11,64 +11,6 @@
 #include "proto.h"
 #include "record.h"
 #include "wire.h"
-
-/*
- * Decodes a TASK_HELLO payload of len bytes.  Returns 0, or -1 with *why
- * naming the problem.
- */
-int
-agent_parse_task_hello(const uint8_t *payload, size_t len,
-    struct task_hello *h, const char **why)
-{
-	struct wire_reader r;
-
-	memset(h, 0, sizeof(*h));
-	wire_reader_init(&r, payload, len);
-	h->tid = (int32_t)wire_read32(&r);
-	h->pid = wire_read32(&r);
-	h->parent_tid = (int32_t)wire_read32(&r);
-	h->spawn_seq = wire_read64(&r);
-	wire_readstr(&r, h->program, sizeof(h->program));
-	if (r.err) {
-		*why = "TASK_HELLO truncated or program name invalid";
-		return -1;
-	}
-	if (r.off != len) {
-		*why = "TASK_HELLO has trailing bytes";
-		return -1;
-	}
-	if (h->tid <= 0) {
-		*why = "TASK_HELLO tid is not a task id";
-		return -1;
-	}
-	if (h->pid == 0 || h->pid > INT32_MAX) {
-		*why = "TASK_HELLO pid out of range";
-		return -1;
-	}
-	if (h->parent_tid < 0 || (h->parent_tid == 0) != (h->spawn_seq == 0)) {
-		*why = "TASK_HELLO parent_tid and spawn_seq disagree";
-		return -1;
-	}
-	return 0;
-}
-
-/* TASK_STOPPED: the task stopped itself at breakpoint bp_id. */
-int
-agent_parse_task_stopped(const uint8_t *payload, size_t len, uint32_t *bp_id,
-    uint64_t *seq, const char **why)
-{
-	if (len != TASK_STOPPED_LEN) {
-		*why = "TASK_STOPPED has the wrong length";
-		return -1;
-	}
-	*bp_id = wire_get32(payload);
-	*seq = wire_get64(payload + 4);
-	if (*bp_id == 0 || *seq == 0) {
-		*why = "TASK_STOPPED names breakpoint 0 or record 0";
-		return -1;
-	}
-	return 0;
-}
 
 /*
  * CONTROL: u32 id, u8 op, u16 n, n x i32 tid.  The tids stay in the
@@ -99,39 +41,6 @@ agent_parse_control(const uint8_t *payload, size_t len,
 		*why = "CONTROL has an unknown operation";
 		return -1;
 	}
-	return 0;
-}
-
-/*
- * BREAKPOINTS: u16 n, then n entries (bp_decode), at most RING_BP_MAX,
- * into bps.  One bad entry rejects the whole table.
- */
-int
-agent_parse_breakpoints(const uint8_t *payload, size_t len,
-    struct ring_bp *bps, unsigned *n, const char **why)
-{
-	size_t off = 2, used;
-	unsigned i, count;
-
-	*n = 0;
-	if (len < 2) {
-		*why = "BREAKPOINTS truncated";
-		return -1;
-	}
-	count = wire_get16(payload);
-	if (count > RING_BP_MAX) {
-		*why = "BREAKPOINTS has more entries than a task can hold";
-		return -1;
-	}
-	for (i = 0; i < count; i++, off += used)
-		if (bp_decode(payload + off, len - off, &bps[i], &used,
-		    why) == -1)
-			return -1;
-	if (off != len) {
-		*why = "BREAKPOINTS has trailing bytes";
-		return -1;
-	}
-	*n = count;
 	return 0;
 }
 

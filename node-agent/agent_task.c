@@ -215,7 +215,7 @@ task_activate(struct agent_task *t)
 		return task_reject(t, why);
 	if (h.type != MSG_TASK_HELLO)
 		return task_reject(t, "first frame is not TASK_HELLO");
-	if (agent_parse_task_hello(t->hbuf + FRAME_HDR_SIZE, h.len,
+	if (task_hello_decode(t->hbuf + FRAME_HDR_SIZE, h.len,
 	    &t->hello, &why) == -1)
 		return task_reject(t, why);
 	if (t->ringfd == -1)
@@ -237,7 +237,7 @@ task_activate(struct agent_task *t)
 	log_debug("task t%x (%s, pid %u) registered",
 	    (unsigned)t->hello.tid, t->hello.program, t->hello.pid);
 	agent_frame_task_new(a->out, &t->hello);
-	task_ready(t, a->nbp > RING_BP_MAX ? RING_BP_MAX : a->nbp);
+	task_ready(t, a->nbp > BREAKPOINTS_MAX ? BREAKPOINTS_MAX : a->nbp);
 }
 
 /* Takes the fds a recvmsg carried; more than one ring in all is an error. */
@@ -403,7 +403,7 @@ task_frame(struct agent_task *t)
 		t->hlen = 0;
 		return task_full(t);
 	}
-	if (agent_parse_task_stopped(t->hbuf + FRAME_HDR_SIZE, h.len, &bp_id,
+	if (task_stopped_decode(t->hbuf + FRAME_HDR_SIZE, h.len, &bp_id,
 	    &seq, &why) == -1) {
 		task_end(t, why);
 		return -1;

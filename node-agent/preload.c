@@ -47,7 +47,7 @@
 #include "paths.h"
 #include "preload.h"
 #include "ring.h"
-#include "task_hello.h"
+#include "task_msg.h"
 #include "wire.h"
 
 #define NSEC		1000000000ULL
@@ -487,7 +487,7 @@ bp_stop(struct pcall *c, uint8_t phase)
 {
 	uint8_t buf[RECORD_HDR_SIZE + RECORD_GROUP_MAX];
 	uint8_t frame[TASK_STOPPED_FRAME];
-	struct ring_bp hit;
+	struct breakpoint hit;
 	struct record b;
 	uint64_t t = record_time();
 	int fd = -1, hitp = 0, saved = errno;

@@ -20,10 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The call that entry bp is about, as the task would record it. */
 static void
-check_table(struct ring *rg, const struct ring_bp *bps, unsigned n)
+check_table(struct ring *rg, const struct breakpoint *bps, unsigned n)
 {
-	const struct ring_bp *bp = &bps[0];
-	struct ring_bp hit;
+	const struct breakpoint *bp = &bps[0];
+	struct breakpoint hit;
 	struct record r;
 	unsigned i;
 
@@ -44,7 +44,7 @@ check_table(struct ring *rg, const struct ring_bp *bps, unsigned n)
 		__builtin_trap();
 	for (i = 0; i < n && bps[i].id != hit.id; i++)
 		;
-	if (i == n || hit.group[RING_BP_GROUP_MAX] != '\0')
+	if (i == n || hit.group[BREAKPOINT_GROUP_MAX] != '\0')
 		__builtin_trap();
 }
 
@@ -52,7 +52,7 @@ static void
 one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 {
 	struct agent_control_msg m;
-	struct ring_bp bps[RING_BP_MAX];
+	struct breakpoint bps[BREAKPOINTS_MAX];
 	const char *why;
 	uint32_t bp_id;
 	uint64_t seq;
@@ -60,7 +60,7 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 
 	switch (type) {
 	case MSG_TASK_STOPPED:
-		if (agent_parse_task_stopped(p, len, &bp_id, &seq, &why) == 0 &&
+		if (task_stopped_decode(p, len, &bp_id, &seq, &why) == 0 &&
 		    (bp_id == 0 || seq == 0))
 			__builtin_trap();
 		break;
@@ -90,8 +90,8 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 		}
 		break;
 	case MSG_BREAKPOINTS:
-		if (agent_parse_breakpoints(p, len, bps, &n, &why) == 0) {
-			if (n > RING_BP_MAX)
+		if (breakpoints_decode(p, len, bps, &n, &why) == 0) {
+			if (n > BREAKPOINTS_MAX)
 				__builtin_trap();
 			check_table(rg, bps, n);
 		}

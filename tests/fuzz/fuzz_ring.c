@@ -22,7 +22,7 @@ static void
 check_ctl(struct ring *rg, const uint8_t *data, size_t size)
 {
 	struct ring_ctl *ctl = &rg->hdr->ctl;
-	struct ring_bp hit;
+	struct breakpoint hit;
 	struct record r;
 	size_t n = size < sizeof(ctl->bp) ? size : sizeof(ctl->bp);
 
@@ -35,7 +35,7 @@ check_ctl(struct ring *rg, const uint8_t *data, size_t size)
 	r.group = (const char *)data;
 	r.glen = (uint8_t)(size > 255 ? 255 : size);
 	if (ring_bp_match(rg->hdr, 0x40005, &r, 7, PMON_BEGIN, &hit) == 1 &&
-	    (hit.id == 0 || hit.group[RING_BP_GROUP_MAX] != '\0'))
+	    (hit.id == 0 || hit.group[BREAKPOINT_GROUP_MAX] != '\0'))
 		__builtin_trap();
 }
 

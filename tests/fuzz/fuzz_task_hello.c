@@ -22,7 +22,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    frame_hdr_decode(data, &h, &why) == -1 ||
 	    h.type != MSG_TASK_HELLO || h.len != size - FRAME_HDR_SIZE)
 		return 0;
-	if (agent_parse_task_hello(data + FRAME_HDR_SIZE, h.len, &th,
+	if (task_hello_decode(data + FRAME_HDR_SIZE, h.len, &th,
 	    &why) == 0 && th.program[TASK_PROGRAM_MAX] != '\0')
 		__builtin_trap();
 	return 0;

@@ -38,7 +38,7 @@
 #include "proto.h"
 #include "record.h"
 #include "ring.h"
-#include "task_hello.h"
+#include "task_msg.h"
 #include "unit.h"
 #include "wire.h"
 
@@ -68,7 +68,7 @@ test_hello_roundtrip(void)
 	CU_ASSERT_EQUAL(frame_hdr_decode(buf, &fh, &why), 0);
 	CU_ASSERT_EQUAL(fh.type, MSG_TASK_HELLO);
 	CU_ASSERT_EQUAL(fh.len, n - FRAME_HDR_SIZE);
-	CU_ASSERT_EQUAL(agent_parse_task_hello(buf + FRAME_HDR_SIZE, fh.len,
+	CU_ASSERT_EQUAL(task_hello_decode(buf + FRAME_HDR_SIZE, fh.len,
 	    &out, &why), 0);
 	CU_ASSERT_EQUAL(out.tid, in.tid);
 	CU_ASSERT_EQUAL(out.pid, in.pid);
@@ -90,7 +90,7 @@ test_hello_long_program(void)
 	memset(in.program, 'x', sizeof(in.program));
 	n = task_hello_encode(buf, &in);
 	CU_ASSERT_EQUAL(n, TASK_HELLO_FRAME_MAX);
-	CU_ASSERT_EQUAL(agent_parse_task_hello(buf + FRAME_HDR_SIZE,
+	CU_ASSERT_EQUAL(task_hello_decode(buf + FRAME_HDR_SIZE,
 	    n - FRAME_HDR_SIZE, &out, &why), 0);
 	CU_ASSERT_EQUAL(strlen(out.program), TASK_PROGRAM_MAX);
 }
@@ -102,7 +102,7 @@ parse_payload(const uint8_t *p, size_t len)
 	const char *why = NULL;
 	int rc;
 
-	rc = agent_parse_task_hello(p, len, &h, &why);
+	rc = task_hello_decode(p, len, &h, &why);
 	if (rc == -1)
 		CU_ASSERT_PTR_NOT_NULL(why);
 	return rc;
@@ -234,7 +234,7 @@ test_ready_wait(void)
 	CU_ASSERT_EQUAL(read(sv[0], &c, 1), -1);	/* nothing left */
 
 	/* A frame in pieces, the second one later. */
-	task_ready_encode(frame, RING_BP_MAX);
+	task_ready_encode(frame, BREAKPOINTS_MAX);
 	pid = fork();
 	CU_ASSERT_FATAL(pid != -1);
 	if (pid == 0) {
@@ -244,7 +244,7 @@ test_ready_wait(void)
 		_exit(0);
 	}
 	CU_ASSERT_EQUAL(ready_wait(sv[0], TASK_READY_WAIT_MS, &nbp, &ms), 0);
-	CU_ASSERT_EQUAL(nbp, RING_BP_MAX);
+	CU_ASSERT_EQUAL(nbp, BREAKPOINTS_MAX);
 	CU_ASSERT(ms >= 25 && ms < TASK_READY_WAIT_MS / 2);
 	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
 
@@ -1062,7 +1062,7 @@ ct_cleanup(void)
 }
 
 static void
-ct_breakpoints(const struct ring_bp *bps, size_t n)
+ct_breakpoints(const struct breakpoint *bps, size_t n)
 {
 	struct evbuffer *eb = evbuffer_new();
 
@@ -1089,7 +1089,7 @@ ct_wait_nbp(int i, unsigned n)
 static void
 test_ctl_breakpoints(void)
 {
-	struct ring_bp bps[2];
+	struct breakpoint bps[2];
 	struct ring_hdr *h;
 	uint32_t gen;
 
@@ -1615,8 +1615,8 @@ test_ctl_decoders(void)
 	struct evbuffer *eb = evbuffer_new();
 	int32_t tids[3] = { 1, -2, 0x40005 };
 	struct agent_control_msg m;
-	struct ring_bp bps[RING_BP_MAX + 1], out[RING_BP_MAX];
-	uint8_t buf[FRAME_HDR_SIZE + 2 + (RING_BP_MAX + 1) * BP_WIRE_MAX];
+	struct breakpoint bps[BREAKPOINTS_MAX + 1], out[BREAKPOINTS_MAX];
+	uint8_t buf[FRAME_HDR_SIZE + 2 + (BREAKPOINTS_MAX + 1) * BP_WIRE_MAX];
 	uint8_t *p = buf + FRAME_HDR_SIZE;
 	const char *why;
 	uint32_t bp_id;
@@ -1642,44 +1642,44 @@ test_ctl_decoders(void)
 	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), -1);
 
 	memset(bps, 0, sizeof(bps));
-	for (i = 0; i < RING_BP_MAX + 1; i++) {
+	for (i = 0; i < BREAKPOINTS_MAX + 1; i++) {
 		bps[i].id = i + 1;
 		snprintf(bps[i].group, sizeof(bps[i].group), "g%u", i);
 	}
-	coord_frame_breakpoints(eb, bps, RING_BP_MAX);
+	coord_frame_breakpoints(eb, bps, BREAKPOINTS_MAX);
 	len = evbuffer_get_length(eb);
 	evbuffer_remove(eb, buf, len);
 	len -= FRAME_HDR_SIZE;
-	CU_ASSERT_EQUAL(agent_parse_breakpoints(p, len, out, &n, &why), 0);
-	CU_ASSERT_EQUAL(n, RING_BP_MAX);
+	CU_ASSERT_EQUAL(breakpoints_decode(p, len, out, &n, &why), 0);
+	CU_ASSERT_EQUAL(n, BREAKPOINTS_MAX);
 	CU_ASSERT_EQUAL(memcmp(out, bps, sizeof(out)), 0);
 	for (i = 0; i < len; i++)
-		CU_ASSERT_EQUAL(agent_parse_breakpoints(p, i, out, &n, &why),
+		CU_ASSERT_EQUAL(breakpoints_decode(p, i, out, &n, &why),
 		    -1);
-	CU_ASSERT_EQUAL(agent_parse_breakpoints(p, len + 1, out, &n, &why),
+	CU_ASSERT_EQUAL(breakpoints_decode(p, len + 1, out, &n, &why),
 	    -1);
-	wire_put16(p, RING_BP_MAX + 1);		/* more than a task holds */
-	CU_ASSERT_EQUAL(agent_parse_breakpoints(p, len, out, &n, &why), -1);
+	wire_put16(p, BREAKPOINTS_MAX + 1);		/* more than a task holds */
+	CU_ASSERT_EQUAL(breakpoints_decode(p, len, out, &n, &why), -1);
 	/* The encoder never sends more than a task holds. */
-	coord_frame_breakpoints(eb, bps, RING_BP_MAX + 1);
+	coord_frame_breakpoints(eb, bps, BREAKPOINTS_MAX + 1);
 	evbuffer_remove(eb, buf, evbuffer_get_length(eb));
-	CU_ASSERT_EQUAL(wire_get16(p), RING_BP_MAX);
+	CU_ASSERT_EQUAL(wire_get16(p), BREAKPOINTS_MAX);
 	/* An empty table clears. */
 	coord_frame_breakpoints(eb, bps, 0);
 	len = evbuffer_get_length(eb) - FRAME_HDR_SIZE;
 	evbuffer_remove(eb, buf, evbuffer_get_length(eb));
-	CU_ASSERT_EQUAL(agent_parse_breakpoints(p, len, out, &n, &why), 0);
+	CU_ASSERT_EQUAL(breakpoints_decode(p, len, out, &n, &why), 0);
 	CU_ASSERT_EQUAL(n, 0);
 
 	task_stopped_encode(buf, 5, 17);
-	CU_ASSERT_EQUAL(agent_parse_task_stopped(p, TASK_STOPPED_LEN, &bp_id,
+	CU_ASSERT_EQUAL(task_stopped_decode(p, TASK_STOPPED_LEN, &bp_id,
 	    &seq, &why), 0);
 	CU_ASSERT_EQUAL(bp_id, 5);
 	CU_ASSERT_EQUAL(seq, 17);
-	CU_ASSERT_EQUAL(agent_parse_task_stopped(p, TASK_STOPPED_LEN - 1,
+	CU_ASSERT_EQUAL(task_stopped_decode(p, TASK_STOPPED_LEN - 1,
 	    &bp_id, &seq, &why), -1);
 	wire_put32(p, 0);
-	CU_ASSERT_EQUAL(agent_parse_task_stopped(p, TASK_STOPPED_LEN, &bp_id,
+	CU_ASSERT_EQUAL(task_stopped_decode(p, TASK_STOPPED_LEN, &bp_id,
 	    &seq, &why), -1);
 	evbuffer_free(eb);
 }

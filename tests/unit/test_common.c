@@ -335,10 +335,10 @@ test_ring_hold(void)
 
 /* --- breakpoints ------------------------------------------------------ */
 
-static struct ring_bp
+static struct breakpoint
 bp_sample(uint32_t id)
 {
-	struct ring_bp bp;
+	struct breakpoint bp;
 
 	memset(&bp, 0, sizeof(bp));
 	bp.id = id;
@@ -359,11 +359,11 @@ bp_call(void)
 
 /* Does the table bps (n entries, written into a real ring) stop r? */
 static int
-bp_check(const struct ring_bp *bps, unsigned n, int32_t tid,
+bp_check(const struct breakpoint *bps, unsigned n, int32_t tid,
     const struct record *r, uint64_t seq, uint8_t phase, uint32_t *id)
 {
 	static struct ring rg = { .fd = -1 };
-	struct ring_bp hit;
+	struct breakpoint hit;
 	int rc;
 
 	if (rg.hdr == NULL)
@@ -383,7 +383,7 @@ test_bp_empty(void)
 {
 	struct ring rg = { .fd = -1 };
 	struct record r = bp_call();
-	struct ring_bp bp = bp_sample(1), hit;
+	struct breakpoint bp = bp_sample(1), hit;
 	uint32_t id;
 
 	/* A fresh ring: nothing set, nothing hits. */
@@ -403,7 +403,7 @@ static void
 test_bp_fields(void)
 {
 	struct record r = bp_call();
-	struct ring_bp bp;
+	struct breakpoint bp;
 	uint32_t id;
 
 	bp = bp_sample(1);
@@ -457,7 +457,7 @@ static void
 test_bp_tid_phase(void)
 {
 	struct record r = bp_call();
-	struct ring_bp bp = bp_sample(7);
+	struct breakpoint bp = bp_sample(7);
 	uint32_t id;
 
 	bp.tid = 0x40005;
@@ -477,7 +477,7 @@ static void
 test_bp_seq(void)
 {
 	struct record r = bp_call();
-	struct ring_bp bp = bp_sample(8);
+	struct breakpoint bp = bp_sample(8);
 	uint32_t id;
 
 	bp.match = BP_SEQ;
@@ -494,7 +494,8 @@ static void
 test_bp_group(void)
 {
 	struct record r = bp_call();
-	struct ring_bp bp = bp_sample(9);
+	struct breakpoint bp = bp_sample(9), hit;
+	struct ring rg = { .fd = -1 };
 	uint32_t id;
 
 	bp.match = BP_GROUP;
@@ -510,27 +511,34 @@ test_bp_group(void)
 	r.group = NULL;
 	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
 
-	/* A table whose group lacks its NUL is compared within bounds. */
-	memset(bp.group, 'g', sizeof(bp.group));
-	r.group = bp.group;
-	r.glen = sizeof(bp.group);
-	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 1);
-	r.glen = sizeof(bp.group) + 1;
-	CU_ASSERT_EQUAL(bp_check(&bp, 1, 5, &r, 9, PMON_BEGIN, &id), 0);
+	/*
+	 * A page whose group lacks its NUL (the agent never writes one) is
+	 * compared within bounds, and the hit's group is NUL-terminated.
+	 */
+	CU_ASSERT_FATAL(ring_create(&rg, RING_MIN_SIZE) == 0);
+	ring_ctl_write(rg.hdr, &bp, 1);
+	memset(rg.hdr->ctl.bp[0].group, 'g', sizeof(rg.hdr->ctl.bp[0].group));
+	r.group = (const char *)rg.hdr->ctl.bp[0].group;
+	r.glen = sizeof(rg.hdr->ctl.bp[0].group);
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 1);
+	CU_ASSERT(memchr(hit.group, '\0', sizeof(hit.group)) != NULL);
+	r.glen++;
+	CU_ASSERT_EQUAL(ring_bp_match(rg.hdr, 5, &r, 9, PMON_BEGIN, &hit), 0);
+	ring_close(&rg);
 }
 
 /* The first entry that matches wins; a hostile nbp is bounded. */
 static void
 test_bp_table(void)
 {
-	struct ring_bp bps[RING_BP_MAX], hit;
+	struct breakpoint bps[BREAKPOINTS_MAX], hit;
 	struct ring rg = { .fd = -1 }, rx = { .fd = -1 };
 	struct record r = bp_call();
 	const char *why;
 	uint32_t id;
 	unsigned i;
 
-	for (i = 0; i < RING_BP_MAX; i++) {
+	for (i = 0; i < BREAKPOINTS_MAX; i++) {
 		bps[i] = bp_sample(100 + i);
 		bps[i].match = BP_TAG;
 		bps[i].tag = (int32_t)i;
@@ -573,7 +581,7 @@ static void
 test_bp_wire(void)
 {
 	uint8_t buf[BP_WIRE_MAX + 8], bad[BP_WIRE_MAX + 8];
-	struct ring_bp in = bp_sample(0xdeadbeef), out;
+	struct breakpoint in = bp_sample(0xdeadbeef), out;
 	const char *why = NULL;
 	size_t n, used, i;
 
@@ -586,9 +594,9 @@ test_bp_wire(void)
 	in.ctx = -5;
 	in.seq = 0x123456789aULL;
 	strcpy(in.group, "workers");
-	n = bp_encode(buf, &in);
+	n = breakpoint_encode(buf, &in);
 	CU_ASSERT_EQUAL(n, BP_WIRE_FIXED + 2 + 7);
-	CU_ASSERT_EQUAL(bp_decode(buf, n, &out, &used, &why), 0);
+	CU_ASSERT_EQUAL(breakpoint_decode(buf, n, &out, &used, &why), 0);
 	CU_ASSERT_EQUAL(used, n);
 	CU_ASSERT_EQUAL(memcmp(&in, &out, sizeof(in)), 0);
 	/* The documented layout: id first, the group's length at 32. */
@@ -596,50 +604,50 @@ test_bp_wire(void)
 	CU_ASSERT_EQUAL(wire_get64(buf + 24), in.seq);
 	CU_ASSERT_EQUAL(wire_get16(buf + BP_WIRE_FIXED), 7);
 	/* Trailing bytes are the next entry's: used says where it ends. */
-	CU_ASSERT_EQUAL(bp_decode(buf, n + 8, &out, &used, &why), 0);
+	CU_ASSERT_EQUAL(breakpoint_decode(buf, n + 8, &out, &used, &why), 0);
 	CU_ASSERT_EQUAL(used, n);
 
 	/* The longest group fits BP_WIRE_MAX. */
-	memset(in.group, 'x', RING_BP_GROUP_MAX);
-	in.group[RING_BP_GROUP_MAX] = '\0';
-	CU_ASSERT_EQUAL(bp_encode(buf, &in), BP_WIRE_MAX);
-	CU_ASSERT_EQUAL(bp_decode(buf, BP_WIRE_MAX, &out, &used, &why), 0);
+	memset(in.group, 'x', BREAKPOINT_GROUP_MAX);
+	in.group[BREAKPOINT_GROUP_MAX] = '\0';
+	CU_ASSERT_EQUAL(breakpoint_encode(buf, &in), BP_WIRE_MAX);
+	CU_ASSERT_EQUAL(breakpoint_decode(buf, BP_WIRE_MAX, &out, &used, &why), 0);
 	CU_ASSERT_STRING_EQUAL(out.group, in.group);
 	strcpy(in.group, "workers");
-	n = bp_encode(buf, &in);
+	n = breakpoint_encode(buf, &in);
 
 	for (i = 0; i < n; i++)
-		CU_ASSERT_EQUAL(bp_decode(buf, i, &out, &used, &why), -1);
+		CU_ASSERT_EQUAL(breakpoint_decode(buf, i, &out, &used, &why), -1);
 	memcpy(bad, buf, n);
 	wire_put32(bad, 0);				/* id 0 */
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "id 0"));
 	memcpy(bad, buf, n);
 	wire_put16(bad + 10, BP_ALL + 1);		/* unknown match bit */
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "unknown fields"));
 	memcpy(bad, buf, n);
 	bad[9] = 2;					/* phase */
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "phase"));
 	memcpy(bad, buf, n);
 	bad[8] = PMON_CALL_MAX;				/* call */
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "call"));
 	memcpy(bad, buf, n);
 	bad[BP_WIRE_FIXED + 4] = '\0';			/* NUL in group */
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "NUL"));
 	memcpy(bad, buf, n);
-	wire_put16(bad + BP_WIRE_FIXED, RING_BP_GROUP_MAX + 1);
+	wire_put16(bad + BP_WIRE_FIXED, BREAKPOINT_GROUP_MAX + 1);
 	memset(bad + n, 'y', sizeof(bad) - n);
-	CU_ASSERT_EQUAL(bp_decode(bad, sizeof(bad), &out, &used, &why), -1);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, sizeof(bad), &out, &used, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "too long"));
 	memcpy(bad, buf, n);
 	bad[8] = PMON_CALL_MAX - 1;			/* the last call is fine */
 	bad[9] = PMON_BEGIN;
 	wire_put16(bad + 10, 0);
-	CU_ASSERT_EQUAL(bp_decode(bad, n, &out, &used, &why), 0);
+	CU_ASSERT_EQUAL(breakpoint_decode(bad, n, &out, &used, &why), 0);
 }
 
 /* A flood of one kind of line: a burst, then counted, then a new window. */

@@ -1,61 +1,23 @@
 /*
- * The frames a task sends its agent (doc/protocol.md): TASK_HELLO first,
- *
- *	i32 tid, u32 pid, i32 parent_tid, u64 spawn_seq, str program
- *
- * and afterwards only TASK_STOPPED, when it stops at a breakpoint
- * (doc/control.md),
- *
- *	u32 bp_id, u64 seq
- *
- * and TASK_FULL (no payload), when it waits for room in its full ring in
- * blocking mode (doc/capture.md),
- *
- * and the one frame the agent sends back, TASK_READY, once the task's
- * control page holds the breakpoint table (the task waits for it),
- *
- *	u32 nbp
- *
- * The encoders, the task's send of its hello and its wait for
- * TASK_READY are inline so that the instrumentation library (which
- * links no agent object), the agent's tests and bench_agent use the same
- * code; the agent's validating decoders are
- * agent_parse_task_hello() and agent_parse_task_stopped() (agent.h).
+ * The task-agent contract (task_msg.h): the frames between a task and
+ * its agent, encoded and decoded here for both.
  */
-#ifndef PMON_TASK_HELLO_H
-#define PMON_TASK_HELLO_H
-
 #include <sys/socket.h>
 
 #include <errno.h>
 #include <poll.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
-#include "proto.h"
+#include "task_msg.h"
 #include "wire.h"
-
-#define TASK_HELLO_FIXED	22	/* payload without the program name */
-#define TASK_PROGRAM_MAX	255	/* longest program name we send */
-#define TASK_HELLO_FRAME_MAX	\
-	(FRAME_HDR_SIZE + TASK_HELLO_FIXED + TASK_PROGRAM_MAX)
-
-struct task_hello {
-	int32_t		tid;
-	uint32_t	pid;
-	int32_t		parent_tid;	/* 0: not spawned by a monitored task */
-	uint64_t	spawn_seq;
-	char		program[TASK_PROGRAM_MAX + 1];
-};
 
 /*
  * Writes the whole frame (header and payload) into out, which has room for
  * TASK_HELLO_FRAME_MAX bytes; a longer program name is cut.  Returns the
  * frame's size.
  */
-static inline size_t
+size_t
 task_hello_encode(uint8_t *out, const struct task_hello *h)
 {
 	size_t n = strnlen(h->program, TASK_PROGRAM_MAX);
@@ -76,7 +38,7 @@ task_hello_encode(uint8_t *out, const struct task_hello *h)
  * ring_fd (the ring's memfd) attached; never blocks.  Returns 0, or -1
  * when the frame did not go out whole.
  */
-static inline int
+int
 task_hello_send(int fd, const struct task_hello *h, int ring_fd)
 {
 	uint8_t frame[TASK_HELLO_FRAME_MAX];
@@ -105,11 +67,8 @@ task_hello_send(int fd, const struct task_hello *h, int ring_fd)
 	    (ssize_t)iov.iov_len ? 0 : -1;
 }
 
-#define TASK_STOPPED_LEN	12
-#define TASK_STOPPED_FRAME	(FRAME_HDR_SIZE + TASK_STOPPED_LEN)
-
 /* Writes the whole TASK_STOPPED frame into out (TASK_STOPPED_FRAME bytes). */
-static inline size_t
+size_t
 task_stopped_encode(uint8_t *out, uint32_t bp_id, uint64_t seq)
 {
 	frame_hdr_encode(out, MSG_TASK_STOPPED, TASK_STOPPED_LEN);
@@ -118,22 +77,16 @@ task_stopped_encode(uint8_t *out, uint32_t bp_id, uint64_t seq)
 	return TASK_STOPPED_FRAME;
 }
 
-#define TASK_FULL_FRAME		FRAME_HDR_SIZE
-
 /* Writes the whole TASK_FULL frame into out (TASK_FULL_FRAME bytes). */
-static inline size_t
+size_t
 task_full_encode(uint8_t *out)
 {
 	frame_hdr_encode(out, MSG_TASK_FULL, 0);
 	return TASK_FULL_FRAME;
 }
 
-#define TASK_READY_LEN		4
-#define TASK_READY_FRAME	(FRAME_HDR_SIZE + TASK_READY_LEN)
-#define TASK_READY_WAIT_MS	1000	/* the longest a task waits for it */
-
 /* Writes the whole TASK_READY frame into out (TASK_READY_FRAME bytes). */
-static inline size_t
+size_t
 task_ready_encode(uint8_t *out, uint32_t nbp)
 {
 	frame_hdr_encode(out, MSG_TASK_READY, TASK_READY_LEN);
@@ -148,7 +101,7 @@ task_ready_encode(uint8_t *out, uint32_t nbp)
  * the agent closed, or it sent anything but a well-formed TASK_READY
  * (a bad header is not waited out).  Signals do not stretch the wait.
  */
-static inline int
+int
 task_ready_wait(int fd, int ms, uint32_t *nbp)
 {
 	uint8_t frame[TASK_READY_FRAME];
@@ -190,4 +143,60 @@ task_ready_wait(int fd, int ms, uint32_t *nbp)
 	return 0;
 }
 
-#endif
+/*
+ * Decodes a TASK_HELLO payload of len bytes.  Returns 0, or -1 with *why
+ * naming the problem.
+ */
+int
+task_hello_decode(const uint8_t *payload, size_t len, struct task_hello *h,
+    const char **why)
+{
+	struct wire_reader r;
+
+	memset(h, 0, sizeof(*h));
+	wire_reader_init(&r, payload, len);
+	h->tid = (int32_t)wire_read32(&r);
+	h->pid = wire_read32(&r);
+	h->parent_tid = (int32_t)wire_read32(&r);
+	h->spawn_seq = wire_read64(&r);
+	wire_readstr(&r, h->program, sizeof(h->program));
+	if (r.err) {
+		*why = "TASK_HELLO truncated or program name invalid";
+		return -1;
+	}
+	if (r.off != len) {
+		*why = "TASK_HELLO has trailing bytes";
+		return -1;
+	}
+	if (h->tid <= 0) {
+		*why = "TASK_HELLO tid is not a task id";
+		return -1;
+	}
+	if (h->pid == 0 || h->pid > INT32_MAX) {
+		*why = "TASK_HELLO pid out of range";
+		return -1;
+	}
+	if (h->parent_tid < 0 || (h->parent_tid == 0) != (h->spawn_seq == 0)) {
+		*why = "TASK_HELLO parent_tid and spawn_seq disagree";
+		return -1;
+	}
+	return 0;
+}
+
+/* TASK_STOPPED: the task stopped itself at breakpoint bp_id. */
+int
+task_stopped_decode(const uint8_t *payload, size_t len, uint32_t *bp_id,
+    uint64_t *seq, const char **why)
+{
+	if (len != TASK_STOPPED_LEN) {
+		*why = "TASK_STOPPED has the wrong length";
+		return -1;
+	}
+	*bp_id = wire_get32(payload);
+	*seq = wire_get64(payload + 4);
+	if (*bp_id == 0 || *seq == 0) {
+		*why = "TASK_STOPPED names breakpoint 0 or record 0";
+		return -1;
+	}
+	return 0;
+}
