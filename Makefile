@@ -312,7 +312,7 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_TIME	?= 20
 
 FUZZ_LINKED	= $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) \
-		  $(LIBPMON_SRCS) node-agent/agent_parse.c tools/web_query.c
+		  $(LIBPMON_SRCS) node-agent/agent_environ.c tools/web_query.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	@mkdir -p $(dir $@)

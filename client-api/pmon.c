@@ -28,6 +28,7 @@
 #include "recfile.h"
 #include "record.h"
 #include "secret.h"
+#include "tool_msg.h"
 #include "wire.h"
 
 /* pmon.h's numbers are the protocol's and the recordings'. */
@@ -338,13 +339,6 @@ pmon_bad_payload(struct pmon *p, uint8_t type, const char *why)
 	    proto_msg_name(type), why);
 }
 
-/* A payload must be read to its last byte: trailing bytes are an error. */
-static int
-reader_done(const struct wire_reader *r)
-{
-	return !r->err && r->off == r->len;
-}
-
 static int
 decode_task_info(struct pmon *p, const uint8_t *buf, size_t len)
 {
@@ -462,6 +456,7 @@ static int
 decode_event(struct pmon *p, const uint8_t *buf, size_t len)
 {
 	struct pmon_event ev;
+	struct event_hdr h;
 	struct record rec;
 	struct ptask *t;
 	const char *why;
@@ -469,11 +464,12 @@ decode_event(struct pmon *p, const uint8_t *buf, size_t len)
 
 	if (len < EVENT_HDR_SIZE)
 		return pmon_bad_payload(p, MSG_EVENT, "header truncated");
-	ev.tid = (int32_t)wire_get32(buf);
-	ev.match_tid = (int32_t)wire_get32(buf + 5);
-	ev.match_seq = wire_get64(buf + 9);
-	ev.t_corr = wire_get64(buf + 17);
-	if ((f = event_flags(p, buf[4], ev.match_seq)) == -1)
+	event_hdr_decode(buf, &h);
+	ev.tid = h.tid;
+	ev.match_tid = h.match_tid;
+	ev.match_seq = h.match_seq;
+	ev.t_corr = h.t_corr;
+	if ((f = event_flags(p, h.flags, ev.match_seq)) == -1)
 		return -1;
 	ev.flags = f;
 	buf += EVENT_HDR_SIZE;
@@ -497,13 +493,11 @@ decode_event(struct pmon *p, const uint8_t *buf, size_t len)
 static int
 decode_flush_done(struct pmon *p, const uint8_t *buf, size_t len)
 {
-	struct wire_reader r;
+	const char *why;
 	uint32_t id;
 
-	wire_reader_init(&r, buf, len);
-	id = wire_read32(&r);
-	if (!reader_done(&r))
-		return pmon_bad_payload(p, MSG_FLUSH_DONE, "bad length");
+	if (proto_u32_decode(buf, len, &id, &why) == -1)
+		return pmon_bad_payload(p, MSG_FLUSH_DONE, why);
 	if (p->flush_wait != 0 && id == p->flush_wait)
 		p->flush_got = 1;
 	if (p->cb.flush_done != NULL)
@@ -516,12 +510,10 @@ static int
 decode_reason(struct pmon *p, uint8_t type, const uint8_t *buf, size_t len,
     char *text, size_t size)
 {
-	struct wire_reader r;
+	const char *why;
 
-	wire_reader_init(&r, buf, len);
-	wire_readstr(&r, text, size);
-	if (!reader_done(&r))
-		return pmon_bad_payload(p, type, "bad string");
+	if (reason_decode(buf, len, text, size, &why) == -1)
+		return pmon_bad_payload(p, type, why);
 	return 0;
 }
 
@@ -555,14 +547,17 @@ decode_error(struct pmon *p, const uint8_t *buf, size_t len)
 static int
 decode_reply(struct pmon *p, const uint8_t *buf, size_t len)
 {
-	uint32_t id = wire_get32(buf);
-	uint8_t status = buf[4], more = buf[5];
-	size_t n = len - REPLY_HDR_SIZE;
-	char **body = id == 0 ? &p->snap : &p->reply, *nr;
-	size_t *blen = id == 0 ? &p->snaplen : &p->replylen;
+	size_t n = len - REPLY_HDR_SIZE, *blen;
+	char **body, *nr;
+	const char *why;
+	uint8_t status;
+	uint32_t id;
+	int more;
 
-	if (status > REPLY_ERROR || more > 1)
-		return pmon_bad_payload(p, MSG_REPLY, "bad status");
+	if (reply_hdr_decode(buf, len, &id, &status, &more, &why) == -1)
+		return pmon_bad_payload(p, MSG_REPLY, why);
+	body = id == 0 ? &p->snap : &p->reply;
+	blen = id == 0 ? &p->snaplen : &p->replylen;
 	if (id != 0 && late_reply(p, id, more))
 		return 0;
 	if (id != 0 && (id != p->req_wait || p->req_got))
@@ -1115,15 +1110,13 @@ static int
 pmon_send_hello(struct pmon *p, const char *name, unsigned flags,
     const char *secret)
 {
-	uint8_t payload[4 + PMON_STR_MAX], *q;
+	uint8_t payload[MSG_MAX_TOOL_HELLO];
 	uint32_t wflags = 0;
+	size_t len;
 	int rv;
 
 	if (name == NULL)
 		name = "libpmon";
-	if (4 + wire_strsize(name) + wire_strsize(secret) >
-	    proto_msg(MSG_TOOL_HELLO)->max_len)
-		return pmon_fail(p, "tool name too long");
 	if (flags & PMON_SUBSCRIBE)
 		wflags |= TOOL_SUBSCRIBE;
 	if (flags & PMON_SNAPSHOT)
@@ -1132,11 +1125,9 @@ pmon_send_hello(struct pmon *p, const char *name, unsigned flags,
 		wflags |= TOOL_RECORD;
 	if (flags & PMON_LOSSLESS)
 		wflags |= TOOL_LOSSLESS;
-	wire_put32(payload, wflags);
-	q = wire_putstr(payload + 4, name);
-	q = wire_putstr(q, secret);
-	rv = pmon_send_frame(p, MSG_TOOL_HELLO, payload,
-	    (size_t)(q - payload));
+	if (tool_hello_encode(payload, &len, wflags, name, secret) == -1)
+		return pmon_fail(p, "tool name too long");
+	rv = pmon_send_frame(p, MSG_TOOL_HELLO, payload, len);
 	explicit_bzero(payload, sizeof(payload));
 	return rv;
 }
@@ -1263,25 +1254,23 @@ int
 pmon_request(struct pmon *p, const char *text, unsigned flags, char **reply,
     size_t *len)
 {
-	uint8_t payload[8 + PMON_STR_MAX];
+	uint8_t payload[MSG_MAX_REQUEST];
 	uint32_t id = p->req_next;
 	uint64_t start;
+	size_t plen;
 	int left;
 
 	*reply = NULL;
 	*len = 0;
 	if (flags & ~(unsigned)(PMON_JSON | PMON_UNOWNED))
 		return pmon_fail(p, "unknown request flags 0x%x", flags);
-	if (8 + wire_strsize(text) > proto_msg(MSG_REQUEST)->max_len) {
+	if (request_encode(payload, &plen, id,
+	    (flags & PMON_JSON ? REQUEST_JSON : 0) |
+	    (flags & PMON_UNOWNED ? REQUEST_UNOWNED : 0), text) == -1) {
 		snprintf(p->err, sizeof(p->err), "request too long");
 		return -1;
 	}
-	wire_put32(payload, id);
-	wire_put32(payload + 4, (flags & PMON_JSON ? REQUEST_JSON : 0) |
-	    (flags & PMON_UNOWNED ? REQUEST_UNOWNED : 0));
-	wire_putstr(payload + 8, text);
-	if (pmon_send_frame(p, MSG_REQUEST, payload,
-	    8 + wire_strsize(text)) == -1)
+	if (pmon_send_frame(p, MSG_REQUEST, payload, plen) == -1)
 		return -1;
 	if (++p->req_next == 0)
 		p->req_next = 1;

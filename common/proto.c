@@ -1,12 +1,14 @@
 /*
- * The message table, the frame header codec and the payload codecs
- * shared by more than one side.
+ * The message table, the frame header codec, and what every payload
+ * decoder uses (common/task_msg.c, agent_msg.c, tool_msg.c, breakpoint.c
+ * hold the messages' codecs).
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "proto.h"
 #include "record.h"
+#include "secret.h"
 #include "wire.h"
 
 /* The fixed sizes the codecs use are those of the table. */
@@ -55,62 +57,48 @@ proto_msg_name(uint8_t type)
 	return mi ? mi->name : "unknown";
 }
 
-/* A string cut to max bytes. */
-static uint8_t *
-put_str_cut(uint8_t *p, const char *s, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n > max)
-		n = max;
-	wire_put16(p, (uint16_t)n);
-	memcpy(p + 2, s, n);
-	return p + 2 + n;
-}
-
-/*
- * Encodes ti into payload, which has room for MSG_MAX_TASK_INFO bytes:
- * a host name longer than TASK_INFO_HOST_MAX, and a program name longer
- * than the rest of the room, are cut.  Returns the payload's length.
- */
-size_t
-task_info_encode(uint8_t *payload, const struct task_info *ti)
-{
-	uint8_t *p = payload;
-
-	wire_put32(p, (uint32_t)ti->tid);
-	wire_put32(p + 4, (uint32_t)ti->parent);
-	wire_put32(p + 8, ti->pid);
-	wire_put64(p + 12, ti->spawn_seq);
-	p = put_str_cut(p + TASK_INFO_FIXED, ti->host, TASK_INFO_HOST_MAX);
-	p = put_str_cut(p, ti->program,
-	    MSG_MAX_TASK_INFO - (size_t)(p - payload) - 2);
-	return (size_t)(p - payload);
-}
-
-/* Decodes a TASK_INFO payload; -1 with *why when it is not one. */
+/* The reader consumed exactly the payload, without running past it. */
 int
-task_info_decode(const uint8_t *payload, size_t len, struct task_info *ti,
-    const char **why)
+proto_reader_done(const struct wire_reader *r, const char **why)
 {
-	struct wire_reader r;
-
-	wire_reader_init(&r, payload, len);
-	ti->tid = (int32_t)wire_read32(&r);
-	ti->parent = (int32_t)wire_read32(&r);
-	ti->pid = wire_read32(&r);
-	ti->spawn_seq = wire_read64(&r);
-	wire_readstr(&r, ti->host, sizeof(ti->host));
-	wire_readstr(&r, ti->program, sizeof(ti->program));
-	if (r.err || r.off != len) {
-		*why = "fields do not match the payload length";
+	if (r->err) {
+		*why = "payload truncated or string invalid";
 		return -1;
 	}
-	if (ti->tid <= 0) {
-		*why = "invalid tid";
+	if (r->off != r->len) {
+		*why = "payload has trailing bytes";
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The secret that ends both hellos: empty (none sent) or at most
+ * PMON_SECRET_LEN bytes; whether it is the right one is the caller's
+ * question (coord_secret_check).
+ */
+int
+proto_read_secret(struct wire_reader *r, char *dst, const char **why)
+{
+	dst[0] = '\0';
+	if (!r->err && r->len - r->off >= 2 &&
+	    wire_get16(r->p + r->off) > PMON_SECRET_LEN) {
+		*why = "secret longer than 64 bytes";
+		return -1;
+	}
+	wire_readstr(r, dst, PMON_SECRET_LEN + 1);
+	return 0;
+}
+
+/* FLUSH, FLUSH_DONE and TASK_GONE: one u32. */
+int
+proto_u32_decode(const uint8_t *p, size_t len, uint32_t *v, const char **why)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, p, len);
+	*v = wire_read32(&r);
+	return proto_reader_done(&r, why);
 }
 
 void

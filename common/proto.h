@@ -112,21 +112,9 @@ struct msg_info {
 #define CONTROL_FAILED		2	/* the signal failed, or the task
 					   did not stop within a second */
 
-/*
- * TASK_INFO: i32 tid, i32 parent (0: not spawned by PVM), u32 pid, u64
- * the parent's spawn record (0: none), str host, str program.  Encoded
- * and decoded here alone: by the coordinator, libpmon and the replay.
- */
+/* TASK_INFO: the fixed part before its two strings (tool_msg.h). */
 #define TASK_INFO_FIXED		20
 #define TASK_INFO_HOST_MAX	255	/* longer is cut */
-struct task_info {
-	int32_t		 tid;
-	int32_t		 parent;
-	uint32_t	 pid;
-	uint64_t	 spawn_seq;
-	char		 host[MSG_MAX_TASK_INFO];
-	char		 program[MSG_MAX_TASK_INFO];
-};
 
 /* TASK_PROC: u32 id, i32 tid, u8 state, u32 threads, u64 utime_ms,
  * u64 stime_ms, u64 rss_kb, u64 vsize_kb, i32 syscall. */
@@ -163,9 +151,10 @@ const struct msg_info	*proto_msg(uint8_t type);
 const char		*proto_msg_name(uint8_t type);
 int			 proto_msg_stream(uint8_t type);
 
-size_t	task_info_encode(uint8_t *payload, const struct task_info *);
-int	task_info_decode(const uint8_t *payload, size_t len, struct task_info *,
-	    const char **why);
+struct wire_reader;
+int	proto_reader_done(const struct wire_reader *, const char **why);
+int	proto_read_secret(struct wire_reader *, char *dst, const char **why);
+int	proto_u32_decode(const uint8_t *, size_t, uint32_t *, const char **why);
 
 void	frame_hdr_encode(uint8_t *out, uint8_t type, uint32_t len);
 int	frame_hdr_decode(const uint8_t *in, struct frame_hdr *h,

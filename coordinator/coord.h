@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "agent_msg.h"
 #include "clock.h"
 #include "jsonstr.h"
 #include "log.h"
@@ -24,6 +25,7 @@
 #include "request.h"
 #include "secret.h"
 #include "state.h"
+#include "tool_msg.h"
 #include "zstream.h"
 
 struct bufferevent;
@@ -60,93 +62,6 @@ struct evconnlistener;
 #define COORD_LOSSLESS_WAIT_MS	10000	/* -W: a lossless tool that reads
 					   nothing this long is degraded */
 #define COORD_LOSSLESS_WAIT_MAX	3600000
-
-/* --- decoded payloads (coord_parse.c) --- */
-
-struct coord_agent_hello {
-	int32_t		host_tid;
-	uint32_t	pid;
-	char		host[COORD_STR_MAX];
-	char		arch[COORD_STR_MAX];
-	char		secret[PMON_SECRET_LEN + 1];	/* "": none sent */
-};
-
-struct coord_task_new {
-	int32_t		tid;
-	uint32_t	pid;
-	int32_t		parent_tid;
-	uint64_t	spawn_seq;
-	char		program[COORD_STR_MAX];
-};
-
-/* One task of TASK_OTHERS. */
-struct coord_other {
-	int32_t		tid, parent_tid;
-	uint32_t	pid;
-	char		program[256];
-};
-#define COORD_OTHERS_MAX	4096	/* per TASK_OTHERS */
-
-struct coord_tool_hello {
-	uint32_t	flags;
-	char		name[COORD_STR_MAX];
-	char		secret[PMON_SECRET_LEN + 1];	/* "": none sent */
-};
-
-struct coord_request {
-	uint32_t	id;
-	uint32_t	flags;		/* REQUEST_* */
-	char		text[COORD_STR_MAX];
-};
-
-/* One task's answer in CONTROL_DONE. */
-struct coord_control_status {
-	int32_t		tid;
-	uint8_t		status;		/* CONTROL_OK, _NO_TASK, _FAILED */
-};
-
-struct record;
-
-/* Called for each record of a TASK_RECORDS payload; -1 stops the walk. */
-typedef int (*coord_record_cb)(int32_t tid, const struct record *,
-    void *arg, const char **why);
-
-int	coord_parse_agent_hello(const uint8_t *, size_t,
-	    struct coord_agent_hello *, const char **why);
-int	coord_parse_task_new(const uint8_t *, size_t, struct coord_task_new *,
-	    const char **why);
-/* TASK_OTHERS: checked whole, then each task to cb. */
-typedef void (*coord_other_cb)(const struct coord_other *, void *arg);
-int	coord_parse_task_others(const uint8_t *, size_t, coord_other_cb,
-	    void *arg, const char **why);
-int	coord_parse_task_records(const uint8_t *, size_t, coord_record_cb,
-	    void *arg, const char **why);
-int	coord_parse_packed_hdr(const uint8_t *, size_t, int32_t *tid,
-	    const char **why);
-int	coord_parse_task_packed(const uint8_t *, size_t, struct pack_state *,
-	    coord_record_cb, void *arg, const char **why);
-int	coord_parse_task_end(const uint8_t *, size_t, int32_t *tid,
-	    uint64_t *dropped, const char **why);
-int	coord_parse_task_resume(const uint8_t *, size_t, int32_t *tid,
-	    uint64_t *next_seq, uint64_t *shipped, const char **why);
-int	coord_parse_u32(const uint8_t *, size_t, uint32_t *, const char **why);
-int	coord_parse_tool_hello(const uint8_t *, size_t,
-	    struct coord_tool_hello *, const char **why);
-int	coord_parse_request(const uint8_t *, size_t, struct coord_request *,
-	    const char **why);
-/* TASK_PROC: what /proc says of a task (CONTROL_INFO). */
-struct coord_proc {
-	int32_t		tid;
-	uint8_t		state;
-	uint32_t	threads;
-	uint64_t	utime_ms, stime_ms, rss_kb, vsize_kb;
-	int32_t		syscall;	/* -1: none */
-};
-int	coord_parse_task_proc(const uint8_t *, size_t, uint32_t *id,
-	    struct coord_proc *, const char **why);
-int	coord_parse_control_done(const uint8_t *, size_t, uint32_t *id,
-	    struct coord_control_status *, size_t max, size_t *n,
-	    const char **why);
 
 /* --- frames we send (coord_frame.c) --- */
 
@@ -496,7 +411,7 @@ void	coord_flush_reply(struct coord *, struct coord_tool *, uint32_t id);
 void	coord_flush_snapshot(struct coord *, struct coord_tool *);
 int	coord_flush_op(struct coord *, uint32_t op);
 int	coord_request_run(struct coord *, struct coord_tool *,
-	    const struct coord_request *,
+	    const struct request_msg *,
 	    char **body, size_t *len);
 int	coord_request_is_control(enum req_kind);
 void	coord_snapshot_send(struct coord *, struct coord_tool *);

@@ -255,9 +255,8 @@ ack_send(struct coord *c, struct coord_agent *a)
 		if ((t = coord_task_find(c, c->acks[i])) == NULL ||
 		    ack_agent(t) != a)
 			continue;
-		wire_put32(e, (uint32_t)t->tid);
-		wire_put64(e + 4, t->released_seq);
-		e[12] = t->agent == NULL && t->done;
+		ack_entry_encode(e, t->tid, t->released_seq,
+		    t->agent == NULL && t->done);
 		evbuffer_add(out, e, sizeof(e));
 		if (e[12])
 			t->end_agent = NULL;

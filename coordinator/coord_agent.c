@@ -216,7 +216,7 @@ agent_of_host(const struct coord *c, int32_t host_tid)
 static int
 agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 {
-	struct coord_agent_hello h;
+	struct agent_hello h;
 	struct coord_agent *old;
 	struct coord_host *host;
 	const char *why;
@@ -226,7 +226,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "AGENT_HELLO sent twice");
 		return -1;
 	}
-	if (coord_parse_agent_hello(p, len, &h, &why) == -1) {
+	if (agent_hello_decode(p, len, &h, &why) == -1) {
 		coord_agent_drop(a, "bad AGENT_HELLO: %s", why);
 		return -1;
 	}
@@ -308,11 +308,11 @@ static int
 agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 {
 	struct coord *c = a->coord;
-	struct coord_task_new tn;
+	struct task_hello tn;
 	struct coord_task *t;
 	const char *why;
 
-	if (coord_parse_task_new(p, len, &tn, &why) == -1) {
+	if (task_new_decode(p, len, &tn, &why) == -1) {
 		coord_agent_drop(a, "bad TASK_NEW: %s", why);
 		return -1;
 	}
@@ -447,7 +447,7 @@ agent_records(struct coord_agent *a, const uint8_t *p, size_t len)
 {
 	const char *why;
 
-	if (coord_parse_task_records(p, len, agent_record, a, &why) == -1) {
+	if (task_records_decode(p, len, agent_record, a, &why) == -1) {
 		coord_agent_drop(a, "bad TASK_RECORDS: %s", why);
 		return -1;
 	}
@@ -463,13 +463,13 @@ agent_packed(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 
 	/* A late task's records are unpacked, then dropped (agent_record). */
-	if (coord_parse_packed_hdr(p, len, &tid, &why) == -1 ||
+	if (task_packed_tid(p, len, &tid, &why) == -1 ||
 	    (agent_late(a, tid) == NULL && !agent_owns(a, tid, &why))) {
 		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
 		return -1;
 	}
 	t = coord_task_find(a->coord, tid);
-	if (coord_parse_task_packed(p, len, &t->unpack, agent_record, a,
+	if (task_packed_decode(p, len, &t->unpack, agent_record, a,
 	    &why) == -1) {
 		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
 		return -1;
@@ -515,7 +515,7 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
-	if (coord_parse_task_end(p, len, &tid, &dropped, &why) == -1) {
+	if (task_end_decode(p, len, &tid, &dropped, &why) == -1) {
 		coord_agent_drop(a, "bad TASK_END: %s", why);
 		return -1;
 	}
@@ -565,7 +565,7 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	const char *why;
 
-	if (coord_parse_task_resume(p, len, &tid, &next, &shipped, &why) ==
+	if (task_resume_decode(p, len, &tid, &next, &shipped, &why) ==
 	    -1) {
 		coord_agent_drop(a, "bad TASK_RESUME: %s", why);
 		return -1;
@@ -597,7 +597,7 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	uint32_t round;
 	const char *why;
 
-	if (coord_parse_u32(p, len, &round, &why) == -1) {
+	if (proto_u32_decode(p, len, &round, &why) == -1) {
 		coord_agent_drop(a, "bad FLUSH_DONE: %s", why);
 		return -1;
 	}
@@ -623,7 +623,7 @@ cmp_i32(const void *x, const void *y)
 }
 
 static void
-notice_other(struct coord *c, const struct coord_other *o, const char *host)
+notice_other(struct coord *c, const struct task_other *o, const char *host)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -644,7 +644,7 @@ notice_other(struct coord *c, const struct coord_other *o, const char *host)
 }
 
 static void
-other_listed(const struct coord_other *o, void *arg)
+other_listed(const struct task_other *o, void *arg)
 {
 	struct others_seen *x = arg;
 	struct coord *c = x->a->coord;
@@ -684,7 +684,7 @@ agent_task_others(struct coord_agent *a, const uint8_t *p, size_t len)
 	if ((x.was = state_others_on(c->state, a->host, &x.nwas)) == NULL)
 		fatal("%s", __func__);
 	qsort(x.was, x.nwas, sizeof(*x.was), cmp_i32);
-	if (coord_parse_task_others(p, len, other_listed, &x, &why) == -1) {
+	if (task_others_decode(p, len, other_listed, &x, &why) == -1) {
 		free(x.was);
 		coord_agent_drop(a, "bad TASK_OTHERS: %s", why);
 		return -1;

@@ -40,7 +40,7 @@ struct op_target {
 	uint8_t		 status;	/* CONTROL_* once answered */
 	int		 answered;
 	int		 has_proc;	/* CONTROL_INFO's answer */
-	struct coord_proc proc;
+	struct task_proc proc;
 };
 
 /*
@@ -405,7 +405,7 @@ op_free(struct coord_op *o)
 static void
 info_reply(struct coord *c, struct coord_op *o)
 {
-	const struct coord_proc *pr;
+	const struct task_proc *pr;
 	char *buf = NULL;
 	size_t len = 0, i;
 	int first = 1;
@@ -468,13 +468,13 @@ info_reply(struct coord *c, struct coord_op *o)
 int
 coord_control_proc(struct coord_agent *a, const uint8_t *p, size_t len)
 {
-	struct coord_proc pr;
+	struct task_proc pr;
 	struct coord_op *o;
 	const char *why;
 	uint32_t id;
 	size_t i;
 
-	if (coord_parse_task_proc(p, len, &id, &pr, &why) == -1) {
+	if (task_proc_decode(p, len, &id, &pr, &why) == -1) {
 		coord_agent_drop(a, "bad TASK_PROC: %s", why);
 		return -1;
 	}
@@ -670,7 +670,7 @@ op_answered(struct coord *c, struct coord_op *o, struct coord_agent *a)
 int
 coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 {
-	struct coord_control_status *st;
+	struct control_status *st;
 	struct coord *c = a->coord;
 	struct coord_op *o;
 	uint32_t id;
@@ -678,7 +678,7 @@ coord_control_done(struct coord_agent *a, const uint8_t *p, size_t len)
 	const char *why;
 
 	st = xcalloc(max + 1, sizeof(*st));
-	if (coord_parse_control_done(p, len, &id, st, max, &n, &why) == -1) {
+	if (control_done_decode(p, len, &id, st, max, &n, &why) == -1) {
 		free(st);
 		coord_agent_drop(a, "bad CONTROL_DONE: %s", why);
 		return -1;

@@ -23,17 +23,16 @@
 size_t
 coord_frame_event(uint8_t *buf, size_t size, const struct order_event *ev)
 {
+	struct event_hdr h = { .tid = ev->tid, .flags = ev->flags,
+	    .match_tid = ev->match_tid, .match_seq = ev->match_seq,
+	    .t_corr = ev->t_corr };
 	size_t len = EVENT_HDR_SIZE + record_size(ev->rec);
 	uint8_t *p = buf + FRAME_HDR_SIZE;
 
 	if (FRAME_HDR_SIZE + len > size)
 		return 0;
 	frame_hdr_encode(buf, MSG_EVENT, (uint32_t)len);
-	wire_put32(p, (uint32_t)ev->tid);
-	p[4] = ev->flags;
-	wire_put32(p + 5, (uint32_t)ev->match_tid);
-	wire_put64(p + 9, ev->match_seq);
-	wire_put64(p + 17, ev->t_corr);
+	event_hdr_encode(p, &h);
 	record_encode(p + EVENT_HDR_SIZE, ev->rec, NULL);
 	return FRAME_HDR_SIZE + len;
 }
@@ -61,15 +60,12 @@ coord_frame_empty(struct evbuffer *out, uint8_t type)
 void
 coord_frame_text(struct evbuffer *out, uint8_t type, const char *text)
 {
-	uint8_t buf[FRAME_HDR_SIZE + 2 + 512];
-	size_t n = strlen(text);
+	uint8_t buf[FRAME_HDR_SIZE + 2 + REASON_MAX];
+	size_t n;
 
-	if (n > 512)
-		n = 512;
-	frame_hdr_encode(buf, type, (uint32_t)(2 + n));
-	wire_put16(buf + FRAME_HDR_SIZE, (uint16_t)n);
-	memcpy(buf + FRAME_HDR_SIZE + 2, text, n);
-	evbuffer_add(out, buf, FRAME_HDR_SIZE + 2 + n);
+	n = reason_encode(buf + FRAME_HDR_SIZE, text);
+	frame_hdr_encode(buf, type, (uint32_t)n);
+	evbuffer_add(out, buf, FRAME_HDR_SIZE + n);
 }
 
 /*
@@ -107,9 +103,7 @@ coord_frame_reply(struct evbuffer *out, uint32_t id, uint8_t status,
 		n = len > room ? room : len;
 		frame_hdr_encode(hdr, MSG_REPLY,
 		    (uint32_t)(REPLY_HDR_SIZE + n));
-		wire_put32(hdr + FRAME_HDR_SIZE, id);
-		hdr[FRAME_HDR_SIZE + 4] = status;
-		hdr[FRAME_HDR_SIZE + 5] = len > n;
+		reply_hdr_encode(hdr + FRAME_HDR_SIZE, id, status, len > n);
 		evbuffer_add(out, hdr, sizeof(hdr));
 		evbuffer_add(out, body, n);
 		body += n;
@@ -139,15 +133,14 @@ void
 coord_frame_control(struct evbuffer *out, uint32_t id, uint8_t op,
     const int32_t *tids, size_t n)
 {
-	uint8_t hdr[FRAME_HDR_SIZE + 7], tid[4];
+	uint8_t hdr[FRAME_HDR_SIZE + CONTROL_HDR_SIZE], tid[4];
 	size_t i;
 
 	if (n > UINT16_MAX)
 		n = UINT16_MAX;
-	frame_hdr_encode(hdr, MSG_CONTROL, (uint32_t)(7 + 4 * n));
-	wire_put32(hdr + FRAME_HDR_SIZE, id);
-	hdr[FRAME_HDR_SIZE + 4] = op;
-	wire_put16(hdr + FRAME_HDR_SIZE + 5, (uint16_t)n);
+	frame_hdr_encode(hdr, MSG_CONTROL, (uint32_t)(CONTROL_HDR_SIZE +
+	    4 * n));
+	control_hdr_encode(hdr + FRAME_HDR_SIZE, id, op, (uint16_t)n);
 	evbuffer_add(out, hdr, sizeof(hdr));
 	for (i = 0; i < n; i++) {
 		wire_put32(tid, (uint32_t)tids[i]);

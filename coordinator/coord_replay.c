@@ -108,6 +108,7 @@ static int
 replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 {
 	struct order_event ev;
+	struct event_hdr h;
 	struct coord_task *t;
 	struct record rec;
 
@@ -115,11 +116,12 @@ replay_event(struct coord *c, const uint8_t *p, size_t len, const char **why)
 		*why = "EVENT too short";
 		return -1;
 	}
-	ev.tid = (int32_t)wire_get32(p);
-	ev.flags = p[4];
-	ev.match_tid = (int32_t)wire_get32(p + 5);
-	ev.match_seq = wire_get64(p + 9);
-	ev.t_corr = wire_get64(p + 17);
+	event_hdr_decode(p, &h);
+	ev.tid = h.tid;
+	ev.flags = h.flags;
+	ev.match_tid = h.match_tid;
+	ev.match_seq = h.match_seq;
+	ev.t_corr = h.t_corr;
 	if (record_decode(p + EVENT_HDR_SIZE, len - EVENT_HDR_SIZE, &rec,
 	    why) == -1)
 		return -1;

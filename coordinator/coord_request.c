@@ -110,7 +110,7 @@ coord_request_is_control(enum req_kind kind)
  */
 int
 coord_request_run(struct coord *c, struct coord_tool *t,
-    const struct coord_request *creq, char **body, size_t *len)
+    const struct request_msg *creq, char **body, size_t *len)
 {
 	struct req *r;
 	char err[256];

@@ -415,7 +415,7 @@ log_name(char *dst, size_t size, const char *src)
 static int
 tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 {
-	struct coord_tool_hello h;
+	struct tool_hello h;
 	const char *why;
 	char msg[256];
 
@@ -423,7 +423,7 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 		coord_tool_drop(t, "TOOL_HELLO sent twice");
 		return -1;
 	}
-	if (coord_parse_tool_hello(p, len, &h, &why) == -1) {
+	if (tool_hello_decode(p, len, &h, &why) == -1) {
 		coord_tool_drop(t, "bad TOOL_HELLO: %s", why);
 		return -1;
 	}
@@ -472,13 +472,13 @@ tool_hello(struct coord_tool *t, const uint8_t *p, size_t len)
 static int
 tool_request(struct coord_tool *t, const uint8_t *p, size_t len)
 {
-	struct coord_request req;
+	struct request_msg req;
 	const char *why;
 	char *body;
 	size_t n;
 	int status;
 
-	if (coord_parse_request(p, len, &req, &why) == -1) {
+	if (request_decode(p, len, &req, &why) == -1) {
 		coord_tool_drop(t, "bad REQUEST: %s", why);
 		return -1;
 	}
@@ -500,7 +500,7 @@ tool_flush(struct coord_tool *t, const uint8_t *p, size_t len)
 	const char *why;
 	uint32_t id;
 
-	if (coord_parse_u32(p, len, &id, &why) == -1) {
+	if (proto_u32_decode(p, len, &id, &why) == -1) {
 		coord_tool_drop(t, "bad FLUSH: %s", why);
 		return -1;
 	}

@@ -22,6 +22,7 @@
 #include "pack.h"
 #include "ring.h"
 #include "secret.h"
+#include "agent_msg.h"
 #include "task_msg.h"
 #include "zstream.h"
 
@@ -106,14 +107,6 @@ struct agent_other {
 	uint32_t		 pid;
 	int			 reported;	/* seen in two readings */
 	char			 program[256];
-};
-
-/* A decoded CONTROL: tids points at n big-endian i32 in the payload. */
-struct agent_control_msg {
-	uint32_t		 id;
-	uint8_t			 op;		/* CONTROL_* */
-	uint16_t		 n;
-	const uint8_t		*tids;
 };
 
 /* One task of a CONTROL, until it is settled. */
@@ -228,16 +221,9 @@ void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);
 
-/* agent_parse.c: decoders of what the coordinator sends (a task's:
- * task_msg.h) */
-int	agent_parse_control(const uint8_t *payload, size_t len,
-	    struct agent_control_msg *, const char **why);
+/* agent_environ.c */
 int	agent_adopt_environ_match(const char *env, size_t len,
 	    const char *pvm_tmp);
-int	agent_parse_ack(const uint8_t *payload, size_t len, unsigned *n,
-	    const char **why);
-void	agent_ack_entry(const uint8_t *payload, unsigned i, int32_t *tid,
-	    uint64_t *seq, int *ended);
 
 /* agent_frame.c */
 void	agent_frame_agent_hello(struct evbuffer *, int32_t host_tid,
@@ -296,17 +282,9 @@ void	agent_tasks_resume(struct agent *);
 int	agent_adopt_all(struct agent *);
 
 /* What /proc says of a task (CONTROL_INFO). */
-struct agent_proc {
-	int32_t		 tid;
-	uint8_t		 state;		/* the letter of /proc/PID/stat */
-	uint32_t	 threads;
-	uint64_t	 utime_ms, stime_ms;
-	uint64_t	 rss_kb, vsize_kb;
-	int32_t		 syscall;	/* the one it sits in, -1: none */
-};
 void	agent_frame_task_proc(struct evbuffer *, uint32_t id,
-	    const struct agent_proc *);
-int	agent_proc_read(pid_t, struct agent_proc *);
+	    const struct task_proc *);
+int	agent_proc_read(pid_t, struct task_proc *);
 
 /* agent_control.c */
 void	agent_control(struct agent *, const uint8_t *payload, size_t len);

@@ -119,7 +119,7 @@ agent_proc_stopped(pid_t pid)
  * in bytes, 24 rss in pages) and the system call it sits in.
  */
 int
-agent_proc_read(pid_t pid, struct agent_proc *pr)
+agent_proc_read(pid_t pid, struct task_proc *pr)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long f[25];
@@ -333,7 +333,7 @@ control_check(struct agent_control *c, struct agent_control_task *ct)
 static void
 control_start(struct agent_control *c, struct agent_control_task *ct)
 {
-	struct agent_proc pr;
+	struct task_proc pr;
 	struct agent_task *t;
 
 	if ((t = control_task(c, ct)) == NULL) {
@@ -418,12 +418,12 @@ void
 agent_control(struct agent *a, const uint8_t *p, size_t len)
 {
 	struct timeval tv = { 0, AGENT_STOP_POLL_MS * 1000 };
-	struct agent_control_msg m;
+	struct control_msg m;
 	struct agent_control *c;
 	const char *why;
 	unsigned i;
 
-	if (agent_parse_control(p, len, &m, &why) == -1) {
+	if (control_decode(p, len, &m, &why) == -1) {
 		log_warnx("bad CONTROL from the coordinator: %s; ignored",
 		    why);
 		return;

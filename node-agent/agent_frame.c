@@ -23,15 +23,12 @@ frame_start(struct evbuffer *out, uint8_t type, size_t len)
 	evbuffer_add(out, hdr, sizeof(hdr));
 }
 
-/* Strings the agent sends are its own, cut to what the message allows. */
-static uint8_t *
-put_str(uint8_t *p, const char *s, size_t max)
+/* The frame of a payload an encoder of agent_msg.h made. */
+static void
+frame_add(struct evbuffer *out, uint8_t type, const uint8_t *p, size_t len)
 {
-	size_t n = strnlen(s, max);
-
-	wire_put16(p, (uint16_t)n);
-	memcpy(p + 2, s, n);
-	return p + 2 + n;
+	frame_start(out, type, len);
+	evbuffer_add(out, p, len);
 }
 
 /* AGENT_HELLO ends with the secret ("" for none: the coordinator says
@@ -40,15 +37,14 @@ void
 agent_frame_agent_hello(struct evbuffer *out, int32_t host_tid, uint32_t pid,
     const char *host, const char *arch, const char *secret)
 {
-	uint8_t buf[1024], *p = buf;
+	struct agent_hello h = { .host_tid = host_tid, .pid = pid };
+	uint8_t buf[AGENT_HELLO_MAX];
 
-	wire_put32(p, (uint32_t)host_tid);
-	wire_put32(p + 4, pid);
-	p = put_str(p + 8, host, 255);
-	p = put_str(p, arch, 63);
-	p = put_str(p, secret, PMON_SECRET_LEN);
-	frame_start(out, MSG_AGENT_HELLO, (size_t)(p - buf));
-	evbuffer_add(out, buf, (size_t)(p - buf));
+	snprintf(h.host, sizeof(h.host), "%s", host);
+	snprintf(h.arch, sizeof(h.arch), "%s", arch);
+	snprintf(h.secret, sizeof(h.secret), "%s", secret);
+	frame_add(out, MSG_AGENT_HELLO, buf, agent_hello_encode(buf, &h));
+	explicit_bzero(&h, sizeof(h));
 	explicit_bzero(buf, sizeof(buf));
 }
 
@@ -60,20 +56,18 @@ agent_frame_task_new(struct evbuffer *out, const struct task_hello *h)
 
 	/* TASK_NEW's payload is TASK_HELLO's, field for field. */
 	n = task_hello_encode(buf, h);
-	frame_start(out, MSG_TASK_NEW, n - FRAME_HDR_SIZE);
-	evbuffer_add(out, buf + FRAME_HDR_SIZE, n - FRAME_HDR_SIZE);
+	frame_add(out, MSG_TASK_NEW, buf + FRAME_HDR_SIZE, n - FRAME_HDR_SIZE);
 }
 
 void
 agent_frame_records(struct evbuffer *out, int32_t tid, const uint8_t *recs,
     size_t len, unsigned count)
 {
-	uint8_t buf[8];
+	uint8_t hdr[TASK_RECORDS_HDR_SIZE];
 
-	wire_put32(buf, (uint32_t)tid);
-	wire_put32(buf + 4, count);
-	frame_start(out, MSG_TASK_RECORDS, sizeof(buf) + len);
-	evbuffer_add(out, buf, sizeof(buf));
+	task_records_hdr_encode(hdr, tid, count);
+	frame_start(out, MSG_TASK_RECORDS, sizeof(hdr) + len);
+	evbuffer_add(out, hdr, sizeof(hdr));
 	evbuffer_add(out, recs, len);
 }
 
@@ -84,10 +78,8 @@ agent_frame_packed(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
 {
 	uint8_t hdr[TASK_PACKED_HDR_SIZE];
 
-	wire_put32(hdr, (uint32_t)tid);
-	hdr[4] = (uint8_t)pk->mode;
-	wire_put32(hdr + 5, count);
-	wire_put32(hdr + 9, (uint32_t)po->ntime);
+	task_packed_hdr_encode(hdr, tid, (uint8_t)pk->mode, count,
+	    (uint32_t)po->ntime);
 	frame_start(out, MSG_TASK_PACKED, sizeof(hdr) + po->ntime + po->nrec);
 	evbuffer_add(out, hdr, sizeof(hdr));
 	evbuffer_add(out, po->time, po->ntime);
@@ -99,7 +91,8 @@ void
 agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
     size_t n)
 {
-	uint8_t buf[12 + 2 + 255], cnt[4];
+	struct task_other o;
+	uint8_t buf[TASK_OTHER_MAX], cnt[4];
 	size_t i, k = 0, len = 4;
 
 	for (i = 0; i < n; i++)
@@ -113,23 +106,20 @@ agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
 	for (i = 0; i < n; i++) {
 		if (!v[i].reported)
 			continue;
-		wire_put32(buf, (uint32_t)v[i].tid);
-		wire_put32(buf + 4, (uint32_t)v[i].parent);
-		wire_put32(buf + 8, v[i].pid);
-		evbuffer_add(out, buf, (size_t)(put_str(buf + 12,
-		    v[i].program, 255) - buf));
+		o.tid = v[i].tid;
+		o.parent_tid = v[i].parent;
+		o.pid = v[i].pid;
+		memcpy(o.program, v[i].program, sizeof(o.program));
+		evbuffer_add(out, buf, task_other_encode(buf, &o));
 	}
 }
 
 void
 agent_frame_task_end(struct evbuffer *out, int32_t tid, uint64_t dropped)
 {
-	uint8_t buf[12];
+	uint8_t buf[TASK_END_LEN];
 
-	wire_put32(buf, (uint32_t)tid);
-	wire_put64(buf + 4, dropped);
-	frame_start(out, MSG_TASK_END, sizeof(buf));
-	evbuffer_add(out, buf, sizeof(buf));
+	frame_add(out, MSG_TASK_END, buf, task_end_encode(buf, tid, dropped));
 }
 
 /*
@@ -140,13 +130,10 @@ void
 agent_frame_task_resume(struct evbuffer *out, int32_t tid, uint64_t next_seq,
     uint64_t shipped)
 {
-	uint8_t buf[20];
+	uint8_t buf[TASK_RESUME_LEN];
 
-	wire_put32(buf, (uint32_t)tid);
-	wire_put64(buf + 4, next_seq);
-	wire_put64(buf + 12, shipped);
-	frame_start(out, MSG_TASK_RESUME, sizeof(buf));
-	evbuffer_add(out, buf, sizeof(buf));
+	frame_add(out, MSG_TASK_RESUME, buf, task_resume_encode(buf, tid,
+	    next_seq, shipped));
 }
 
 void
@@ -155,8 +142,7 @@ agent_frame_flush_done(struct evbuffer *out, uint32_t id)
 	uint8_t buf[4];
 
 	wire_put32(buf, id);
-	frame_start(out, MSG_FLUSH_DONE, sizeof(buf));
-	evbuffer_add(out, buf, sizeof(buf));
+	frame_add(out, MSG_FLUSH_DONE, buf, sizeof(buf));
 }
 
 /* CONTROL_DONE: every task of the CONTROL, in its order. */
@@ -164,37 +150,28 @@ void
 agent_frame_control_done(struct evbuffer *out, uint32_t id,
     const struct agent_control_task *t, size_t n)
 {
-	uint8_t buf[6], one[5];
+	uint8_t hdr[CONTROL_DONE_HDR_SIZE], one[CONTROL_DONE_ENTRY];
+	struct control_status st;
 	size_t i;
 
-	wire_put32(buf, id);
-	wire_put16(buf + 4, (uint16_t)n);
-	frame_start(out, MSG_CONTROL_DONE, sizeof(buf) + n * sizeof(one));
-	evbuffer_add(out, buf, sizeof(buf));
+	control_done_hdr_encode(hdr, id, (uint16_t)n);
+	frame_start(out, MSG_CONTROL_DONE, sizeof(hdr) + n * sizeof(one));
+	evbuffer_add(out, hdr, sizeof(hdr));
 	for (i = 0; i < n; i++) {
-		wire_put32(one, (uint32_t)t[i].tid);
-		one[4] = t[i].status;
+		st.tid = t[i].tid;
+		st.status = t[i].status;
+		control_done_entry_encode(one, &st);
 		evbuffer_add(out, one, sizeof(one));
 	}
 }
 
 void
 agent_frame_task_proc(struct evbuffer *out, uint32_t id,
-    const struct agent_proc *pr)
+    const struct task_proc *pr)
 {
 	uint8_t buf[TASK_PROC_LEN];
 
-	wire_put32(buf, id);
-	wire_put32(buf + 4, (uint32_t)pr->tid);
-	buf[8] = pr->state;
-	wire_put32(buf + 9, pr->threads);
-	wire_put64(buf + 13, pr->utime_ms);
-	wire_put64(buf + 21, pr->stime_ms);
-	wire_put64(buf + 29, pr->rss_kb);
-	wire_put64(buf + 37, pr->vsize_kb);
-	wire_put32(buf + 45, (uint32_t)pr->syscall);
-	frame_start(out, MSG_TASK_PROC, sizeof(buf));
-	evbuffer_add(out, buf, sizeof(buf));
+	frame_add(out, MSG_TASK_PROC, buf, task_proc_encode(buf, id, pr));
 }
 
 /* Dump mode. */

@@ -613,12 +613,12 @@ agent_ack(struct agent *a, const uint8_t *p, size_t len)
 	int32_t tid;
 	int ended;
 
-	if (agent_parse_ack(p, len, &n, &why) == -1) {
+	if (ack_decode(p, len, &n, &why) == -1) {
 		log_warnx("bad ACK from the coordinator: %s", why);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		agent_ack_entry(p, i, &tid, &seq, &ended);
+		ack_entry(p, i, &tid, &seq, &ended);
 		if ((t = ack_task(a, tid, ended)) == NULL)
 			continue;
 		if (ring_ack(&t->ring, seq) == -1)

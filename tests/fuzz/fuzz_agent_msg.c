@@ -51,7 +51,7 @@ check_table(struct ring *rg, const struct breakpoint *bps, unsigned n)
 static void
 one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 {
-	struct agent_control_msg m;
+	struct control_msg m;
 	struct breakpoint bps[BREAKPOINTS_MAX];
 	const char *why;
 	uint32_t bp_id;
@@ -65,7 +65,7 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 			__builtin_trap();
 		break;
 	case MSG_CONTROL:
-		if (agent_parse_control(p, len, &m, &why) == -1)
+		if (control_decode(p, len, &m, &why) == -1)
 			break;
 		if (len != 7 + 4 * (size_t)m.n || m.op < CONTROL_STOP ||
 		    m.op > CONTROL_INFO)
@@ -74,7 +74,7 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 			(void)wire_get32(m.tids + 4 * (size_t)i);
 		break;
 	case MSG_ACK:
-		if (agent_parse_ack(p, len, &n, &why) == -1)
+		if (ack_decode(p, len, &n, &why) == -1)
 			break;
 		if (len != 2 + (size_t)n * ACK_ENTRY_LEN)
 			__builtin_trap();
@@ -82,7 +82,7 @@ one_frame(struct ring *rg, uint8_t type, const uint8_t *p, size_t len)
 			int32_t tid;
 			int ended;
 
-			agent_ack_entry(p, i, &tid, &seq, &ended);
+			ack_entry(p, i, &tid, &seq, &ended);
 			if (ended != 0 && ended != 1)
 				__builtin_trap();
 			/* An ACK frees the fuzzer's ring as it would a task's. */

@@ -76,12 +76,12 @@ add_record(int32_t tid, const struct record *r, void *arg, const char **why)
 static void
 control_done(const uint8_t *p, size_t len)
 {
-	static struct coord_control_status st[UINT16_MAX];
+	static struct control_status st[UINT16_MAX];
 	const char *why;
 	uint32_t id;
 	size_t n, max = len % 2 ? UINT16_MAX : 4, i;
 
-	if (coord_parse_control_done(p, len, &id, st, max, &n, &why) == -1)
+	if (control_done_decode(p, len, &id, st, max, &n, &why) == -1)
 		return;
 	if (n > max || len != 6 + 5 * n)
 		__builtin_trap();
@@ -115,7 +115,7 @@ check_secret(const char *got)
 
 /* TASK_OTHERS: each task the decoder accepts into the order and model. */
 static void
-other(const struct coord_other *t, void *arg)
+other(const struct task_other *t, void *arg)
 {
 	if (t->tid <= 0 || t->pid == 0 || t->parent_tid == t->tid ||
 	    strlen(t->program) >= sizeof(t->program))
@@ -129,12 +129,12 @@ other(const struct coord_other *t, void *arg)
 static void
 one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 {
-	struct coord_agent_hello ah;
-	struct coord_task_new tn;
-	struct coord_tool_hello th;
-	struct coord_request req;
+	struct agent_hello ah;
+	struct task_hello tn;
+	struct tool_hello th;
+	struct request_msg req;
 	static struct req parsed;
-	struct coord_proc proc;
+	struct task_proc proc;
 	char err[256];
 	uint64_t dropped, shipped;
 	char *body;
@@ -145,11 +145,11 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 
 	switch (type) {
 	case MSG_AGENT_HELLO:
-		if (coord_parse_agent_hello(p, len, &ah, &why) == 0)
+		if (agent_hello_decode(p, len, &ah, &why) == 0)
 			check_secret(ah.secret);
 		break;
 	case MSG_TASK_NEW:
-		if (coord_parse_task_new(p, len, &tn, &why) == 0 &&
+		if (task_new_decode(p, len, &tn, &why) == 0 &&
 		    order_task_new(o, tn.tid, 0, tn.parent_tid, tn.spawn_seq,
 		    &why) == 0) {
 			if (strcmp(tn.program, "pvmgs") == 0)
@@ -159,15 +159,15 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		}
 		break;
 	case MSG_TASK_RECORDS:
-		coord_parse_task_records(p, len, add_record, o, &why);
+		task_records_decode(p, len, add_record, o, &why);
 		break;
 	case MSG_TASK_END:
-		if (coord_parse_task_end(p, len, &tid, &dropped, &why) == 0)
+		if (task_end_decode(p, len, &tid, &dropped, &why) == 0)
 			order_task_end(o, tid, dropped, &why);
 		break;
 	case MSG_TASK_RESUME:
 		/* dropped: the seq the task goes on at. */
-		if (coord_parse_task_resume(p, len, &tid, &dropped, &shipped,
+		if (task_resume_decode(p, len, &tid, &dropped, &shipped,
 		    &why) == 0) {
 			if (dropped == 0 || tid <= 0)
 				__builtin_trap();
@@ -176,7 +176,7 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		break;
 	case MSG_REQUEST:
 		/* Stops and breakpoints need agents and tools: not here. */
-		if (coord_parse_request(p, len, &req, &why) == 0 &&
+		if (request_decode(p, len, &req, &why) == 0 &&
 		    (req_parse(req.text, &parsed, err, sizeof(err)) == -1 ||
 		    !coord_request_is_control(parsed.kind))) {
 			coord_request_run(&coord, NULL, &req, &body, &n);
@@ -186,25 +186,25 @@ one_frame(struct order *o, uint8_t type, const uint8_t *p, size_t len)
 		}
 		break;
 	case MSG_TOOL_HELLO:
-		if (coord_parse_tool_hello(p, len, &th, &why) == 0)
+		if (tool_hello_decode(p, len, &th, &why) == 0)
 			check_secret(th.secret);
 		break;
 	case MSG_CONTROL_DONE:
 		control_done(p, len);
 		break;
 	case MSG_TASK_OTHERS:
-		if (coord_parse_task_others(p, len, other, o, &why) == 0 &&
+		if (task_others_decode(p, len, other, o, &why) == 0 &&
 		    len > 4 && p[4] == 0)	/* now and then, all ended */
 			for (tid = 1; tid < 64; tid++)
 				state_task_other_end(coord.state, tid);
 		break;
 	case MSG_TASK_PROC:
-		if (coord_parse_task_proc(p, len, &id, &proc, &why) == 0 &&
+		if (task_proc_decode(p, len, &id, &proc, &why) == 0 &&
 		    (proc.state < 'A' || proc.state > 'z'))
 			__builtin_trap();
 		break;
 	default:
-		coord_parse_u32(p, len, &id, &why);
+		proto_u32_decode(p, len, &id, &why);
 		break;
 	}
 }

@@ -51,7 +51,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.peer = r.tag = r.inst = -1;
 		pack_record(&st, PACK_TIME_EXACT, &po, &r);
 	}
-	(void)coord_parse_task_packed(data + 1, size - 1, &st, check, NULL,
+	(void)task_packed_decode(data + 1, size - 1, &st, check, NULL,
 	    &why);
 	return 0;
 }

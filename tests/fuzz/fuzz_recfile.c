@@ -127,7 +127,7 @@ frames(const uint8_t *data, size_t size, unsigned version)
 	    "queues", "hosts", "groups" };
 	struct recfile_header h = { .version = (uint16_t)version,
 	    .proto = PROTO_VERSION };
-	struct coord_request req = { .id = 1, .flags = REQUEST_JSON };
+	struct request_msg req = { .id = 1, .flags = REQUEST_JSON };
 	struct recfile_writer *w;
 	struct coord c;
 	char *buf = NULL, *body, err[256];

@@ -884,7 +884,7 @@ ct_note(uint8_t type, const uint8_t *p, size_t len)
 	    (i = ct_index((int32_t)wire_get32(p))) == -1)
 		return;
 	CU_ASSERT_EQUAL(p[4], PACK_TIME_EXACT);
-	CU_ASSERT_FATAL(coord_parse_task_packed(p, len, &ct.unpack[i],
+	CU_ASSERT_FATAL(task_packed_decode(p, len, &ct.unpack[i],
 	    ct_record, NULL, &why) == 0);
 	ct_ack((int32_t)wire_get32(p), ct.lastseq[i], 0);
 }
@@ -969,7 +969,7 @@ ct_control(uint32_t id, uint8_t op, const int32_t *tids, size_t n)
  * coordinator does.  Returns the tasks it answers for in st, or -1.
  */
 static ssize_t
-ct_done(uint32_t id, struct coord_control_status *st, size_t max)
+ct_done(uint32_t id, struct control_status *st, size_t max)
 {
 	const char *why;
 	uint32_t got;
@@ -977,7 +977,7 @@ ct_done(uint32_t id, struct coord_control_status *st, size_t max)
 	size_t n;
 
 	while ((len = ct_wait(MSG_CONTROL_DONE)) != -1) {
-		CU_ASSERT_FATAL(coord_parse_control_done(ct.payload,
+		CU_ASSERT_FATAL(control_done_decode(ct.payload,
 		    (size_t)len, &got, st, max, &n, &why) == 0);
 		if (got == id)
 			return (ssize_t)n;
@@ -1132,7 +1132,7 @@ static void
 test_ctl_stop(void)
 {
 	int32_t tids[2] = { CT_TID_A, CT_TID_NONE };
-	struct coord_control_status st[4];
+	struct control_status st[4];
 	struct ring_hdr *h = ct.task[0].ring.hdr;
 	uint64_t count, seq;
 
@@ -1174,7 +1174,7 @@ static void
 test_ctl_continue(void)
 {
 	int32_t tid = CT_TID_A;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	uint64_t count = ct.sh->count[0];
 	long end;
 
@@ -1202,7 +1202,7 @@ static void
 test_ctl_task_stopped(void)
 {
 	int32_t tid = CT_TID_B;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	long end;
 
 	ct_spawn(1, CT_TID_B, CT_BREAK);
@@ -1281,7 +1281,7 @@ static void
 test_ctl_continue_window(void)
 {
 	int32_t tid = CT_TID_E;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	uint64_t seq;
 	long start;
 	int conts;
@@ -1313,7 +1313,7 @@ static void
 test_ctl_continue_no_break(void)
 {
 	int32_t tids[2] = { CT_TID_A, CT_TID_E };
-	struct coord_control_status st[2];
+	struct control_status st[2];
 	uint64_t seq = ct.sh->count[0];
 	long start;
 
@@ -1337,7 +1337,7 @@ static void
 test_ctl_stop_window(void)
 {
 	int32_t tid = CT_TID_E;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	uint64_t seq;
 
 	seq = ct_window_break(4, 50);
@@ -1379,7 +1379,7 @@ static void
 test_ctl_window_order(void)
 {
 	int32_t tid = CT_TID_E;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	uint64_t seq;
 	long end;
 
@@ -1425,7 +1425,7 @@ static void
 test_ctl_continue_window_timeout(void)
 {
 	int32_t tid = CT_TID_E;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	uint64_t seq;
 	long start, end;
 	int conts;
@@ -1459,7 +1459,7 @@ test_ctl_bad(void)
 {
 	uint8_t frame[FRAME_HDR_SIZE + 7];
 	int32_t tid = CT_TID_NONE;
-	struct coord_control_status st[1];
+	struct control_status st[1];
 	struct evbuffer *eb = evbuffer_new();
 	long end;
 
@@ -1497,7 +1497,7 @@ static void
 test_ctl_timeout(void)
 {
 	int32_t tids[2] = { CT_TID_D, CT_TID_NONE };
-	struct coord_control_status st[2];
+	struct control_status st[2];
 	long end, start;
 
 	ct_spawn(3, CT_TID_D, CT_VFORK);
@@ -1554,7 +1554,7 @@ static void
 test_ctl_kill(void)
 {
 	int32_t tids[2] = { CT_TID_A, CT_TID_B };
-	struct coord_control_status st[2];
+	struct control_status st[2];
 	int status, i;
 	long end;
 
@@ -1614,7 +1614,7 @@ test_ctl_decoders(void)
 {
 	struct evbuffer *eb = evbuffer_new();
 	int32_t tids[3] = { 1, -2, 0x40005 };
-	struct agent_control_msg m;
+	struct control_msg m;
 	struct breakpoint bps[BREAKPOINTS_MAX + 1], out[BREAKPOINTS_MAX];
 	uint8_t buf[FRAME_HDR_SIZE + 2 + (BREAKPOINTS_MAX + 1) * BP_WIRE_MAX];
 	uint8_t *p = buf + FRAME_HDR_SIZE;
@@ -1628,18 +1628,18 @@ test_ctl_decoders(void)
 	len = evbuffer_get_length(eb);
 	evbuffer_remove(eb, buf, len);
 	len -= FRAME_HDR_SIZE;
-	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), 0);
+	CU_ASSERT_EQUAL(control_decode(p, len, &m, &why), 0);
 	CU_ASSERT_EQUAL(m.id, 9);
 	CU_ASSERT_EQUAL(m.op, CONTROL_KILL);
 	CU_ASSERT_EQUAL(m.n, 3);
 	CU_ASSERT_EQUAL((int32_t)wire_get32(m.tids + 4), -2);
 	for (i = 0; i < len; i++)
-		CU_ASSERT_EQUAL(agent_parse_control(p, i, &m, &why), -1);
-	CU_ASSERT_EQUAL(agent_parse_control(p, len + 1, &m, &why), -1);
+		CU_ASSERT_EQUAL(control_decode(p, i, &m, &why), -1);
+	CU_ASSERT_EQUAL(control_decode(p, len + 1, &m, &why), -1);
 	p[4] = 0;
-	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), -1);
+	CU_ASSERT_EQUAL(control_decode(p, len, &m, &why), -1);
 	p[4] = CONTROL_INFO + 1;
-	CU_ASSERT_EQUAL(agent_parse_control(p, len, &m, &why), -1);
+	CU_ASSERT_EQUAL(control_decode(p, len, &m, &why), -1);
 
 	memset(bps, 0, sizeof(bps));
 	for (i = 0; i < BREAKPOINTS_MAX + 1; i++) {
@@ -1692,8 +1692,8 @@ test_ctl_decoders(void)
 static void
 test_ctl_task_proc(void)
 {
-	struct agent_proc pr = { .tid = 0x40009 };
-	struct coord_proc cp;
+	struct task_proc pr = { .tid = 0x40009 };
+	struct task_proc cp;
 	struct evbuffer *eb = evbuffer_new();
 	uint8_t buf[FRAME_HDR_SIZE + TASK_PROC_LEN];
 	struct frame_hdr fh;
@@ -1711,7 +1711,7 @@ test_ctl_task_proc(void)
 	evbuffer_copyout(eb, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(frame_hdr_decode(buf, &fh, &why), 0);
 	CU_ASSERT_EQUAL(fh.type, MSG_TASK_PROC);
-	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	CU_ASSERT_EQUAL(task_proc_decode(buf + FRAME_HDR_SIZE,
 	    TASK_PROC_LEN, &id, &cp, &why), 0);
 	CU_ASSERT_EQUAL(id, 77);
 	CU_ASSERT_EQUAL(cp.tid, 0x40009);
@@ -1722,9 +1722,9 @@ test_ctl_task_proc(void)
 	CU_ASSERT_EQUAL(cp.syscall, pr.syscall);
 	/* A state that is no letter, a short frame. */
 	buf[FRAME_HDR_SIZE + 8] = '?';
-	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	CU_ASSERT_EQUAL(task_proc_decode(buf + FRAME_HDR_SIZE,
 	    TASK_PROC_LEN, &id, &cp, &why), -1);
-	CU_ASSERT_EQUAL(coord_parse_task_proc(buf + FRAME_HDR_SIZE,
+	CU_ASSERT_EQUAL(task_proc_decode(buf + FRAME_HDR_SIZE,
 	    TASK_PROC_LEN - 1, &id, &cp, &why), -1);
 	evbuffer_free(eb);
 }
@@ -1737,7 +1737,7 @@ test_ctl_done_frame(void)
 		{ .tid = 0x40006, .status = CONTROL_NO_TASK },
 		{ .tid = 0x40007, .status = CONTROL_FAILED },
 	};
-	struct coord_control_status st[3];
+	struct control_status st[3];
 	struct evbuffer *eb = evbuffer_new();
 	uint8_t buf[64], *p = buf + FRAME_HDR_SIZE;
 	struct frame_hdr fh;
@@ -1754,7 +1754,7 @@ test_ctl_done_frame(void)
 	CU_ASSERT_EQUAL(frame_hdr_decode(buf, &fh, &why), 0);
 	CU_ASSERT_EQUAL(fh.type, MSG_CONTROL_DONE);
 	len -= FRAME_HDR_SIZE;
-	CU_ASSERT_EQUAL(coord_parse_control_done(p, len, &id, st, 3, &n,
+	CU_ASSERT_EQUAL(control_done_decode(p, len, &id, st, 3, &n,
 	    &why), 0);
 	CU_ASSERT_EQUAL(id, 12);
 	CU_ASSERT_EQUAL(n, 3);
@@ -1762,15 +1762,15 @@ test_ctl_done_frame(void)
 		CU_ASSERT_EQUAL(st[i].tid, t[i].tid);
 		CU_ASSERT_EQUAL(st[i].status, t[i].status);
 	}
-	CU_ASSERT_EQUAL(coord_parse_control_done(p, len, &id, st, 2, &n,
+	CU_ASSERT_EQUAL(control_done_decode(p, len, &id, st, 2, &n,
 	    &why), -1);				/* more than asked */
 	for (i = 0; i < len; i++)
-		CU_ASSERT_EQUAL(coord_parse_control_done(p, i, &id, st, 3, &n,
+		CU_ASSERT_EQUAL(control_done_decode(p, i, &id, st, 3, &n,
 		    &why), -1);
-	CU_ASSERT_EQUAL(coord_parse_control_done(p, len + 1, &id, st, 3, &n,
+	CU_ASSERT_EQUAL(control_done_decode(p, len + 1, &id, st, 3, &n,
 	    &why), -1);
 	p[len - 1] = CONTROL_FAILED + 1;
-	CU_ASSERT_EQUAL(coord_parse_control_done(p, len, &id, st, 3, &n,
+	CU_ASSERT_EQUAL(control_done_decode(p, len, &id, st, 3, &n,
 	    &why), -1);
 
 	memset(out, 0, sizeof(out));
@@ -1871,7 +1871,7 @@ adopt_frames(struct evbuffer *out, int32_t tid, int *nnew,
 			(*nend)++;
 		else if (h.type == MSG_TASK_PACKED) {
 			ac.n = 0;
-			CU_ASSERT_EQUAL(coord_parse_task_packed(p, h.len,
+			CU_ASSERT_EQUAL(task_packed_decode(p, h.len,
 			    &unpack, adopt_record, &ac, &why), 0);
 			if (*nrecs == 0 && ac.n > 0)
 				*first_seq = ac.first;
@@ -1999,39 +1999,39 @@ test_ack_resume_decode(void)
 	wire_put32(p + 15, 0x40006);
 	wire_put64(p + 19, 5);
 	p[27] = 1;
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), 0);
+	CU_ASSERT_EQUAL(ack_decode(p, 28, &n, &why), 0);
 	CU_ASSERT_EQUAL(n, 2);
-	agent_ack_entry(p, 1, &tid, &seq, &ended);
+	ack_entry(p, 1, &tid, &seq, &ended);
 	CU_ASSERT(tid == 0x40006 && seq == 5 && ended == 1);
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 27, &n, &why), -1);	/* short */
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 29, &n, &why), -1);	/* trailing */
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 1, &n, &why), -1);
+	CU_ASSERT_EQUAL(ack_decode(p, 27, &n, &why), -1);	/* short */
+	CU_ASSERT_EQUAL(ack_decode(p, 29, &n, &why), -1);	/* trailing */
+	CU_ASSERT_EQUAL(ack_decode(p, 1, &n, &why), -1);
 	p[27] = 2;
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 28, &n, &why), -1);
+	CU_ASSERT_EQUAL(ack_decode(p, 28, &n, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "ended"));
 	wire_put16(p, 0);
-	CU_ASSERT_EQUAL(agent_parse_ack(p, 2, &n, &why), 0);
+	CU_ASSERT_EQUAL(ack_decode(p, 2, &n, &why), 0);
 	CU_ASSERT_EQUAL(n, 0);
 
 	wire_put32(r, 0x40005);
 	wire_put64(r + 4, 655);
 	wire_put64(r + 12, 700);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 20, &tid, &seq, &shipped,
 	    &why), 0);
 	CU_ASSERT(tid == 0x40005 && seq == 655 && shipped == 700);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 19, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 19, &tid, &seq, &shipped,
 	    &why), -1);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 12, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 12, &tid, &seq, &shipped,
 	    &why), 0);				/* an older agent's */
 	CU_ASSERT(seq == 655 && shipped == 0);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 21, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 21, &tid, &seq, &shipped,
 	    &why), -1);
 	wire_put64(r + 4, 0);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 20, &tid, &seq, &shipped,
 	    &why), -1);
 	wire_put64(r + 4, 1);
 	wire_put32(r, 0);
-	CU_ASSERT_EQUAL(coord_parse_task_resume(r, 20, &tid, &seq, &shipped,
+	CU_ASSERT_EQUAL(task_resume_decode(r, 20, &tid, &seq, &shipped,
 	    &why), -1);
 }
 

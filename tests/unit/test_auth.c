@@ -243,7 +243,7 @@ static void
 test_agent_hello(void)
 {
 	struct evbuffer *eb = evbuffer_new();
-	struct coord_agent_hello h;
+	struct agent_hello h;
 	uint8_t buf[1024];
 	const char *why = NULL;
 	size_t n;
@@ -251,7 +251,7 @@ test_agent_hello(void)
 	agent_frame_agent_hello(eb, 0x40000, 99, "node1", "LINUX64", S1);
 	n = only_frame(eb, MSG_AGENT_HELLO, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(n, 8 + 2 + 5 + 2 + 7 + 2 + PMON_SECRET_LEN);
-	CU_ASSERT_EQUAL(coord_parse_agent_hello(buf, n, &h, &why), 0);
+	CU_ASSERT_EQUAL(agent_hello_decode(buf, n, &h, &why), 0);
 	CU_ASSERT_EQUAL(h.host_tid, 0x40000);
 	CU_ASSERT_EQUAL(h.pid, 99);
 	CU_ASSERT_STRING_EQUAL(h.host, "node1");
@@ -263,15 +263,15 @@ test_agent_hello(void)
 	n = only_frame(eb, MSG_AGENT_HELLO, buf, sizeof(buf));
 	CU_ASSERT_EQUAL(n, 8 + 2 + 5 + 2 + 7 + 2);
 	CU_ASSERT_EQUAL(n, proto_msg(MSG_AGENT_HELLO)->min_len + 12);
-	CU_ASSERT_EQUAL(coord_parse_agent_hello(buf, n, &h, &why), 0);
+	CU_ASSERT_EQUAL(agent_hello_decode(buf, n, &h, &why), 0);
 	CU_ASSERT_STRING_EQUAL(h.secret, "");
 
 	/* The version-2 layout, without the field, is truncated. */
-	CU_ASSERT_EQUAL(coord_parse_agent_hello(buf, n - 2, &h, &why), -1);
+	CU_ASSERT_EQUAL(agent_hello_decode(buf, n - 2, &h, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "truncated"));
 	/* Trailing bytes after the secret. */
 	buf[n] = 'x';
-	CU_ASSERT_EQUAL(coord_parse_agent_hello(buf, n + 1, &h, &why), -1);
+	CU_ASSERT_EQUAL(agent_hello_decode(buf, n + 1, &h, &why), -1);
 	evbuffer_free(eb);
 }
 
@@ -293,13 +293,13 @@ static void
 test_tool_hello(void)
 {
 	char long_secret[PMON_SECRET_LEN + 2];
-	struct coord_tool_hello h;
+	struct tool_hello h;
 	uint8_t buf[1024];
 	const char *why = NULL;
 	size_t n;
 
 	n = tool_hello(buf, TOOL_SUBSCRIBE, "trace", S1, PMON_SECRET_LEN);
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), 0);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), 0);
 	CU_ASSERT_EQUAL(h.flags, TOOL_SUBSCRIBE);
 	CU_ASSERT_STRING_EQUAL(h.name, "trace");
 	CU_ASSERT_STRING_EQUAL(h.secret, S1);
@@ -307,27 +307,27 @@ test_tool_hello(void)
 	/* The smallest hello: no name, no secret. */
 	n = tool_hello(buf, 0, "", "", 0);
 	CU_ASSERT_EQUAL(n, proto_msg(MSG_TOOL_HELLO)->min_len);
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), 0);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), 0);
 	CU_ASSERT_STRING_EQUAL(h.secret, "");
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n - 2, &h, &why), -1);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n - 2, &h, &why), -1);
 
 	/* Too long a secret is refused as such, before it is copied. */
 	snprintf(long_secret, sizeof(long_secret), "%s0", S1);
 	n = tool_hello(buf, 0, "trace", long_secret, PMON_SECRET_LEN + 1);
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), -1);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "secret longer than 64"));
 	CU_ASSERT_STRING_EQUAL(h.secret, "");
 	n = tool_hello(buf, 0, "trace", "", 0);
 	wire_put16(buf + n - 2, 900);			/* and runs past */
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), -1);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "secret longer"));
 	/* A NUL inside the secret. */
 	n = tool_hello(buf, 0, "trace", S1, PMON_SECRET_LEN);
 	buf[n - 5] = '\0';
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), -1);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), -1);
 	/* A shorter secret parses: whether it is right is the check's. */
 	n = tool_hello(buf, 0, "trace", "abc", 3);
-	CU_ASSERT_EQUAL(coord_parse_tool_hello(buf, n, &h, &why), 0);
+	CU_ASSERT_EQUAL(tool_hello_decode(buf, n, &h, &why), 0);
 	CU_ASSERT_STRING_EQUAL(h.secret, "abc");
 }
 

@@ -899,7 +899,7 @@ conn_listen(void)
 
 /* Accepts the tool and reads its hello as the coordinator decodes it. */
 static int
-conn_hello(int lfd, struct coord_tool_hello *h)
+conn_hello(int lfd, struct tool_hello *h)
 {
 	uint8_t got[256];
 	const char *why = "";
@@ -913,7 +913,7 @@ conn_hello(int lfd, struct coord_tool_hello *h)
 	CU_ASSERT_FATAL(frame_hdr_decode(got, &fh, &why) == 0);
 	CU_ASSERT_FATAL(fh.type == MSG_TOOL_HELLO);
 	CU_ASSERT_FATAL(n == FRAME_HDR_SIZE + (ssize_t)fh.len);
-	CU_ASSERT_FATAL(coord_parse_tool_hello(got + FRAME_HDR_SIZE, fh.len,
+	CU_ASSERT_FATAL(tool_hello_decode(got + FRAME_HDR_SIZE, fh.len,
 	    h, &why) == 0);
 	return afd;
 }
@@ -921,7 +921,7 @@ conn_hello(int lfd, struct coord_tool_hello *h)
 static void
 test_connect_hello(void)
 {
-	struct coord_tool_hello h;
+	struct tool_hello h;
 	struct pmon *c;
 	int lfd, afd;
 
@@ -1009,7 +1009,7 @@ static void
 test_connect_refused(void)
 {
 	static const char *const why = "wrong secret (not the one in X)";
-	struct coord_tool_hello h;
+	struct tool_hello h;
 	struct evbuffer *eb;
 	struct pmon *c;
 	int lfd, afd, round;
