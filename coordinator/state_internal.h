@@ -1,16 +1,32 @@
 /*
- * Between the state model (state.c) and the reader of its JSON
- * (state_load.c), nobody else: state_load checks a snapshot and builds
- * a new model from it with the state_restore_* calls, which trust what
- * they are given; state.c writes problems' lines with
- * state_load_problem_text.
+ * What the files of the state model share, and nobody else sees
+ * (doc/state.md, "Files"): state.c, the model, its set up and its
+ * tasks; state_event.c, the events that change it and the send and
+ * receive buffers; state_vc.c, vector clocks and clock histories;
+ * state_groups.c, groups and barriers; state_queues.c, queues and
+ * races; state_problems.c, the problems; state_deadlock.c, deadlocks;
+ * state_frontier.c, frontiers; state_write.c, the JSON and the tables;
+ * state_restore.c and state_load.c, a snapshot read back;
+ * state_mbox.c, the mailbox.
+ *
+ * The model's structures come first, then what each file offers the
+ * others, then the helpers that every event calls, static and in line,
+ * so that the boundaries between files cost the events nothing.  A
+ * function that is not static is named state_* (mbox_* in
+ * state_mbox.c): order.c has static functions of the same short names
+ * for its own group model (group_get, barrier_enter, ...), and the two
+ * must never meet at link time.
  */
 #ifndef PMON_STATE_INTERNAL_H
 #define PMON_STATE_INTERNAL_H
 
+#include <sys/queue.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jsonstr.h"
 #include "record.h"
@@ -22,6 +38,433 @@
  * program may find one per receive).
  */
 #define STATE_PROBLEMS_KEPT	4096
+
+/* Wildcard receives per task that later sends are checked against. */
+#define STATE_WILD_HISTORY	64
+/* Receives one queued message may have overtaken, kept for the check. */
+#define STATE_MSG_CANDS		4
+/* Queued-message entries kept for reuse: a storm queues and takes many. */
+#define STATE_QMSG_SPARE	256
+/* Runs (packs of one type in a row) a message may have and be checked. */
+#define STATE_PACK_RUNS		32
+
+/*
+ * A vector clock (NULL stands for all zeros).  Shared (refs > 1) it
+ * never changes.
+ */
+struct vclock {
+	unsigned	 refs;
+	uint32_t	 n;
+	uint64_t	 c[];
+};
+
+/* The clock of a task from event seq (at time t) on, until the next. */
+struct hent {
+	uint64_t	 seq;
+	uint64_t	 t;
+	struct vclock	*vc;
+};
+
+/*
+ * A task's clock history, oldest first, in a ring of cap (a power of
+ * two) entries.  cut: older entries were dropped at the horizon; gone
+ * is the clock of the newest of them (what the task knew before the
+ * first entry kept, for future frontiers).
+ */
+struct history {
+	struct hent	*e;
+	size_t		 first, n, cap;
+	int		 cut;
+	struct vclock	*gone;
+};
+
+/*
+ * A wildcard receive (recv_seq, filter peer/tag) of the queue's owner
+ * got s1, while the message holding this could have come first.
+ */
+struct cand {
+	uint64_t	 recv_seq;
+	int32_t		 peer, tag;
+	int32_t		 s1_tid;
+	uint64_t	 s1_seq;
+};
+
+/*
+ * Consecutive pack calls of one type (pvm_pkint, ...): bytes in all and,
+ * for pvm_pkstr, how many strings.
+ */
+struct pkrun {
+	uint8_t		 call;
+	uint32_t	 nstr;
+	uint64_t	 bytes;
+};
+
+/*
+ * What a message was packed with, shared (reference counted) by every
+ * message its send buffer became: all destinations of a multicast, and
+ * repeated sends of the same buffer.
+ */
+struct pkseq {
+	unsigned	 refs;
+	unsigned	 n;
+	struct pkrun	 run[];
+};
+
+/*
+ * A task's send buffer as far as its packs were followed: on from
+ * pvm_initsend until something the model cannot follow (pvm_mkbuf,
+ * pvm_setsbuf, pvm_pkmesg, pvm_packf, a failed pack, too many runs).
+ * snap is a shared copy of run[] made by the first send since the last
+ * change.
+ */
+struct packing {
+	int		 on;
+	unsigned	 n;
+	struct pkrun	 run[STATE_PACK_RUNS];
+	struct pkseq	*snap;
+};
+
+/*
+ * The message in a task's receive buffer while its unpacks are checked
+ * against the sender's packs: the cursor is at byte in_run (and string
+ * nstr) of run, offset bytes from the start.
+ */
+struct unpacking {
+	struct pkseq	*pk;		/* NULL: nothing checked */
+	int32_t		 from, tag;
+	uint64_t	 send_seq, recv_seq;
+	unsigned	 run;
+	uint32_t	 nstr;
+	uint64_t	 in_run, offset;
+};
+
+/* A message sent and not yet received, in its receiver's queue. */
+struct qmsg {
+	TAILQ_ENTRY(qmsg) entry;
+	int32_t		 from;
+	uint64_t	 seq;		/* the send's event */
+	int32_t		 tag, ctx, bytes;
+	struct cand	 cand[STATE_MSG_CANDS];
+	unsigned	 ncand;
+	struct pkseq	*pk;		/* how it was packed, NULL: unknown */
+	struct vclock	*vc;		/* the sender's clock at the send */
+};
+
+TAILQ_HEAD(qmsgs, qmsg);
+
+/* A wildcard receive that later released sends may have overtaken. */
+struct wild {
+	uint64_t	 seq;		/* the receive's end */
+	int32_t		 tag, ctx;
+	int32_t		 s1_tid;
+	uint64_t	 s1_seq;
+};
+
+/* Messages a channel owes a task: unmatched receives that came first. */
+struct owed {
+	int32_t		 from, tag, ctx;
+	uint64_t	 n;
+};
+
+/* Messages and bytes from a task to one destination. */
+struct pair {
+	int32_t		 to;
+	uint64_t	 msgs, bytes;
+};
+
+/* The begin record of the call a task is in. */
+struct call {
+	uint8_t		 call;
+	uint64_t	 seq, t;
+	int32_t		 peer, tag, ctx, inst;
+	char		 group[RECORD_GROUP_MAX + 1];
+};
+
+/* One pvm_barrier episode of a group: the join of its entries' clocks. */
+struct episode {
+	LIST_ENTRY(episode) entry;
+	struct vclock	*vc;		/* its own, never shared */
+	int		 need, entered, exited, closed;
+};
+
+struct member {
+	int32_t		 tid, inst;
+};
+
+struct group {
+	struct group	*next;
+	char		*name;
+	struct member	*m;
+	size_t		 n, cap;
+	LIST_HEAD(, episode) eps;
+	struct episode	*open;		/* accepting entries */
+	/*
+	 * Members that exited without leaving: a barrier whose count the
+	 * live members cannot reach waits for them.
+	 */
+	int32_t		*gone;
+	size_t		 ngone, gonecap;
+};
+
+struct host {
+	int32_t		 tid;
+	char		*name, *arch;
+	int		 up;
+	int		 deleted;	/* left the virtual machine */
+};
+
+enum task_end { TASK_LIVE, TASK_EXITED, TASK_KILLED };
+
+struct task {
+	int32_t		 tid, parent;
+	uint32_t	 pid;
+	char		*host, *program;
+	size_t		 idx;
+	int		 registered, seen;
+	int		 unmonitored;	/* in pvmd's tasks, not instrumented
+					   (state_task_other) */
+	int		 retired;	/* its tid was reused */
+	enum task_end	 end;
+	int		 in_call;
+	struct call	 cur;
+	int		 has_outer;	/* a message handler runs inside */
+	struct call	 outer;		/* ...this call, open again at the
+					   handler's end */
+	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
+	struct vclock	*spawn_vc;	/* the parent's clock there, until
+					   its first event */
+	uint64_t	 last_seq, first_t, last_t;
+	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
+	uint64_t	 lost;		/* events of lost markers */
+	/*
+	 * Its last seq when the model was set from a snapshot (state_load),
+	 * else 0: what its events up to there are causally after is not
+	 * known, so no check compares their clocks.
+	 */
+	uint64_t	 base;
+	uint64_t	 t_pvm, t_blocked;
+	int		 has_exit_rc;
+	int32_t		 exit_rc;
+	int32_t		 kill_tid;	/* the last pvm_kill aimed at it */
+	uint64_t	 kill_seq;	/* (its begin), or 0 */
+	int32_t		*kids;
+	size_t		 nkids, kidcap;
+	struct vclock	*vc;		/* its clock now */
+	struct history	 hist;
+	struct qmsgs	 queue;
+	size_t		 nqueue;
+	struct owed	*owed;		/* unmatched receives before their
+					   message came */
+	int		 unknown_past;	/* first seen past its start (a new
+					   coordinator took over): messages
+					   and joins before are not known */
+	size_t		 nowed, owedcap;
+	struct wild	 wild[STATE_WILD_HISTORY];
+	uint64_t	 nwild;
+	struct pair	*pairs;
+	size_t		 npairs, paircap;
+	struct episode	*ep;		/* barrier episode it is in */
+	struct packing	 pack;		/* its send buffer */
+	struct unpacking unpack;	/* its receive buffer */
+	int		 stopped;	/* by pmon (state_task_stopped) */
+	unsigned	 stop_tool;
+	uint32_t	 stop_bp;
+	int		 has_brk;	/* its last event is a BREAK */
+	struct call	 brk;		/* the call it stopped at */
+	uint8_t		 brk_phase;
+};
+
+/*
+ * A problem found: its JSON object.  The line for people is made from it
+ * when asked for (state_load_problem_text), so that problems a snapshot
+ * brings back read the same.
+ */
+struct problem {
+	char		*json;
+};
+
+/* A deadlocked set already reported (sorted tids). */
+struct dlset {
+	int32_t		*tids;
+	size_t		 n;
+};
+
+/*
+ * The message mailbox (state_mbox.c): each entry pvm_putinfo stored and
+ * nobody deleted, by name and index.
+ */
+struct mbox_entry {
+	char		*name;
+	int32_t		 index;
+	int32_t		 owner;		/* the task that put it */
+	int32_t		 flags;		/* pvm_putinfo's (PvmMbox*) */
+	int32_t		 bytes;
+	uint64_t	 put;		/* the seq of its put's begin */
+};
+struct mbox {
+	struct mbox_entry *v;		/* by name, then index */
+	size_t		 n, cap;
+};
+
+struct state {
+	state_problem_cb cb;
+	void		*arg;
+	struct host	*hosts;
+	size_t		 nhosts, hostcap;
+	struct task	**tasks;
+	size_t		 ntasks, taskcap;
+	size_t		*map;		/* tid hash: task idx + 1, 0 empty */
+	size_t		 mapcap;
+	struct task	*last;		/* state_event's last task, if current */
+	/* Spare queued messages (qmsg_done), a plain array: swapped whole. */
+	struct qmsg	*qspare[STATE_QMSG_SPARE];
+	size_t		 nqspare;
+	struct group	*groups;
+	struct problem	*problems;
+	size_t		 nproblems, probcap;
+	struct dlset	*dls;
+	size_t		 ndls, dlcap;
+	uint64_t	 problems_dropped;	/* found beyond STATE_PROBLEMS_KEPT */
+	/* The horizon of the clock histories: 0 is no bound. */
+	uint64_t	 h_events, h_ns;
+	uint64_t	 now;		/* the latest corrected time seen */
+	uint64_t	 nevents;	/* events seen */
+	/*
+	 * Set from a snapshot, whose times are durations: the next event's
+	 * time places them (retime).
+	 */
+	int		 retime;
+	struct mbox	 mbox;		/* state_mbox.c */
+};
+
+/* What a blocked task waits in. */
+enum wait_kind { WAIT_NONE, WAIT_RECV, WAIT_BARRIER, WAIT_COLL };
+
+/* A problem being written: its JSON to fp. */
+struct pbuf {
+	FILE		*fp;
+	char		*buf;
+	size_t		 len;
+	const char	*kind;
+	int32_t		 tids[STATE_PROBLEM_TIDS];
+	size_t		 ntids;
+};
+
+/* state.c */
+
+/* Grows *p (of *cap elements of size sz) to hold at least n. */
+int	state_grow(void *p, size_t *cap, size_t n, size_t sz);
+/* qsort's comparisons of tids, and of tasks by tid. */
+int	state_cmp_tid(const void *, const void *);
+int	state_cmp_task_tid(const void *, const void *);
+const char	*state_call_name(uint8_t call);
+/* An event's id, "TID:SEQ". */
+void	state_json_id(FILE *, int32_t tid, uint64_t seq);
+/* Replaces *dst with a copy of src (NULL: ""). */
+int	state_set_str(char **dst, const char *src);
+/* A new task for tid; an older one of the same tid is retired. */
+struct task	*state_task_new(struct state *, int32_t tid);
+int	state_task_add_kid(struct task *, int32_t kid);
+
+/* state_event.c */
+
+/* How the message t sends now was packed: a new reference, or NULL. */
+int	state_pack_share(struct task *t, struct pkseq **out);
+/* The receive r of t took q: its unpacks are checked against q's packs. */
+void	state_unpack_start(const struct state *, struct task *t,
+	    const struct record *r, struct qmsg *q);
+
+/* state_vc.c */
+
+/* Raises component i of *vp to at least x; 1 if it changed. */
+int	state_vc_raise(struct vclock **vp, size_t i, uint64_t x);
+/* *dst = max(*dst, src) but in component skip; 1 if *dst changed. */
+int	state_vc_join(struct vclock **dst, const struct vclock *src,
+	    size_t skip);
+/* t's clock changed at event seq: the history gets it. */
+int	state_hist_push(struct state *, struct task *t, uint64_t seq);
+void	state_hist_free(struct history *);
+/* Cuts every task's history at the horizon. */
+void	state_hist_sweep(struct state *);
+/* The clock of t's event seq (NULL: zeros); -1 beyond the horizon. */
+int	state_event_vc(const struct task *t, uint64_t seq,
+	    const struct vclock **out);
+/* The send (from, seq) with the clock vc happened before t's event at. */
+int	state_merge_event(struct state *, struct task *t,
+	    const struct vclock *vc, const struct task *from, uint64_t seq,
+	    uint64_t at);
+/* The clock of a send whose message is not queued, if still known. */
+const struct vclock *state_send_vc(const struct task *from,
+	    uint64_t seq);
+
+/* state_groups.c */
+
+struct group	*state_group_find(const struct state *, const char *name);
+struct group	*state_group_get(struct state *, const char *name);
+void	state_group_free(struct group *);
+struct member	*state_group_member(const struct group *, int32_t tid);
+void	state_group_leave(struct group *, int32_t tid);
+/* Is t inside a barrier of g? */
+int	state_in_barrier(const struct task *t, const struct group *g);
+/* What the task is blocked in, from the begin of its open call. */
+enum wait_kind	state_task_wait(const struct state *, const struct task *);
+/* The end of a pvm_joingroup or a pvm_lvgroup. */
+int	state_membership(struct state *, struct task *,
+	    const struct record *);
+/* Can the episode's count not be reached by the live members? */
+int	state_barrier_short(const struct state *, const struct group *,
+	    const struct episode *);
+int	state_barrier_enter(struct state *, struct task *);
+int	state_barrier_leave(struct state *, struct task *, uint64_t seq);
+/* t ends: its groups' barriers wait on it. */
+int	state_ended_barriers(struct state *, struct task *t);
+
+/* state_queues.c */
+
+struct qmsg	*state_qmsg_new(struct state *);
+void	state_qmsg_free(struct qmsg *);
+/* Would a message already queued satisfy t's open receive? */
+int	state_queued_match(const struct task *t);
+/* The messages of t's send r: counted, and queued. */
+int	state_sends_apply(struct state *, struct task *t,
+	    const struct record *r);
+/* A failed send delivered nothing: its messages go. */
+void	state_retract_sends(struct state *, struct task *t,
+	    const struct record *r);
+/* The end of a receive; filter is its begin when it is known. */
+int	state_receive_apply(struct state *, struct task *t,
+	    const struct order_event *, const struct call *filter);
+/* t ends: the receives that wait on it, the messages it never took. */
+int	state_ended_receives(struct state *, struct task *t);
+int	state_ended_queue(struct state *, struct task *t);
+
+/* state_problems.c */
+
+/* A problem of kind being written, about the tasks state_pb_task names. */
+int	state_pb_open(struct pbuf *, const char *kind);
+void	state_pb_task(struct pbuf *, int32_t tid);
+/* Tells the callback of the finished problem and keeps it. */
+int	state_pb_emit(struct state *, struct pbuf *);
+int	state_report_waits_on_exited(struct state *, const struct task *w,
+	    int32_t exited);
+int	state_report_unreceived(struct state *, const struct task *t,
+	    const struct qmsg *q);
+int	state_report_race(struct state *, const struct task *t,
+	    const struct cand *c, const struct qmsg *q);
+int	state_report_unpack(struct state *, const struct task *t,
+	    const struct record *r, const struct pkrun *run);
+
+/* state_write.c */
+
+/* The tasks shown, by tid (to free). */
+const struct task **state_tasks_sorted(const struct state *, size_t *n);
+
+/* state_restore.c */
+
+/*
+ * state_load.c checks a snapshot and builds a new model from it with
+ * the state_restore_* calls, which trust what they are given.
+ */
 
 /* A task as a snapshot shows it (doc/state.md), strings as bytes. */
 struct restore_task {
@@ -87,25 +530,13 @@ int	state_restore_mbox(struct state *, const char *name, int32_t index,
 /* s takes the restored model ns; ns gets what s had (to be freed). */
 void	state_restore_swap(struct state *s, struct state *ns);
 
+/* state_load.c */
+
 /* The line `pmon problems` prints for a problem's JSON. */
 void	state_load_problem_text(FILE *, const char *json);
 
-/*
- * The message mailbox (state_mbox.c): each entry pvm_putinfo stored and
- * nobody deleted, by name and index.
- */
-struct mbox_entry {
-	char		*name;
-	int32_t		 index;
-	int32_t		 owner;		/* the task that put it */
-	int32_t		 flags;		/* pvm_putinfo's (PvmMbox*) */
-	int32_t		 bytes;
-	uint64_t	 put;		/* the seq of its put's begin */
-};
-struct mbox {
-	struct mbox_entry *v;		/* by name, then index */
-	size_t		 n, cap;
-};
+/* state_mbox.c */
+
 /* Stores (or replaces) an entry; -1 when out of memory. */
 int	mbox_put(struct mbox *, const char *name, int32_t index,
 	    int32_t owner, int32_t flags, int32_t bytes, uint64_t put);
@@ -116,5 +547,111 @@ void	mbox_owner_end(struct mbox *, int32_t owner);
 void	mbox_write_json(const struct mbox *, FILE *);
 void	mbox_write_text(const struct mbox *, FILE *);
 void	mbox_free(struct mbox *);
+
+/* In line: what every event calls. */
+
+static inline uint64_t
+vc_get(const struct vclock *v, size_t i)
+{
+	return v != NULL && i < v->n ? v->c[i] : 0;
+}
+
+static inline struct vclock *
+vc_ref(struct vclock *v)
+{
+	if (v != NULL)
+		v->refs++;
+	return v;
+}
+
+static inline void
+vc_unref(struct vclock *v)
+{
+	if (v != NULL && --v->refs == 0)
+		free(v);
+}
+
+static inline struct hent *
+hist_at(const struct history *h, size_t i)
+{
+	return &h->e[(h->first + i) & (h->cap - 1)];
+}
+
+static inline size_t
+tid_hash(int32_t tid)
+{
+	return (size_t)((uint32_t)tid * 2654435761u);
+}
+
+static inline struct task *
+task_find(const struct state *s, int32_t tid)
+{
+	size_t i, mask;
+
+	if (s->mapcap == 0)
+		return NULL;
+	mask = s->mapcap - 1;
+	for (i = tid_hash(tid) & mask; s->map[i] != 0; i = (i + 1) & mask)
+		if (s->tasks[s->map[i] - 1]->tid == tid)
+			return s->tasks[s->map[i] - 1];
+	return NULL;
+}
+
+static inline struct task *
+task_get(struct state *s, int32_t tid)
+{
+	struct task *t = task_find(s, tid);
+
+	return t != NULL ? t : state_task_new(s, tid);
+}
+
+/* Component u of t's clock now. */
+static inline uint64_t
+task_comp(const struct task *t, size_t u)
+{
+	return u == t->idx ? t->last_seq : vc_get(t->vc, u);
+}
+
+/* Component u of the clock of q's send (from task snd). */
+static inline uint64_t
+msg_comp(const struct qmsg *q, const struct task *snd, size_t u)
+{
+	return u == snd->idx ? q->seq : vc_get(q->vc, u);
+}
+
+static inline int
+task_live(const struct task *t)
+{
+	return t->end == TASK_LIVE && !t->retired;
+}
+
+/* Shown in tasks and position: the coordinator named it or it acted. */
+static inline int
+task_shown(const struct task *t)
+{
+	return (t->registered || t->seen || t->unmonitored) && !t->retired;
+}
+
+static inline int
+is_blocking_recv(uint8_t call)
+{
+	return call == PMON_CALL_recv || call == PMON_CALL_trecv ||
+	    call == PMON_CALL_precv;
+}
+
+static inline void
+pkseq_unref(struct pkseq *pk)
+{
+	if (pk != NULL && --pk->refs == 0)
+		free(pk);
+}
+
+static inline void
+rec_group(const struct record *r, char *out)
+{
+	if (r->glen > 0)	/* no group: r->group may be NULL */
+		memcpy(out, r->group, r->glen);
+	out[r->glen] = '\0';
+}
 
 #endif

@@ -18,7 +18,8 @@
  * program, state, exit_status, calls, sent, received, last_seq and
  * children; the queues; the traffic; the position.  The events after it
  * are applied in stream order with the model's conventions (doc/state.md;
- * coordinator/state.c is the reference, this is an independent replay):
+ * the model, coordinator/state*.c, is the reference; this is an
+ * independent replay):
  *	- a task line for a task not known yet makes a running task with
  *	  zero counts, which joins its parent's children; one for a task
  *	  that ended, with another pid, is a new task of a reused tid (the

@@ -5,15 +5,17 @@
 // coordinator dropped events for pmon web: doc/web.md, "Losses") and now
 // and then as a checkpoint.  State(n) is the last snapshot at or before
 // step n with the events from it to n applied, by the same rules as
-// coordinator/state.c, so that it is a state the coordinator had: events
-// are never applied on top of a snapshot taken after them.
+// the state model (coordinator/state*.c), so that it is a state the
+// coordinator had: events are never applied on top of a snapshot taken
+// after them.
 (() => {
 'use strict';
 
 const SENDS = new Set(['pvm_send', 'pvm_psend', 'pvm_mcast', 'pvm_bcast']);
 const RECVS = new Set(['pvm_recv', 'pvm_trecv', 'pvm_nrecv', 'pvm_precv',
   'pvm_probe']);
-// Calls in which a task waits for another (state.c: task_wait).
+// Calls in which a task waits for another (state_groups.c:
+// state_task_wait).
 const BLOCKING = new Set(['pvm_recv', 'pvm_trecv', 'pvm_precv',
   'pvm_barrier']);
 

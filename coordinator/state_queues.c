@@ -1,0 +1,532 @@
+/*
+ * The state model's queues (state.c): the messages sent and not yet
+ * received, each in its receiver's queue with its sender's clock, the
+ * traffic between tasks, what a receive takes off a queue, the races
+ * between concurrent messages that a wildcard receive reveals, and,
+ * when a task ends, the receives left waiting on it and the messages it
+ * never took.
+ */
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "record.h"
+#include "state.h"
+#include "state_internal.h"
+#include "xmalloc.h"
+
+/* --- queued messages --------------------------------------------------- */
+
+void
+state_qmsg_free(struct qmsg *q)
+{
+	pkseq_unref(q->pk);
+	vc_unref(q->vc);
+	free(q);
+}
+
+/* A cleared queued message, a spare one if there is. */
+struct qmsg *
+state_qmsg_new(struct state *s)
+{
+	struct qmsg *q;
+
+	if (s->nqspare == 0)
+		return xcalloc(1, sizeof(*q));
+	q = s->qspare[--s->nqspare];
+	memset(q, 0, sizeof(*q));
+	return q;
+}
+
+/* A message left its queue: kept for the next one, or freed. */
+static void
+qmsg_done(struct state *s, struct qmsg *q)
+{
+	if (s->nqspare >= STATE_QMSG_SPARE) {
+		state_qmsg_free(q);
+		return;
+	}
+	pkseq_unref(q->pk);
+	vc_unref(q->vc);
+	s->qspare[s->nqspare++] = q;
+}
+
+/* --- queues and races -------------------------------------------------- */
+
+static int
+filter_match(int32_t peer, int32_t tag, int32_t ctx, const struct qmsg *q)
+{
+	return (peer == -1 || peer == q->from) &&
+	    (tag == -1 || tag == q->tag) &&
+	    (ctx == -1 || q->ctx == -1 || ctx == q->ctx);
+}
+
+/* Would a message already queued satisfy t's open receive? */
+int
+state_queued_match(const struct task *t)
+{
+	const struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (filter_match(t->cur.peer, t->cur.tag, t->cur.ctx, q))
+			return 1;
+	return 0;
+}
+
+static void
+cand_add(struct qmsg *q, const struct wild *w)
+{
+	struct cand *c;
+
+	/* Beyond the bound the oldest receives are checked, not the rest. */
+	if (q->ncand == STATE_MSG_CANDS)
+		return;
+	c = &q->cand[q->ncand++];
+	c->recv_seq = w->seq;
+	c->peer = -1;
+	c->tag = w->tag;
+	c->s1_tid = w->s1_tid;
+	c->s1_seq = w->s1_seq;
+}
+
+/*
+ * A message to t was just released, so it is not causally before any
+ * receive t already did.  It competed with one of t's recent wildcard
+ * receives when its filter matches and the receive is not causally
+ * before the send (the message existed while the receive waited), nor
+ * the message that receive got (the two sends were concurrent).
+ */
+static void
+race_check_send(const struct state *s, struct task *t, struct qmsg *q,
+    const struct task *snd)
+{
+	const struct task *a = NULL;
+	const struct wild *w;
+	uint64_t i, first, known = task_comp(snd, t->idx);
+
+	first = t->nwild > STATE_WILD_HISTORY ?
+	    t->nwild - STATE_WILD_HISTORY : 0;
+	/* The receives the send is causally after are the oldest ones. */
+	for (i = t->nwild; i > first &&
+	    t->wild[(i - 1) % STATE_WILD_HISTORY].seq > known; i--)
+		;
+	for (; i < t->nwild; i++) {
+		w = &t->wild[i % STATE_WILD_HISTORY];
+		if (!filter_match(-1, w->tag, w->ctx, q))
+			continue;
+		/* Receives mostly take from one sender: look it up once. */
+		if (a == NULL || a->tid != w->s1_tid)
+			a = task_find(s, w->s1_tid);
+		/* s1 before a resync: what the send knew of it is unknown. */
+		if (a == NULL || w->s1_seq <= a->base ||
+		    task_comp(snd, a->idx) >= w->s1_seq)
+			continue;	/* sent after s1 */
+		cand_add(q, w);
+	}
+}
+
+/*
+ * The wildcard receive w took s1 (whose send had the clock s1vc) from
+ * t's queue: the messages still queued that its filter matches and
+ * whose send was concurrent with s1 could have come first.  Only the
+ * first STATE_WILD_HISTORY that match are looked at, so that a long
+ * queue drained by wildcard receives costs no more than a bounded scan
+ * per receive.
+ */
+static void
+race_check_recv(const struct state *s, struct task *t, const struct wild *w,
+    const struct vclock *s1vc)
+{
+	const struct task *a, *b;
+	struct qmsg *q;
+	unsigned seen = 0;
+
+	/* Sends from before a resync have no clock to compare. */
+	if ((a = task_find(s, w->s1_tid)) == NULL || w->s1_seq <= a->base)
+		return;
+	TAILQ_FOREACH(q, &t->queue, entry) {
+		if (!filter_match(-1, w->tag, w->ctx, q))
+			continue;
+		if (++seen > STATE_WILD_HISTORY)
+			break;
+		if ((b = task_find(s, q->from)) == NULL || q->seq <= b->base)
+			continue;
+		if (msg_comp(q, b, a->idx) >= w->s1_seq ||
+		    (b == a ? w->s1_seq : vc_get(s1vc, b->idx)) >= q->seq)
+			continue;
+		cand_add(q, w);
+	}
+}
+
+/*
+ * Paper 004 (section 4) calls a program whose path depends on the order
+ * in which concurrent messages arrive harmful.  Concurrency alone is not
+ * enough to say so: a master that collects results with
+ * pvm_recv(-1, tag) in a loop takes every competing message with the
+ * same filter, and whichever comes first, the same receives consume the
+ * same set.  pmon's approximation of "the order decides the path" is
+ * therefore: the message that could have overtaken a wildcard receive's
+ * message was consumed by a receive with another filter (other source or
+ * tag: the program treats it differently), or never at all.  This is
+ * checked when the competing message leaves the queue (here) or when
+ * its receiver ends.
+ */
+static int
+race_confirm(struct state *s, const struct task *t, const struct qmsg *q,
+    int32_t peer, int32_t tag)
+{
+	unsigned i;
+
+	for (i = 0; i < q->ncand; i++)
+		if (q->cand[i].peer != peer || q->cand[i].tag != tag)
+			if (state_report_race(s, t, &q->cand[i], q) == -1)
+				return -1;
+	return 0;
+}
+
+static void
+wild_note(struct task *t, const struct wild *w)
+{
+	t->wild[t->nwild++ % STATE_WILD_HISTORY] = *w;
+}
+
+static struct pair *
+pair_get(struct task *t, int32_t to)
+{
+	size_t i;
+
+	for (i = 0; i < t->npairs; i++)
+		if (t->pairs[i].to == to)
+			return &t->pairs[i];
+	if (state_grow(&t->pairs, &t->paircap, t->npairs + 1,
+	    sizeof(*t->pairs)) == -1)
+		return NULL;
+	memset(&t->pairs[t->npairs], 0, sizeof(*t->pairs));
+	t->pairs[t->npairs].to = to;
+	return &t->pairs[t->npairs++];
+}
+
+static uint64_t
+nbytes(int32_t b)
+{
+	return b > 0 ? (uint64_t)b : 0;
+}
+
+/* A message for d that an earlier unmatched receive of d already took. */
+static int
+owe_take(struct task *d, int32_t from, int32_t tag, int32_t ctx)
+{
+	size_t i;
+
+	for (i = 0; i < d->nowed; i++)
+		if (d->owed[i].from == from && d->owed[i].tag == tag &&
+		    d->owed[i].ctx == ctx) {
+			if (--d->owed[i].n == 0)
+				d->owed[i] = d->owed[--d->nowed];
+			return 1;
+		}
+	return 0;
+}
+
+/* One message of t's send r to dst: counted, and queued if dst lives. */
+static int
+enqueue(struct state *s, struct task *t, const struct record *r,
+    int32_t dst)
+{
+	struct task *d;
+	struct pair *p;
+	struct qmsg *q;
+
+	if (dst <= 0 || (dst & ORDER_TID_DAEMON))
+		return 0;
+	if ((d = task_get(s, dst)) == NULL || (p = pair_get(t, dst)) == NULL)
+		return -1;
+	t->sent_msgs++;
+	t->sent_bytes += nbytes(r->bytes);
+	p->msgs++;
+	p->bytes += nbytes(r->bytes);
+	if (d->end != TASK_LIVE)
+		return 0;	/* PVM drops it, and so does the order */
+	if (d->unmonitored)
+		return 0;	/* its receives are never seen */
+	if (d->nowed > 0 && owe_take(d, t->tid, r->tag, r->ctx))
+		return 0;	/* received already */
+	if ((q = state_qmsg_new(s)) == NULL)
+		return -1;
+	/* pvm_psend packs its own message. */
+	if (r->call != PMON_CALL_psend && state_pack_share(t, &q->pk) == -1) {
+		qmsg_done(s, q);
+		return -1;
+	}
+	q->from = t->tid;
+	q->seq = r->seq;
+	q->vc = vc_ref(t->vc);
+	q->tag = r->tag;
+	q->ctx = r->ctx;
+	q->bytes = r->bytes;
+	race_check_send(s, d, q, t);
+	TAILQ_INSERT_TAIL(&d->queue, q, entry);
+	d->nqueue++;
+	return 0;
+}
+
+/* The destinations of r, as order.c's send_dests finds them. */
+int
+state_sends_apply(struct state *s, struct task *t, const struct record *r)
+{
+	int32_t *d;
+	unsigned i, n = 0;
+	int rv = 0;
+
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
+		return enqueue(s, t, r, r->peer);
+	if (r->npeers == 0)
+		return 0;
+	d = xcalloc(r->npeers, sizeof(*d));
+	for (i = 0; i < r->npeers; i++)
+		d[i] = record_peer(r, i);
+	qsort(d, r->npeers, sizeof(*d), state_cmp_tid);
+	for (i = 0; i < r->npeers; i++)
+		if (d[i] != t->tid && (n == 0 || d[n - 1] != d[i]))
+			d[n++] = d[i];
+	for (i = 0; i < n && rv == 0; i++)
+		rv = enqueue(s, t, r, d[i]);
+	free(d);
+	return rv;
+}
+
+static struct qmsg *
+queue_take(struct task *t, int32_t from, uint64_t seq)
+{
+	struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (q->from == from && q->seq == seq) {
+			TAILQ_REMOVE(&t->queue, q, entry);
+			t->nqueue--;
+			return q;
+		}
+	return NULL;
+}
+
+/* A failed send delivered nothing: take its message back out of d. */
+static void
+retract_from(struct state *s, struct task *t, struct task *d, uint64_t seq)
+{
+	struct qmsg *q;
+	struct pair *p;
+
+	if (d == NULL || (q = queue_take(d, t->tid, seq)) == NULL)
+		return;
+	t->sent_msgs--;
+	t->sent_bytes -= nbytes(q->bytes);
+	if ((p = pair_get(t, d->tid)) != NULL) {
+		p->msgs--;
+		p->bytes -= nbytes(q->bytes);
+	}
+	qmsg_done(s, q);
+}
+
+void
+state_retract_sends(struct state *s, struct task *t, const struct record *r)
+{
+	size_t i;
+
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
+		retract_from(s, t, task_find(s, r->peer), r->seq - 1);
+	else if (r->call == PMON_CALL_mcast)
+		for (i = 0; i < s->ntasks; i++)
+			retract_from(s, t, s->tasks[i], r->seq - 1);
+}
+
+/* The channel (from, tag, ctx) owes t the next message that comes. */
+static int
+owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
+{
+	struct owed *o;
+	size_t i;
+
+	for (i = 0; i < t->nowed; i++)
+		if (t->owed[i].from == from && t->owed[i].tag == tag &&
+		    t->owed[i].ctx == ctx) {
+			t->owed[i].n++;
+			return 0;
+		}
+	if (t->nowed == t->owedcap) {
+		t->owedcap = t->owedcap ? t->owedcap * 2 : 4;
+		o = xreallocarray(t->owed, t->owedcap, sizeof(*o));
+		t->owed = o;
+	}
+	t->owed[t->nowed++] = (struct owed){ from, tag, ctx, 1 };
+	return 0;
+}
+
+/*
+ * A receive released without its send (records were lost, or a new
+ * coordinator took over: the order cannot tell which send it got) still
+ * took a message of its channel: the oldest queued one goes, so that the
+ * queue does not keep, and report at the exit as unreceived, one
+ * message per such receive.  Such a receive may come before its send
+ * (nothing orders them): then the channel owes it the next message that
+ * comes, which is not queued (owe_take).  No clock is merged: the send
+ * is not known.
+ */
+static int
+queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
+    int32_t ctx)
+{
+	struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		if (q->from == from && q->tag == tag && q->ctx == ctx) {
+			TAILQ_REMOVE(&t->queue, q, entry);
+			t->nqueue--;
+			qmsg_done(s, q);
+			return 0;
+		}
+	return owe_add(t, from, tag, ctx);
+}
+
+/*
+ * A receive that names its message by id took it and every message of
+ * its channel sent before it (PVM keeps a channel's order): those still
+ * queued were received by receives the model did not see (lost, or
+ * before this coordinator took over), and go.  Returns whether the
+ * message itself was queued.
+ */
+static int
+queue_take_upto(struct state *s, struct task *t, int32_t from, int32_t tag,
+    int32_t ctx, uint32_t id)
+{
+	struct qmsg *q, *next;
+	int found = 0;
+
+	for (q = TAILQ_FIRST(&t->queue); q != NULL; q = next) {
+		next = TAILQ_NEXT(q, entry);
+		if (q->from != from || q->tag != tag || q->ctx != ctx ||
+		    record_msg_id_cmp(q->seq, id) > 0)
+			continue;
+		found |= record_msg_id_cmp(q->seq, id) == 0;
+		TAILQ_REMOVE(&t->queue, q, entry);
+		t->nqueue--;
+		qmsg_done(s, q);
+	}
+	return found;
+}
+
+/*
+ * An unmatched receive that names its message: off the queue if it is
+ * there; else, unless its sender is already past it (the send will not
+ * come: a coordinator before this one had it, or it was lost), the
+ * channel owes the receive the next message that comes.
+ */
+static int
+queue_take_id(struct state *s, struct task *t, const struct record *r,
+    uint32_t id)
+{
+	const struct task *snd;
+
+	if (queue_take_upto(s, t, r->peer, r->tag, r->ctx, id))
+		return 0;
+	if ((snd = task_find(s, r->peer)) != NULL && snd->seen &&
+	    record_msg_id_cmp(snd->last_seq, id) >= 0)
+		return 0;
+	return owe_add(t, r->peer, r->tag, r->ctx);
+}
+
+/*
+ * The end of a receive that got a message: the message leaves the
+ * queue, the receiver's clock takes the send's, and the race checks
+ * run.  filter is the receive's begin when it is known.
+ */
+int
+state_receive_apply(struct state *s, struct task *t,
+    const struct order_event *ev, const struct call *filter)
+{
+	const struct record *r = ev->rec;
+	const struct vclock *vc = NULL;
+	struct task *snd;
+	struct qmsg *q;
+	struct wild w;
+	int rv = 0;
+
+	t->recv_msgs++;
+	t->recv_bytes += nbytes(r->bytes);
+	if (!(ev->flags & EVENT_MATCHED)) {
+		if (!(ev->flags & EVENT_UNMATCHED))
+			return 0;
+		return record_msg_id(r) != 0 ?
+		    queue_take_id(s, t, r, record_msg_id(r)) :
+		    queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
+	}
+	q = queue_take(t, ev->match_tid, ev->match_seq);
+	if (record_msg_id(r) != 0)
+		(void)queue_take_upto(s, t, ev->match_tid, r->tag, r->ctx,
+		    record_msg_id(r));
+	snd = task_find(s, ev->match_tid);
+	if (q != NULL)
+		vc = q->vc;
+	else if (snd != NULL)
+		vc = state_send_vc(snd, ev->match_seq);
+	if (snd != NULL && state_merge_event(s, t, vc, snd, ev->match_seq,
+	    r->seq) == -1)
+		rv = -1;
+	if (rv == 0 && q != NULL && filter != NULL)
+		rv = race_confirm(s, t, q, filter->peer, filter->tag);
+	/* pvm_precv unpacks itself and keeps the receive buffer. */
+	if (q != NULL && r->call != PMON_CALL_precv)
+		state_unpack_start(s, t, r, q);
+	if (rv == 0 && filter != NULL && filter->peer == -1) {
+		w.seq = r->seq;
+		w.tag = filter->tag;
+		w.ctx = filter->ctx;
+		w.s1_tid = ev->match_tid;
+		w.s1_seq = ev->match_seq;
+		race_check_recv(s, t, &w, vc);
+		wild_note(t, &w);
+	}
+	if (q != NULL)
+		qmsg_done(s, q);
+	return rv;
+}
+
+/* --- ends of tasks ----------------------------------------------------- */
+
+int
+state_ended_receives(struct state *s, struct task *t)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntasks; i++) {
+		struct task *w = s->tasks[i];
+
+		if (w != t && state_task_wait(s, w) == WAIT_RECV &&
+		    w->cur.peer == t->tid && !state_queued_match(w) &&
+		    state_report_waits_on_exited(s, w, t->tid) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Messages t never received; those that raced a wildcard receive too. */
+int
+state_ended_queue(struct state *s, struct task *t)
+{
+	struct qmsg *q;
+	unsigned i;
+	int rv = 0;
+
+	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
+		TAILQ_REMOVE(&t->queue, q, entry);
+		t->nqueue--;
+		if (rv == 0)
+			rv = state_report_unreceived(s, t, q);
+		for (i = 0; i < q->ncand && rv == 0; i++)
+			rv = state_report_race(s, t, &q->cand[i], q);
+		qmsg_done(s, q);
+	}
+	return rv;
+}

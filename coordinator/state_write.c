@@ -1,0 +1,573 @@
+/*
+ * The state model's output (state.c): the snapshot's JSON (state_write,
+ * state_write_task; doc/state.md) and the tables that `pmon ps`,
+ * `hosts`, `groups`, `queues`, `mailbox` and `problems` print
+ * (state_write_text).
+ */
+#include <sys/queue.h>
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonstr.h"
+#include "record.h"
+#include "state.h"
+#include "state_internal.h"
+#include "xmalloc.h"
+
+static const char *
+host_agent(const struct host *h)
+{
+	if (h->deleted)
+		return "deleted";
+	return h->up ? "up" : "down";
+}
+
+/* --- output ------------------------------------------------------------ */
+
+/* The tasks shown, by tid. */
+const struct task **
+state_tasks_sorted(const struct state *s, size_t *n)
+{
+	const struct task **v;
+	size_t i;
+
+	v = xcalloc(s->ntasks + 1, sizeof(*v));
+	for (*n = 0, i = 0; i < s->ntasks; i++)
+		if (task_shown(s->tasks[i]))
+			v[(*n)++] = s->tasks[i];
+	qsort(v, *n, sizeof(*v), state_cmp_task_tid);
+	return v;
+}
+
+static const char *
+task_state(const struct state *s, const struct task *t)
+{
+	if (t->unmonitored)
+		return t->end == TASK_LIVE ? "unmonitored" : "ended";
+	if (t->end == TASK_EXITED)
+		return "exited";
+	if (t->end == TASK_KILLED)
+		return "killed";
+	if (t->stopped)
+		return "stopped";
+	return state_task_wait(s, t) != WAIT_NONE ? "blocked" : "running";
+}
+
+/* Who stopped the task, and where, if it stopped at a breakpoint. */
+static void
+write_stopped(FILE *fp, const struct task *t)
+{
+	if (!t->stopped || t->end != TASK_LIVE)
+		return;
+	fprintf(fp, ",\"stopped\":{\"tool\":%u", t->stop_tool);
+	if (t->stop_bp != 0)
+		fprintf(fp, ",\"breakpoint\":%" PRIu32, t->stop_bp);
+	if (t->has_brk) {
+		fprintf(fp, ",\"at\":{\"call\":\"%s\",\"phase\":\"%s\"",
+		    state_call_name(t->brk.call), t->brk_phase == PMON_BEGIN ?
+		    "before" : "after");
+		if (t->brk.peer != -1)
+			fprintf(fp, ",\"peer\":%" PRId32, t->brk.peer);
+		if (t->brk.tag != -1)
+			fprintf(fp, ",\"tag\":%" PRId32, t->brk.tag);
+		if (t->brk.group[0] != '\0') {
+			fputs(",\"group\":", fp);
+			json_str_write(fp, t->brk.group);
+		}
+		fputs(",\"event\":", fp);
+		state_json_id(fp, t->tid, t->brk.seq);
+		fputc('}', fp);
+	}
+	fputc('}', fp);
+}
+
+static void
+write_blocked(FILE *fp, const struct state *s, const struct task *t)
+{
+	enum wait_kind k = state_task_wait(s, t);
+
+	if (k == WAIT_NONE)
+		return;
+	fprintf(fp, ",\"blocked\":{\"in\":\"%s\"",
+	    state_call_name(t->cur.call));
+	if (k == WAIT_RECV)
+		fprintf(fp, ",\"from\":%" PRId32 ",\"tag\":%" PRId32
+		    ",\"ctx\":%" PRId32, t->cur.peer, t->cur.tag, t->cur.ctx);
+	else {
+		fputs(",\"group\":", fp);
+		json_str_write(fp, t->cur.group);
+		fprintf(fp, ",\"%s\":%" PRId32, k == WAIT_BARRIER ?
+		    "count" : "root", t->cur.inst);
+	}
+	fputs(",\"since\":", fp);
+	state_json_id(fp, t->tid, t->cur.seq);
+	fputc('}', fp);
+}
+
+/* Computing: the task's life so far less its time inside PVM. */
+static uint64_t
+task_computing(const struct task *t)
+{
+	uint64_t life = t->last_t - t->first_t;
+
+	return life > t->t_pvm ? life - t->t_pvm : 0;
+}
+
+static void
+write_task(FILE *fp, const struct state *s, const struct task *t)
+{
+	size_t i;
+
+	fprintf(fp, "{\"tid\":%" PRId32 ",\"host\":", t->tid);
+	json_str_write(fp, t->host);
+	fprintf(fp, ",\"pid\":%" PRIu32 ",\"parent\":%" PRId32
+	    ",\"program\":", t->pid, t->parent);
+	json_str_write(fp, t->program);
+	fprintf(fp, ",\"state\":\"%s\"", task_state(s, t));
+	write_stopped(fp, t);
+	write_blocked(fp, s, t);
+	if (t->has_exit_rc)
+		fprintf(fp, ",\"exit_status\":%" PRId32, t->exit_rc);
+	if (t->end == TASK_KILLED && t->kill_seq != 0)
+		fprintf(fp, ",\"killed_by\":\"%" PRId32 ":%" PRIu64 "\"",
+		    t->kill_tid, t->kill_seq);
+	fprintf(fp, ",\"calls\":%" PRIu64 ",\"sent\":{\"msgs\":%" PRIu64
+	    ",\"bytes\":%" PRIu64 "},\"received\":{\"msgs\":%" PRIu64
+	    ",\"bytes\":%" PRIu64 "}", t->calls, t->sent_msgs, t->sent_bytes,
+	    t->recv_msgs, t->recv_bytes);
+	fprintf(fp, ",\"time_ns\":{\"computing\":%" PRIu64 ",\"pvm\":%" PRIu64
+	    ",\"blocked\":%" PRIu64 "},\"last_seq\":%" PRIu64 ",",
+	    task_computing(t), t->t_pvm, t->t_blocked, t->last_seq);
+	fprintf(fp, "\"lost\":%" PRIu64 ",\"children\":[", t->lost);
+	for (i = 0; i < t->nkids; i++)
+		fprintf(fp, "%s%" PRId32, i ? "," : "", t->kids[i]);
+	fputs("]}", fp);
+}
+
+static void
+write_hosts(FILE *fp, const struct state *s)
+{
+	const struct host *h;
+	size_t i;
+
+	fputs(",\"hosts\":[", fp);
+	for (i = 0; i < s->nhosts; i++) {
+		h = &s->hosts[i];
+		fprintf(fp, "%s{\"host_tid\":%" PRId32 ",\"name\":",
+		    i ? "," : "", h->tid);
+		json_str_write(fp, h->name);
+		fputs(",\"arch\":", fp);
+		json_str_write(fp, h->arch);
+		fprintf(fp, ",\"agent\":\"%s\"}", host_agent(h));
+	}
+	fputc(']', fp);
+}
+
+static int
+cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+
+	if (x->inst != y->inst)
+		return x->inst < y->inst ? -1 : 1;
+	return state_cmp_tid(&x->tid, &y->tid);
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+	return strcmp((*(const struct group * const *)a)->name,
+	    (*(const struct group * const *)b)->name);
+}
+
+/* The groups with members or waiters, by name; members by instance. */
+static const struct group **
+groups_sorted(const struct state *s, size_t *n)
+{
+	const struct group **v;
+	struct group *g;
+	size_t ng = 0;
+
+	for (g = s->groups; g != NULL; g = g->next)
+		ng++;
+	v = xcalloc(ng + 1, sizeof(*v));
+	*n = 0;
+	for (g = s->groups; g != NULL; g = g->next) {
+		if (g->n > 1)	/* g->m is NULL while it never had one */
+			qsort(g->m, g->n, sizeof(*g->m), cmp_member);
+		if (g->n > 0 || !LIST_EMPTY(&g->eps))
+			v[(*n)++] = g;
+	}
+	qsort(v, *n, sizeof(*v), cmp_group);
+	return v;
+}
+
+/* Keeps, of the tasks tv, the live ones inside a barrier of g. */
+static size_t
+barrier_waiters(const struct group *g, const struct task **tv, size_t nt)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < nt; i++)
+		if (tv[i]->end == TASK_LIVE && state_in_barrier(tv[i], g))
+			tv[n++] = tv[i];
+	return n;
+}
+
+static int
+write_groups(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	const struct group **gv;
+	const struct task **w;
+	size_t i, j, ng, nw;
+
+	gv = groups_sorted(s, &ng);
+	w = xcalloc(nt + 1, sizeof(*w));
+	fputs(",\"groups\":[", fp);
+	for (i = 0; i < ng; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", fp);
+		json_str_write(fp, gv[i]->name);
+		fputs(",\"members\":[", fp);
+		for (j = 0; j < gv[i]->n; j++)
+			fprintf(fp, "%s{\"tid\":%" PRId32 ",\"inst\":%" PRId32
+			    "}", j ? "," : "", gv[i]->m[j].tid,
+			    gv[i]->m[j].inst);
+		memcpy(w, tv, nt * sizeof(*w));
+		if ((nw = barrier_waiters(gv[i], w, nt)) == 0)
+			fputs("],\"barrier\":null}", fp);
+		else {
+			fputs("],\"barrier\":{\"waiting\":[", fp);
+			for (j = 0; j < nw; j++)
+				fprintf(fp, "%s%" PRId32, j ? "," : "",
+				    w[j]->tid);
+			fputs("]}}", fp);
+		}
+	}
+	fputc(']', fp);
+	free(w);
+	free(gv);
+	return 0;
+}
+
+static void
+write_queue(FILE *fp, const struct task *t)
+{
+	const struct qmsg *q;
+	int first = 1;
+
+	fprintf(fp, "{\"tid\":%" PRId32 ",\"messages\":[", t->tid);
+	TAILQ_FOREACH(q, &t->queue, entry) {
+		fprintf(fp, "%s{\"from\":%" PRId32 ",\"tag\":%" PRId32
+		    ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32 ",\"send\":",
+		    first ? "" : ",", q->from, q->tag, q->ctx, q->bytes);
+		state_json_id(fp, q->from, q->seq);
+		fputc('}', fp);
+		first = 0;
+	}
+	fputs("]}", fp);
+}
+
+/* Queues of every task that has messages, or of queue_tid alone. */
+static void
+write_queues(FILE *fp, const struct state *s, int32_t queue_tid)
+{
+	const struct task *t;
+	size_t i;
+	int first = 1;
+
+	fputs(",\"queues\":[", fp);
+	if (queue_tid != 0) {
+		if ((t = task_find(s, queue_tid)) != NULL)
+			write_queue(fp, t);
+		fputc(']', fp);
+		return;
+	}
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (t->nqueue == 0 || t->retired)
+			continue;
+		if (!first)
+			fputc(',', fp);
+		write_queue(fp, t);
+		first = 0;
+	}
+	fputc(']', fp);
+}
+
+static void
+write_traffic(FILE *fp, const struct task **tv, size_t nt)
+{
+	const struct pair *p;
+	size_t i, j;
+	int first = 1;
+
+	fputs(",\"traffic\":[", fp);
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < tv[i]->npairs; j++) {
+			p = &tv[i]->pairs[j];
+			fprintf(fp, "%s{\"from\":%" PRId32 ",\"to\":%" PRId32
+			    ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+			    first ? "" : ",", tv[i]->tid, p->to, p->msgs,
+			    p->bytes);
+			first = 0;
+		}
+	fputc(']', fp);
+}
+
+int
+state_write(const struct state *s, unsigned parts, int32_t queue_tid,
+    FILE *fp)
+{
+	const struct task **tv;
+	size_t i, nt;
+	int rv = 0;
+
+	tv = state_tasks_sorted(s, &nt);
+	fputs("{\"position\":{", fp);
+	for (i = 0; i < nt; i++)
+		fprintf(fp, "%s\"%" PRId32 "\":%" PRIu64, i ? "," : "",
+		    tv[i]->tid, tv[i]->last_seq);
+	fputc('}', fp);
+	if (parts & STATE_HOSTS)
+		write_hosts(fp, s);
+	if (parts & STATE_TASKS) {
+		fputs(",\"tasks\":[", fp);
+		for (i = 0; i < nt; i++) {
+			if (i)
+				fputc(',', fp);
+			write_task(fp, s, tv[i]);
+		}
+		fputc(']', fp);
+	}
+	if ((parts & STATE_GROUPS) && write_groups(fp, s, tv, nt) == -1)
+		rv = -1;
+	if (parts & STATE_QUEUES)
+		write_queues(fp, s, queue_tid);
+	if (parts & STATE_TRAFFIC)
+		write_traffic(fp, tv, nt);
+	if (parts & STATE_MAILBOX)
+		mbox_write_json(&s->mbox, fp);
+	if (parts & STATE_PROBLEMS) {
+		fputs(",\"problems\":[", fp);
+		for (i = 0; i < s->nproblems; i++)
+			fprintf(fp, "%s%s", i ? "," : "", s->problems[i].json);
+		fputc(']', fp);
+		if (s->problems_dropped > 0)
+			fprintf(fp, ",\"problems_not_kept\":%" PRIu64,
+			    s->problems_dropped);
+	}
+	fputc('}', fp);
+	free(tv);
+	return rv == -1 || ferror(fp) ? -1 : 0;
+}
+
+/* --- text output ------------------------------------------------------- */
+
+/* Where a blocked task waits, for people: pvm_recv(t40002, 5). */
+static const char *
+where(const struct state *s, const struct task *t, char *buf, size_t len)
+{
+	char from[16], tag[16];
+
+	switch (state_task_wait(s, t)) {
+	case WAIT_RECV:
+		if (t->cur.peer == -1)
+			snprintf(from, sizeof(from), "any");
+		else
+			snprintf(from, sizeof(from), "t%x",
+			    (unsigned)t->cur.peer);
+		if (t->cur.tag == -1)
+			snprintf(tag, sizeof(tag), "any");
+		else
+			snprintf(tag, sizeof(tag), "%" PRId32, t->cur.tag);
+		snprintf(buf, len, "%s(%s, %s)", state_call_name(t->cur.call),
+		    from, tag);
+		break;
+	case WAIT_BARRIER:
+	case WAIT_COLL:
+		snprintf(buf, len, "%s(%.32s)", state_call_name(t->cur.call),
+		    t->cur.group);
+		break;
+	default:
+		if (t->end == TASK_KILLED && t->kill_seq != 0)
+			snprintf(buf, len, "by t%x", (unsigned)t->kill_tid);
+		else
+			snprintf(buf, len, "-");
+	}
+	return buf;
+}
+
+static void
+text_tasks(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	char w[64], sent[32], recv[32];
+	size_t i;
+
+	fprintf(fp, "%-9s %-12s %-14s %-11s %-24s %-14s %-14s %s\n", "TID",
+	    "HOST", "PROGRAM", "STATE", "WHERE", "SENT", "RECV", "LOST");
+	for (i = 0; i < nt; i++) {
+		const struct task *t = tv[i];
+
+		snprintf(sent, sizeof(sent), "%" PRIu64 "/%" PRIu64 "B",
+		    t->sent_msgs, t->sent_bytes);
+		snprintf(recv, sizeof(recv), "%" PRIu64 "/%" PRIu64 "B",
+		    t->recv_msgs, t->recv_bytes);
+		if (t->unmonitored)	/* nothing of it is seen */
+			strcpy(sent, "-"), strcpy(recv, "-");
+		fprintf(fp, "t%-8x %-12s %-14s %-11s %-24s %-14s %-14s %"
+		    PRIu64 "\n", (unsigned)t->tid, t->host != NULL ? t->host :
+		    "-", t->program != NULL ? t->program : "-",
+		    task_state(s, t), where(s, t, w, sizeof(w)), sent, recv,
+		    t->lost);
+	}
+}
+
+static void
+text_hosts(FILE *fp, const struct state *s)
+{
+	size_t i;
+
+	fprintf(fp, "%-9s %-20s %-10s %s\n", "HOST", "NAME", "ARCH", "AGENT");
+	for (i = 0; i < s->nhosts; i++)
+		fprintf(fp, "t%-8x %-20s %-10s %s\n",
+		    (unsigned)s->hosts[i].tid, s->hosts[i].name,
+		    s->hosts[i].arch, host_agent(&s->hosts[i]));
+}
+
+static int
+text_groups(FILE *fp, const struct state *s, const struct task **tv,
+    size_t nt)
+{
+	const struct group **gv;
+	const struct task **w;
+	size_t i, j, ng, nw;
+
+	gv = groups_sorted(s, &ng);
+	w = xcalloc(nt + 1, sizeof(*w));
+	fprintf(fp, "%-16s %s\n", "GROUP", "MEMBERS (TID:INST) / BARRIER");
+	for (i = 0; i < ng; i++) {
+		fprintf(fp, "%-16s", gv[i]->name);
+		for (j = 0; j < gv[i]->n; j++)
+			fprintf(fp, " t%x:%" PRId32, (unsigned)gv[i]->m[j].tid,
+			    gv[i]->m[j].inst);
+		memcpy(w, tv, nt * sizeof(*w));
+		if ((nw = barrier_waiters(gv[i], w, nt)) > 0) {
+			fputs(" / barrier:", fp);
+			for (j = 0; j < nw; j++)
+				fprintf(fp, " t%x", (unsigned)w[j]->tid);
+		}
+		fputc('\n', fp);
+	}
+	free(w);
+	free(gv);
+	return 0;
+}
+
+static void
+text_queue(FILE *fp, const struct task *t)
+{
+	const struct qmsg *q;
+
+	TAILQ_FOREACH(q, &t->queue, entry)
+		fprintf(fp, "t%-8x t%-8x %-6" PRId32 " %-8" PRId32 " t%x:%"
+		    PRIu64 "\n", (unsigned)t->tid, (unsigned)q->from,
+		    q->tag, q->bytes, (unsigned)q->from, q->seq);
+}
+
+static void
+text_queues(FILE *fp, const struct state *s, int32_t queue_tid)
+{
+	const struct task *t;
+	size_t i;
+
+	fprintf(fp, "%-9s %-9s %-6s %-8s %s\n", "TID", "FROM", "TAG", "BYTES",
+	    "SEND");
+	if (queue_tid != 0) {
+		if ((t = task_find(s, queue_tid)) != NULL)
+			text_queue(fp, t);
+		return;
+	}
+	for (i = 0; i < s->ntasks; i++)
+		if (!s->tasks[i]->retired)
+			text_queue(fp, s->tasks[i]);
+}
+
+static void
+text_traffic(FILE *fp, const struct task **tv, size_t nt)
+{
+	size_t i, j;
+
+	fprintf(fp, "%-9s %-9s %-8s %s\n", "FROM", "TO", "MSGS", "BYTES");
+	for (i = 0; i < nt; i++)
+		for (j = 0; j < tv[i]->npairs; j++)
+			fprintf(fp, "t%-8x t%-8x %-8" PRIu64 " %" PRIu64 "\n",
+			    (unsigned)tv[i]->tid, (unsigned)tv[i]->pairs[j].to,
+			    tv[i]->pairs[j].msgs, tv[i]->pairs[j].bytes);
+}
+
+/* Each part asked for as a table, a blank line between parts. */
+int
+state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
+    FILE *fp)
+{
+	const struct task **tv;
+	size_t i, nt;
+	int rv = 0, sep = 0;
+
+	tv = state_tasks_sorted(s, &nt);
+#define STATE_SEP() do { if (sep++) fputc('\n', fp); } while (0)
+	if (parts & STATE_HOSTS) {
+		STATE_SEP();
+		text_hosts(fp, s);
+	}
+	if (parts & STATE_TASKS) {
+		STATE_SEP();
+		text_tasks(fp, s, tv, nt);
+	}
+	if (parts & STATE_GROUPS) {
+		STATE_SEP();
+		rv = text_groups(fp, s, tv, nt);
+	}
+	if (parts & STATE_QUEUES) {
+		STATE_SEP();
+		text_queues(fp, s, queue_tid);
+	}
+	if (parts & STATE_TRAFFIC) {
+		STATE_SEP();
+		text_traffic(fp, tv, nt);
+	}
+	if (parts & STATE_MAILBOX) {
+		STATE_SEP();
+		mbox_write_text(&s->mbox, fp);
+	}
+	if (parts & STATE_PROBLEMS) {
+		STATE_SEP();
+		for (i = 0; i < s->nproblems; i++)
+			state_load_problem_text(fp, s->problems[i].json);
+		if (s->problems_dropped > 0)
+			fprintf(fp, "... and %" PRIu64 " more, not kept (each "
+			    "was sent to the tools when found)\n",
+			    s->problems_dropped);
+	}
+#undef STATE_SEP
+	free(tv);
+	return rv == -1 || ferror(fp) ? -1 : 0;
+}
+
+/* One task, as the snapshot shows it; -1 if the model does not know it. */
+int
+state_write_task(const struct state *s, int32_t tid, FILE *fp)
+{
+	const struct task *t = task_find(s, tid);
+
+	if (t == NULL)
+		return -1;
+	write_task(fp, s, t);
+	return ferror(fp) ? -1 : 0;
+}
