@@ -97,39 +97,21 @@ static const struct tool_coordd_opt replay_coordd_opts[] = {
 	{ 0, NULL, NULL, NULL }
 };
 
-/* In the child: pmon-coordd -R with the pipe's write end as -r. */
+/* In the child: pmon-coordd -R FILE, -d when in the foreground. */
 static void __attribute__((noreturn))
 replay_exec(const char *coordd, const char *file, int wfd, int foreground,
     const struct cmd_args *a, int logfd)
 {
 	const char *argv[TOOL_COORDD_ARGS + 6];
-	char fdarg[16];
-	int i, null;
+	int i;
 
-	if ((null = open("/dev/null", O_RDWR)) != -1) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		if (null > STDERR_FILENO)
-			close(null);
-	}
-	if (logfd != -1)
-		dup2(logfd, STDERR_FILENO);
-	fcntl(wfd, F_SETFD, 0);
-	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
-	tool_coordd_args(argv, a, replay_coordd_opts);
-	for (i = 0; argv[i] != NULL; i++)
-		;
+	i = tool_coordd_args(argv, a, replay_coordd_opts);
 	if (foreground)
 		argv[i++] = "-d";
-	argv[i++] = "-r";
-	argv[i++] = fdarg;
 	argv[i++] = "-R";
 	argv[i++] = file;
 	argv[i] = NULL;
-	execv(coordd, (char *const *)argv);
-	fprintf(stderr, "pmon replay: cannot run %s: %s\n", coordd,
-	    strerror(errno));
-	_exit(127);
+	tool_coordd_exec(coordd, argv, wfd, logfd);
 }
 
 /*

@@ -232,11 +232,14 @@ coordd_args(const char **argv, const struct cmd_args *a)
 	argv[i] = NULL;
 }
 
-/* In the child: runs the coordinator with the pipe's write end as -r. */
-static void __attribute__((noreturn))
-coordd_exec(const char *path, int wfd, const struct cmd_args *a)
+/*
+ * In the child: runs pmon-coordd at path with argv (room for two more
+ * arguments), its ready line to wfd (-r), stdin and stdout on
+ * /dev/null, stderr on logfd unless it is -1.
+ */
+void
+tool_coordd_exec(const char *path, const char **argv, int wfd, int logfd)
 {
-	const char *argv[TOOL_COORDD_ARGS + 3];
 	char fdarg[16];
 	int i, null;
 
@@ -246,17 +249,18 @@ coordd_exec(const char *path, int wfd, const struct cmd_args *a)
 		if (null > STDERR_FILENO)
 			close(null);
 	}
+	if (logfd != -1)
+		dup2(logfd, STDERR_FILENO);
 	fcntl(wfd, F_SETFD, 0);		/* the only fd it must inherit */
 	snprintf(fdarg, sizeof(fdarg), "%d", wfd);
-	coordd_args(argv, a);
 	for (i = 0; argv[i] != NULL; i++)
 		;
 	argv[i++] = "-r";
 	argv[i++] = fdarg;
 	argv[i] = NULL;
 	execv(path, (char *const *)argv);
-	fprintf(stderr, "pmon start: cannot run %s: %s\n", path,
-	    strerror(errno));
+	fprintf(stderr, "pmon %s: cannot run %s: %s\n", tool_command_name(),
+	    path, strerror(errno));
 	_exit(127);
 }
 
@@ -410,7 +414,7 @@ tool_start_failed(pid_t pid, int got)
 static int
 cmd_start(const struct cmd_args *a)
 {
-	const char *argv[TOOL_COORDD_ARGS + 1];
+	const char *argv[TOOL_COORDD_ARGS + 3];
 	char path[PATH_MAX], line[256], settings[512];
 	int fds[2], got, status;
 	pid_t pid;
@@ -433,7 +437,7 @@ cmd_start(const struct cmd_args *a)
 	if ((pid = fork()) == -1)
 		return tool_error("fork: %s", strerror(errno));
 	if (pid == 0)
-		coordd_exec(path, fds[1], a);
+		tool_coordd_exec(path, argv, fds[1], -1);
 	close(fds[1]);
 	got = tool_read_ready(fds[0], line, sizeof(line));
 	close(fds[0]);

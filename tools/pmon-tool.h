@@ -89,6 +89,8 @@ struct tool_coordd_opt {
 #define TOOL_COORDD_ARGS	40	/* of pmon-coordd's argv, at most */
 int		 tool_coordd_args(const char **, const struct cmd_args *,
 		    const struct tool_coordd_opt *);
+void		 tool_coordd_exec(const char *path, const char **argv,
+		    int wfd, int logfd) __attribute__((noreturn));
 int		 tool_coordd_check(const char *path, const char **argv,
 		    const struct tool_coordd_opt *, char *settings, size_t);
 int		 tool_read_ready(int fd, char *, size_t);
