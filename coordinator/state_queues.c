@@ -273,7 +273,7 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	return 0;
 }
 
-/* The destinations of r, as order.c's send_dests finds them. */
+/* The destinations of r, as order_chans.c's send_dests finds them. */
 int
 state_sends_apply(struct state *s, struct task *t, const struct record *r)
 {
