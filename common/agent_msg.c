@@ -54,7 +54,14 @@ task_other_encode(uint8_t *out, const struct task_other *o)
 	wire_put32(out, (uint32_t)o->tid);
 	wire_put32(out + 4, (uint32_t)o->parent_tid);
 	wire_put32(out + 8, o->pid);
-	return (size_t)(put_str_cut(out + 12, o->program, 255) - out);
+	put_str_cut(out + 12, o->program, TASK_OTHER_PROGRAM_MAX);
+	return task_other_size(o);
+}
+
+size_t
+task_other_size(const struct task_other *o)
+{
+	return 12 + 2 + strnlen(o->program, TASK_OTHER_PROGRAM_MAX);
 }
 
 void

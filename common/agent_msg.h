@@ -49,8 +49,11 @@ struct task_other {
 	char		program[256];
 };
 #define TASK_OTHERS_MAX		4096	/* per TASK_OTHERS */
-#define TASK_OTHER_MAX		(12 + 2 + 255)	/* one entry, encoded */
+#define TASK_OTHER_PROGRAM_MAX	255	/* sent of the program's name */
+#define TASK_OTHER_MAX		(12 + 2 + TASK_OTHER_PROGRAM_MAX)
 size_t	task_other_encode(uint8_t *out, const struct task_other *);
+/* The bytes task_other_encode writes, at most TASK_OTHER_MAX. */
+size_t	task_other_size(const struct task_other *);
 /* Checked whole, then each task to cb. */
 typedef void (*task_other_cb)(const struct task_other *, void *arg);
 int	task_others_decode(const uint8_t *, size_t, task_other_cb,

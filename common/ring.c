@@ -582,37 +582,35 @@ ring_wait(struct ring *rg, size_t len, ring_bell_fn bell, void *arg)
  * was even and unchanged around the copy.
  */
 
-/* A breakpoint as it travels into the control page's layout, and back. */
+/*
+ * A breakpoint as it travels into the control page's layout, and back:
+ * the two have the same fields and group size (asserted above), copied
+ * one by one since the page's layout is its own.
+ */
+#define RING_BP_COPY(to, from) do {					\
+	(to)->id = (from)->id;						\
+	(to)->tid = (from)->tid;					\
+	(to)->call = (from)->call;					\
+	(to)->phase = (from)->phase;					\
+	(to)->match = (from)->match;					\
+	(to)->peer = (from)->peer;					\
+	(to)->tag = (from)->tag;					\
+	(to)->ctx = (from)->ctx;					\
+	(to)->seq = (from)->seq;					\
+	memcpy((to)->group, (from)->group, sizeof((to)->group));	\
+	(to)->group[sizeof((to)->group) - 1] = '\0';			\
+} while (0)
+
 static void
 ring_bp_from(struct ring_bp *to, const struct breakpoint *bp)
 {
-	to->id = bp->id;
-	to->tid = bp->tid;
-	to->call = bp->call;
-	to->phase = bp->phase;
-	to->match = bp->match;
-	to->peer = bp->peer;
-	to->tag = bp->tag;
-	to->ctx = bp->ctx;
-	to->seq = bp->seq;
-	memcpy(to->group, bp->group, sizeof(to->group));
-	to->group[RING_BP_GROUP_MAX] = '\0';
+	RING_BP_COPY(to, bp);
 }
 
 static void
 ring_bp_to(struct breakpoint *to, const struct ring_bp *bp)
 {
-	to->id = bp->id;
-	to->tid = bp->tid;
-	to->call = bp->call;
-	to->phase = bp->phase;
-	to->match = bp->match;
-	to->peer = bp->peer;
-	to->tag = bp->tag;
-	to->ctx = bp->ctx;
-	to->seq = bp->seq;
-	memcpy(to->group, bp->group, sizeof(to->group));
-	to->group[BREAKPOINT_GROUP_MAX] = '\0';
+	RING_BP_COPY(to, bp);
 }
 
 /*

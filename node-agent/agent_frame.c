@@ -86,6 +86,15 @@ agent_frame_packed(struct evbuffer *out, int32_t tid, struct agent_packer *pk,
 	evbuffer_add(out, po->rec, po->nrec);
 }
 
+static void
+other_entry(struct task_other *o, const struct agent_other *v)
+{
+	o->tid = v->tid;
+	o->parent_tid = v->parent;
+	o->pid = v->pid;
+	memcpy(o->program, v->program, sizeof(o->program));
+}
+
 /* TASK_OTHERS: the tasks seen in two readings of pvmd's list. */
 void
 agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
@@ -97,8 +106,9 @@ agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
 
 	for (i = 0; i < n; i++)
 		if (v[i].reported) {
+			other_entry(&o, &v[i]);
 			k++;
-			len += 12 + 2 + strnlen(v[i].program, 255);
+			len += task_other_size(&o);
 		}
 	frame_start(out, MSG_TASK_OTHERS, len);
 	wire_put32(cnt, (uint32_t)k);
@@ -106,10 +116,7 @@ agent_frame_task_others(struct evbuffer *out, const struct agent_other *v,
 	for (i = 0; i < n; i++) {
 		if (!v[i].reported)
 			continue;
-		o.tid = v[i].tid;
-		o.parent_tid = v[i].parent;
-		o.pid = v[i].pid;
-		memcpy(o.program, v[i].program, sizeof(o.program));
+		other_entry(&o, &v[i]);
 		evbuffer_add(out, buf, task_other_encode(buf, &o));
 	}
 }

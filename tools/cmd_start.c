@@ -346,6 +346,31 @@ coordd_check_exec(const char *path, const char **argv, int wfd)
 }
 
 /*
+ * Waits for our child pid.  0 when it exited with status 0, else -1 with
+ * how it ended in why ("exited with status 2", "was killed by signal
+ * 9"), or empty when that is not known (waitpid failed).
+ */
+static int
+child_wait(pid_t pid, char *why, size_t size)
+{
+	int status;
+
+	why[0] = '\0';
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		snprintf(why, size, "was killed by signal %d",
+		    WTERMSIG(status));
+	else if (WIFEXITED(status))
+		snprintf(why, size, "exited with status %d",
+		    WEXITSTATUS(status));
+	return -1;
+}
+
+/*
  * pmon-coordd -n with argv's options: the daemon alone judges its
  * options.  0 with the settings they make in out; else a usage error in
  * the command's words (opts: its options that are the daemon's).
@@ -354,10 +379,10 @@ int
 tool_coordd_check(const char *path, const char **argv,
     const struct tool_coordd_opt *opts, char *out, size_t size)
 {
-	char buf[1024], *msg;
+	char buf[1024], why[64], *msg;
 	size_t len = 0;
 	ssize_t n;
-	int fds[2], status;
+	int fds[2];
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) == -1)
@@ -372,9 +397,7 @@ tool_coordd_check(const char *path, const char **argv,
 		len += n > 0 ? (size_t)n : 0;
 	buf[len] = '\0';
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	if (child_wait(pid, why, sizeof(why)) == 0) {
 		snprintf(out, size, "%s", buf);
 		return 0;
 	}
@@ -390,6 +413,7 @@ tool_coordd_check(const char *path, const char **argv,
 int
 tool_start_failed(pid_t pid, int got)
 {
+	char why[64];
 	int status;
 
 	if (got == -1) {
@@ -399,14 +423,8 @@ tool_start_failed(pid_t pid, int got)
 		    "%d s (see its log in %s)", START_TIMEOUT_MS / 1000,
 		    pvm_tmp());
 	}
-	if (waitpid(pid, &status, 0) == pid) {
-		if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-			return tool_error("pmon-coordd exited with status %d "
-			    "before it was ready", WEXITSTATUS(status));
-		if (WIFSIGNALED(status))
-			return tool_error("pmon-coordd was killed by signal "
-			    "%d before it was ready", WTERMSIG(status));
-	}
+	if (child_wait(pid, why, sizeof(why)) == -1 && why[0] != '\0')
+		return tool_error("pmon-coordd %s before it was ready", why);
 	return tool_error("pmon-coordd stopped before it was ready (see its "
 	    "log in %s)", pvm_tmp());
 }
