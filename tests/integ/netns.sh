@@ -180,6 +180,23 @@ netns_wait_hosts() {
 	    'printf "conf\nquit\n" | timeout 10 pvm 2>&1')"
 }
 
+# netns_wait_hosts_quiet N: as netns_wait_hosts, but the console, a PVM
+# task that takes a tid on host 1, runs once the other hosts' pvmds
+# logged that they are ready, not in a loop: a machine started this way
+# gives a program the same tids every time, as a rerun at a stopline
+# needs.  Their logs must be gone before the machine starts.
+netns_wait_hosts_quiet() {
+	_i=2
+	while [ "$_i" -le "$1" ]; do
+		wait_for 20 grep -qs ' ready ' \
+		    "$(host_tmp "$_i")/pvml.$(id -u)" ||
+		    fail "the pvmd of host $_i never got ready"
+		_i=$((_i + 1))
+	done
+	sleep 0.5
+	netns_wait_hosts "$1"
+}
+
 netns_cleanup() {
 	local ns p
 	for ns in $NS_ALL; do

@@ -31,8 +31,9 @@ ns_empty() { [ -z "$(ns_procs)" ]; }
 
 # vm N: a fresh 2-host machine and pmon, traced into $RUN/runN.json.
 vm() {
+	rm -f "$(host_tmp 2)"/pvml.*
 	netns_start_pvmd
-	netns_wait_hosts 2
+	netns_wait_hosts_quiet 2
 	pmon_start
 	netns_wait_agents 2
 	pmon_trace "$RUN/run$1.json"
