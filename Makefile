@@ -115,6 +115,8 @@ BENCH_AGENT	= $(BUILD)/bench/bench_agent
 BENCH_DECODE	= $(BUILD)/bench/bench_decode
 # pmon trace's line writers, which the unit tests and bench_decode reach.
 TRACE_FMT_OBJ	= $(BUILD)/obj/tools/trace_fmt.o
+# pmon's tables from the coordinator's JSON, which the state tests reach.
+RENDER_OBJ	= $(BUILD)/obj/tools/render.o
 EXPORT_FLOOR	= $(BUILD)/bench/export_floor
 BENCH_RECORD	= $(BUILD)/bench/bench_record
 
@@ -204,9 +206,10 @@ $(PMON): $(call obj,$(TOOL_SRCS)) $(WEB_ASSETS_OBJ) $(LIBPMON)
 	    $(OTF2_LIBS) -lm
 
 $(BUILD)/obj/tests/unit/test_trace_fmt.o: CFLAGS += -Itools
+$(BUILD)/obj/tests/unit/test_state.o: CFLAGS += -Itools
 
 $(UNIT): $(call obj,$(UNIT_SRCS)) $(COORD_LIB_OBJS) $(AGENT_LIB_OBJS) $(LIBPMON) \
-	    $(TRACE_FMT_OBJ)
+	    $(TRACE_FMT_OBJ) $(RENDER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -lcunit -levent $(LDLIBS_PVM) $(LDLIBS_Z) \
 	    -ljansson -lm
@@ -312,7 +315,8 @@ FUZZ_BINS	:= $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRCS))
 FUZZ_TIME	?= 20
 
 FUZZ_LINKED	= $(COMMON_SRCS) $(filter-out coordinator/coordd.c,$(COORD_SRCS)) \
-		  $(LIBPMON_SRCS) node-agent/agent_environ.c tools/web_query.c
+		  $(LIBPMON_SRCS) node-agent/agent_environ.c tools/web_query.c \
+		  tools/render.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LINKED)
 	@mkdir -p $(dir $@)

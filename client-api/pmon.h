@@ -39,7 +39,8 @@ struct pmon;
 				   the coordinator's bound (doc/capture.md) */
 
 /* pmon_request flags. */
-#define PMON_JSON	0x1	/* reply in JSON rather than text */
+#define PMON_JSON	0x1	/* none: replies are always JSON (it was
+				   "JSON rather than a table") */
 #define PMON_UNOWNED	0x2	/* stops made by this request belong to no
 				   tool: they stay when this tool leaves, and
 				   any tool may continue them */

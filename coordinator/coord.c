@@ -32,9 +32,7 @@ coord_release_event(struct coord *c, const struct order_event *ev)
 	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
 	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
 	    ev->rec->seq);
-	/* Out of memory, as everywhere in the coordinator: fatal. */
-	if (state_event(c->state, ev) == -1)
-		fatal("%s: state model", __func__);
+	state_event(c->state, ev);
 	if (!TAILQ_EMPTY(&c->bps))
 		coord_control_event(c, ev);
 }
@@ -413,7 +411,7 @@ flush_check(struct coord *c, struct coord_flush *f)
 		coord_snapshot_send(c, f->tool);
 	else if (f->tool != NULL && f->reply)
 		coord_frame_reply(coord_tool_out(f->tool),
-		    f->tool_id, REPLY_OK, "", 0);
+		    f->tool_id, REPLY_OK, "{}", 2);
 	else if (f->tool != NULL)
 		coord_frame_u32(coord_tool_out(f->tool),
 		    MSG_FLUSH_DONE, f->tool_id);

@@ -507,7 +507,7 @@ void	coord_tools_send_problem(struct coord *, const char *json);
 void	coord_tools_send_gone(struct coord *, int32_t tid);
 void	coord_tool_lost(struct coord_tool *);
 void	coord_tool_full(struct coord_tool *);
-void	coord_tools_write(struct coord *, int json, char **body, size_t *len);
+void	coord_tools_write(struct coord *, char **body, size_t *len);
 
 /*
  * coord_conn.c: framing shared by agents and tools.  A frame callback

@@ -139,8 +139,7 @@ coord_agent_host_gone(struct coord *c, const char *host)
 			    "ended", (unsigned)t->tid, t->program, host);
 			orphan_end(c, t);
 		}
-	if ((others = state_others_on(c->state, host, &n)) == NULL)
-		fatal("%s", __func__);
+	others = state_others_on(c->state, host, &n);
 	for (i = 0; i < n; i++)
 		other_ended(c, others[i]);
 	free(others);
@@ -253,8 +252,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	a->pid = h.pid;
 	a->state = COORD_P_ACTIVE;
 	coord_preauth_done(a->coord, &a->pre);
-	if (state_host(a->coord->state, h.host_tid, h.host, h.arch, 1) == -1)
-		fatal("%s", __func__);
+	state_host(a->coord->state, h.host_tid, h.host, h.arch, 1);
 	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
 	    (unsigned)h.host_tid, h.arch, h.pid);
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)
@@ -366,9 +364,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	t->program = xstrdup(tn.program);
 	log_debug("task t%x (%s) on %s, parent t%x", (unsigned)t->tid,
 	    t->program, t->host, (unsigned)t->parent_tid);
-	if (state_task(c->state, t->tid, t->parent_tid, t->pid, t->host,
-	    t->program) == -1)
-		fatal("%s", __func__);
+	state_task(c->state, t->tid, t->parent_tid, t->pid, t->host,
+	    t->program);
 	coord_broadcast_task(c, t);
 	coord_control_task_new(c, t);
 	return 0;
@@ -658,8 +655,7 @@ other_listed(const struct task_other *o, void *arg)
 	}
 	rv = state_task_other(c->state, o->tid, o->parent_tid, o->pid,
 	    x->a->host, o->program);
-	if (rv == -1 || (rv == 1 && order_task_unmonitored(c->order,
-	    o->tid) == -1))
+	if (rv == 1 && order_task_unmonitored(c->order, o->tid) == -1)
 		fatal("%s", __func__);
 	if (rv == 1) {
 		log_info("task t%x (%s) on %s is not monitored", (unsigned)o->tid,
@@ -681,8 +677,7 @@ agent_task_others(struct coord_agent *a, const uint8_t *p, size_t len)
 	const char *why;
 	size_t i;
 
-	if ((x.was = state_others_on(c->state, a->host, &x.nwas)) == NULL)
-		fatal("%s", __func__);
+	x.was = state_others_on(c->state, a->host, &x.nwas);
 	qsort(x.was, x.nwas, sizeof(*x.was), cmp_i32);
 	if (task_others_decode(p, len, other_listed, &x, &why) == -1) {
 		free(x.was);

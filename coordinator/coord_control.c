@@ -62,7 +62,6 @@ struct coord_op {
 	uint8_t			 op;		/* CONTROL_STOP... */
 	struct coord_tool	*tool;		/* gets the REPLY, or NULL */
 	uint32_t		 req_id;
-	int			 json;
 	unsigned		 owner;		/* tool id owning the stop */
 	uint32_t		 bp;		/* the breakpoint that asked */
 	struct hit_snapshot	*snap;		/* waits for this op, or NULL */
@@ -271,9 +270,7 @@ expand(struct coord *c, struct coord_op *o, const struct req_objects *obs,
 					    name, NULL);
 			break;
 		case REQ_OBJ_GROUP:
-			if (state_group_members(c->state, ob->name, &members,
-			    &nm) == -1)
-				fatal("%s", __func__);
+			state_group_members(c->state, ob->name, &members, &nm);
 			for (j = 0; j < nm; j++)
 				if ((t = coord_task_find(c, members[j])) !=
 				    NULL && targetable(o, t))
@@ -355,7 +352,7 @@ op_send(struct coord *c, struct coord_op *o)
 
 static struct coord_op *
 op_new(struct coord *c, uint8_t op, struct coord_tool *tool,
-    uint32_t req_id, int json)
+    uint32_t req_id)
 {
 	struct coord_op *o;
 
@@ -366,7 +363,6 @@ op_new(struct coord *c, uint8_t op, struct coord_tool *tool,
 	o->op = op;
 	o->tool = tool;
 	o->req_id = req_id;
-	o->json = json;
 	o->owner = tool != NULL ? tool->id : 0;
 	return o;
 }
@@ -408,55 +404,39 @@ info_reply(struct coord *c, struct coord_op *o)
 	const struct task_proc *pr;
 	char *buf = NULL;
 	size_t len = 0, i;
-	int first = 1;
 	FILE *fp;
 
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
-	if (o->json)
-		fputs("{\"tasks\":[", fp);
+	fputs("{\"tasks\":[", fp);
 	for (i = 0; i < o->n; i++) {
 		const struct op_target *tg = &o->v[i];
 
 		pr = &tg->proc;
-		if (o->json) {
-			fputs(first ? "" : ",", fp);
-			first = 0;
-			if (tg->has_proc && state_write_task(c->state, tg->tid,
-			    fp) == 0) {
-				/* The task object, with "proc" added. */
-				fseeko(fp, -1, SEEK_CUR);
-				fprintf(fp, ",\"proc\":{\"state\":\"%c\","
-				    "\"threads\":%u,\"utime_ms\":%llu,"
-				    "\"stime_ms\":%llu,\"rss_kb\":%llu,"
-				    "\"vsize_kb\":%llu,\"syscall\":%d}}",
-				    pr->state, pr->threads,
-				    (unsigned long long)pr->utime_ms,
-				    (unsigned long long)pr->stime_ms,
-				    (unsigned long long)pr->rss_kb,
-				    (unsigned long long)pr->vsize_kb,
-				    pr->syscall);
-			} else {
-				fputs("{\"object\":", fp);
-				json_str_write(fp, tg->object);
-				fputs(",\"error\":", fp);
-				json_str_write(fp, tg->error != NULL ? tg->error :
-				    "no such task on its host");
-				fputc('}', fp);
-			}
-		} else if (tg->has_proc)
-			fprintf(fp, "t%x\t%c\tthreads %u\tcpu %llu+%llu ms\t"
-			    "rss %llu kB\tsyscall %d\n", (unsigned)tg->tid,
+		fputs(i > 0 ? "," : "", fp);
+		if (tg->has_proc && state_write_task(c->state, tg->tid,
+		    fp) == 0) {
+			/* The task object, with "proc" added. */
+			fseeko(fp, -1, SEEK_CUR);
+			fprintf(fp, ",\"proc\":{\"state\":\"%c\","
+			    "\"threads\":%u,\"utime_ms\":%llu,"
+			    "\"stime_ms\":%llu,\"rss_kb\":%llu,"
+			    "\"vsize_kb\":%llu,\"syscall\":%d}}",
 			    pr->state, pr->threads,
 			    (unsigned long long)pr->utime_ms,
 			    (unsigned long long)pr->stime_ms,
-			    (unsigned long long)pr->rss_kb, pr->syscall);
-		else
-			fprintf(fp, "%s: %s\n", tg->object, tg->error != NULL ?
-			    tg->error : "no such task on its host");
+			    (unsigned long long)pr->rss_kb,
+			    (unsigned long long)pr->vsize_kb, pr->syscall);
+		} else {
+			fputs("{\"object\":", fp);
+			json_str_write(fp, tg->object);
+			fputs(",\"error\":", fp);
+			json_str_write(fp, tg->error != NULL ? tg->error :
+			    "no such task on its host");
+			fputc('}', fp);
+		}
 	}
-	if (o->json)
-		fputs("]}", fp);
+	fputs("]}", fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
 	coord_frame_reply(coord_tool_out(o->tool), o->req_id,
@@ -499,9 +479,7 @@ op_reply(struct coord_op *o)
 
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
-	if (o->json)
-		fprintf(fp, "{\"request\":\"%s\",\"results\":[",
-		    op_name(o->op));
+	fprintf(fp, "{\"request\":\"%s\",\"results\":[", op_name(o->op));
 	for (i = 0; i < o->n; i++) {
 		const struct op_target *tg = &o->v[i];
 		const char *err = tg->error;
@@ -511,28 +489,19 @@ op_reply(struct coord_op *o)
 		else if (err == NULL && tg->status != CONTROL_OK)
 			err = o->op == CONTROL_STOP ?
 			    "the task did not stop" : "the signal failed";
-		if (o->json) {
-			fprintf(fp, "%s{\"object\":", i ? "," : "");
-			json_str_write(fp, tg->object);
-			if (tg->tid != 0)
-				fprintf(fp, ",\"tid\":%d", tg->tid);
-			if (err != NULL) {
-				fputs(",\"status\":\"error\",\"error\":", fp);
-				json_str_write(fp, err);
-			} else
-				fprintf(fp, ",\"status\":\"%s\"",
-				    op_done_name(o->op));
-			fputc('}', fp);
-		} else if (tg->tid != 0 && tg->object[0] != 't')
-			/* One task of a host, a group or "*". */
-			fprintf(fp, "%s t%x: %s\n", tg->object,
-			    (unsigned)tg->tid, err ? err : op_done_name(o->op));
-		else
-			fprintf(fp, "%s: %s\n", tg->object,
-			    err ? err : op_done_name(o->op));
+		fprintf(fp, "%s{\"object\":", i ? "," : "");
+		json_str_write(fp, tg->object);
+		if (tg->tid != 0)
+			fprintf(fp, ",\"tid\":%d", tg->tid);
+		if (err != NULL) {
+			fputs(",\"status\":\"error\",\"error\":", fp);
+			json_str_write(fp, err);
+		} else
+			fprintf(fp, ",\"status\":\"%s\"",
+			    op_done_name(o->op));
+		fputc('}', fp);
 	}
-	if (o->json)
-		fputs("]}", fp);
+	fputs("]}", fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
 	coord_frame_reply(coord_tool_out(o->tool), o->req_id,
@@ -719,7 +688,7 @@ op_run(struct coord *c, uint8_t op, unsigned owner, uint32_t bp,
     const struct req_objects *obs, int32_t self, int force,
     struct hit_snapshot *snap)
 {
-	struct coord_op *o = op_new(c, op, NULL, 0, 0);
+	struct coord_op *o = op_new(c, op, NULL, 0);
 
 	o->owner = owner;
 	o->bp = bp;
@@ -1183,31 +1152,23 @@ coord_control_problem(struct coord *c, const struct state_problem *sp)
 
 /* The breakpoints, for the "breakpoints" request. */
 static void
-bp_list(struct coord *c, int json, FILE *fp)
+bp_list(struct coord *c, FILE *fp)
 {
 	struct coord_bp *b;
 	int first = 1;
 
-	if (json)
-		fputs("{\"breakpoints\":[", fp);
+	fputs("{\"breakpoints\":[", fp);
 	TAILQ_FOREACH(b, &c->bps, entry) {
-		if (json) {
-			fprintf(fp, "%s{\"id\":%u,\"tool\":%u,\"enabled\":%s,"
-			    "\"hits\":%llu,\"text\":", first ? "" : ",", b->id,
-			    b->owner != NULL ? b->owner->id : 0,
-			    b->enabled ? "true" : "false",
-			    (unsigned long long)b->hits);
-			json_str_write(fp, b->text);
-			fputc('}', fp);
-		} else
-			fprintf(fp, "%u\t%s\ttool %u\t%llu hits\t%s\n", b->id,
-			    b->enabled ? "on" : "off",
-			    b->owner != NULL ? b->owner->id : 0,
-			    (unsigned long long)b->hits, b->text);
+		fprintf(fp, "%s{\"id\":%u,\"tool\":%u,\"enabled\":%s,"
+		    "\"hits\":%llu,\"text\":", first ? "" : ",", b->id,
+		    b->owner != NULL ? b->owner->id : 0,
+		    b->enabled ? "true" : "false",
+		    (unsigned long long)b->hits);
+		json_str_write(fp, b->text);
+		fputc('}', fp);
 		first = 0;
 	}
-	if (json)
-		fputs("]}", fp);
+	fputs("]}", fp);
 }
 
 /* --- requests -------------------------------------------------------------- */
@@ -1241,7 +1202,6 @@ int
 coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
     uint32_t flags, const struct req *r, char **body, size_t *len)
 {
-	int json = (flags & REQUEST_JSON) != 0;
 	struct coord_op *o;
 	struct coord_bp *b;
 	const char *why = NULL;
@@ -1256,7 +1216,7 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 	case REQ_KILL:
 		o = op_new(c, r->kind == REQ_STOP ? CONTROL_STOP :
 		    r->kind == REQ_CONTINUE ? CONTROL_CONTINUE : CONTROL_KILL,
-		    t, req_id, json);
+		    t, req_id);
 		if (flags & REQUEST_UNOWNED)
 			o->owner = 0;
 		op_start(c, o, &r->objects, 0, r->force);
@@ -1265,7 +1225,7 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 		coord_flush_reply(c, t, req_id);
 		return COORD_REPLY_LATER;
 	case REQ_TASKS:
-		o = op_new(c, CONTROL_INFO, t, req_id, json);
+		o = op_new(c, CONTROL_INFO, t, req_id);
 		if (r->objects.n == 0) {
 			struct req_objects all = { .n = 1 };
 
@@ -1277,13 +1237,11 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 	case REQ_ON:
 		if ((b = bp_add(c, t, r, 0, 0, &why)) == NULL)
 			return reply_text(body, len, "%s", why), REPLY_ERROR;
-		return json ? reply_text(body, len, "{\"id\":%u}", b->id) :
-		    reply_text(body, len, "breakpoint %u\n", b->id);
+		return reply_text(body, len, "{\"id\":%u}", b->id);
 	case REQ_STOPLINE:
 		if ((b = bp_add(c, t, r, r->tid, r->seq, &why)) == NULL)
 			return reply_text(body, len, "%s", why), REPLY_ERROR;
-		return json ? reply_text(body, len, "{\"id\":%u}", b->id) :
-		    reply_text(body, len, "breakpoint %u\n", b->id);
+		return reply_text(body, len, "{\"id\":%u}", b->id);
 	case REQ_ENABLE:
 	case REQ_DISABLE:
 	case REQ_DELETE:
@@ -1305,11 +1263,11 @@ coord_control_run(struct coord *c, struct coord_tool *t, uint32_t req_id,
 		}
 		if (rv)
 			coord_control_install(c, NULL);
-		return reply_text(body, len, json ? "{}" : "ok\n");
+		return reply_text(body, len, "{}");
 	case REQ_BREAKPOINTS:
 		if ((fp = open_memstream(&buf, &blen)) == NULL)
 			fatal("%s", __func__);
-		bp_list(c, json, fp);
+		bp_list(c, fp);
 		if (fclose(fp) != 0)
 			fatal("%s", __func__);
 		*body = buf;

@@ -350,10 +350,10 @@ host_deleted(struct coord *c)
 	h->deleted = 1;
 	log_info("host %s left the virtual machine", h->name);
 	/* A host whose agent never said hello is new to the model. */
-	if (state_host_deleted(c->state, host_tid) == -1 &&
-	    (state_host(c->state, host_tid, h->name, "", 0) == -1 ||
-	    state_host_deleted(c->state, host_tid) == -1))
-		fatal("%s", __func__);
+	if (state_host_deleted(c->state, host_tid) == -1) {
+		state_host(c->state, host_tid, h->name, "", 0);
+		state_host_deleted(c->state, host_tid);
+	}
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s", __func__);
 	fprintf(fp, "{\"notice\":\"host_deleted\",\"host_tid\":%d,"

@@ -97,9 +97,9 @@ replay_task_info(struct coord *c, const uint8_t *p, size_t len,
 		coord_task_move(t, COORD_TASK_LIVE);
 	t->host = xstrdup(ti.host);
 	t->program = xstrdup(ti.program);
-	if (!announced && state_task(c->state, ti.tid, ti.parent, ti.pid,
-	    ti.host, ti.program) == -1)
-		fatal("%s", __func__);
+	if (!announced)
+		state_task(c->state, ti.tid, ti.parent, ti.pid, ti.host,
+		    ti.program);
 	coord_broadcast_task(c, t);
 	return 0;
 }
@@ -157,8 +157,7 @@ replay_task_gone(struct coord *c, const uint8_t *p, size_t len,
 	}
 	coord_task_move(t, COORD_TASK_ENDED);
 	coord_tools_send_gone(c, tid);
-	if (state_task_gone(c->state, tid) == -1)
-		fatal("%s", __func__);
+	state_task_gone(c->state, tid);
 	return 0;
 }
 
@@ -179,8 +178,7 @@ replay_host(struct coord *c, const uint8_t *p, size_t len, const char **why)
 		*why = "bad host frame";
 		return -1;
 	}
-	if (state_host(c->state, host_tid, name, arch, up) == -1)
-		fatal("%s", __func__);
+	state_host(c->state, host_tid, name, arch, up);
 	return 0;
 }
 

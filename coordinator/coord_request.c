@@ -6,7 +6,8 @@
  *	snapshot | ps | hosts | groups | problems | queues [TASK | *] |
  *	frontier TASK:SEQ | tools
  *
- * The reply is text, or JSON with REQUEST_JSON.  A malformed request
+ * The reply is JSON (doc/state.md, doc/requests.md); the pmon command
+ * makes its tables from it.  A malformed request
  * gets the parser's error, which names the column and what is wrong
  * there; a request the language has but the coordinator does not run
  * yet gets an error that says so.
@@ -119,7 +120,7 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 	unsigned parts = 0;
 	char why[512];
 	FILE *f;
-	int json = (creq->flags & REQUEST_JSON) != 0, rv = 0;
+	int rv = 0;
 
 	*body = NULL;
 	*len = 0;
@@ -134,7 +135,7 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 		}
 		if (r->kind == REQ_TOOLS) {
 			free(r);
-			coord_tools_write(c, json, body, len);
+			coord_tools_write(c, body, len);
 			return REPLY_OK;
 		}
 		if (coord_request_is_control(r->kind)) {
@@ -162,10 +163,8 @@ coord_request_run(struct coord *c, struct coord_tool *t,
 		state_check(c->state);
 	if (parts == 0)
 		rv = state_frontier(c->state, tid, seq, f, why, sizeof(why));
-	else if (json)
-		rv = state_write(c->state, parts, tid, f);
 	else
-		rv = state_write_text(c->state, parts, tid, f);
+		rv = state_write(c->state, parts, tid, f);
 	if (fclose(f) != 0)
 		fatal("%s", __func__);
 	if (rv == -1 && parts == 0) {

@@ -343,23 +343,13 @@ tool_write_json(FILE *fp, const struct coord_tool *t)
 	    (unsigned long long)t->held_ms);
 }
 
-static void
-tool_write_text(FILE *fp, const struct coord_tool *t)
-{
-	fprintf(fp, "%4u %-16.16s %-9s %10zu %10llu %6llu %9llu\n", t->id,
-	    t->name, tool_stream(t),
-	    evbuffer_get_length(bufferevent_get_output(t->bev)),
-	    (unsigned long long)t->lost_events, (unsigned long long)t->holds,
-	    (unsigned long long)t->held_ms);
-}
-
 /*
  * The "tools" request: every tool, how it subscribed, what waits for
  * it, what it lost and how often (and how long) it held the agents
  * back (doc/requests.md).
  */
 void
-coord_tools_write(struct coord *c, int json, char **body, size_t *len)
+coord_tools_write(struct coord *c, char **body, size_t *len)
 {
 	const struct coord_tool *t;
 	FILE *fp;
@@ -367,25 +357,17 @@ coord_tools_write(struct coord *c, int json, char **body, size_t *len)
 
 	if ((fp = open_memstream(body, len)) == NULL)
 		fatal("%s", __func__);
-	if (json)
-		fprintf(fp, "{\"held_back\":%s,\"lossless_wait_ms\":%llu,"
-		    "\"tools\":[", c->held_back ? "true" : "false",
-		    (unsigned long long)c->lossless_wait_ms);
-	else
-		fprintf(fp, "%4s %-16s %-9s %10s %10s %6s %9s\n", "TOOL",
-		    "NAME", "STREAM", "QUEUED", "LOST", "HOLDS", "HELD_MS");
+	fprintf(fp, "{\"held_back\":%s,\"lossless_wait_ms\":%llu,"
+	    "\"tools\":[", c->held_back ? "true" : "false",
+	    (unsigned long long)c->lossless_wait_ms);
 	TAILQ_FOREACH(t, &c->tools, entry) {
 		if (t->state != COORD_P_ACTIVE)
 			continue;
-		if (json && n++ > 0)
+		if (n++ > 0)
 			fputc(',', fp);
-		if (json)
-			tool_write_json(fp, t);
-		else
-			tool_write_text(fp, t);
+		tool_write_json(fp, t);
 	}
-	if (json)
-		fputs("]}", fp);
+	fputs("]}", fp);
 	if (fclose(fp) != 0)
 		fatal("%s", __func__);
 }

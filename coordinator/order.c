@@ -55,14 +55,14 @@
 
 /* --- waiting ---------------------------------------------------------- */
 
-static int
+static void
 tasks_add(struct order_tasks *l, struct order_task *t)
 {
 	struct order_task **nv;
 	size_t ncap;
 
 	if (t->waitq == l)
-		return 0;
+		return;
 	if (l->n == l->cap) {
 		ncap = l->cap ? l->cap * 2 : 8;
 		nv = xreallocarray(l->v, ncap, sizeof(*nv));
@@ -71,16 +71,14 @@ tasks_add(struct order_tasks *l, struct order_task *t)
 	}
 	l->v[l->n++] = t;
 	t->waitq = l;
-	return 0;
 }
 
-/* Waits on a list; out of memory turns the wait into a release. */
+/* Waits on a list; returns 0, what a step that waits returns. */
 int
 order_wait_on(struct order *o, struct order_task *t, struct order_tasks *l,
     uint8_t what, struct order_group *g)
 {
-	if (tasks_add(l, t) == -1)
-		return order_release_plain(o, t, 0);
+	tasks_add(l, t);
 	set_wait(o, t, what);
 	t->wgroup = g;
 	return 0;
@@ -146,8 +144,7 @@ spawn_ready(struct order *o, struct order_task *t, struct clock_pred *pred,
 	if (task_exhausted(o, t->parent_tid))
 		return 1;
 	if (!t->waiting) {
-		if ((p = order_task_get(o, t->parent_tid)) == NULL)
-			return 1;	/* out of memory: do not wait */
+		p = order_task_get(o, t->parent_tid);
 		t->next_waiter = p->waiters;
 		p->waiters = t;
 		t->waiting = 1;
@@ -340,13 +337,12 @@ node_free(struct order *o, struct order_node *n)
  * the given flags, match and predecessor: to the callback, then into the
  * channels and the model.
  */
-static int
+static void
 release_node(struct order *o, struct order_task *t, struct order_node *n,
     uint8_t flags, int32_t match_tid, uint64_t match_seq,
     const struct clock_pred *pred)
 {
 	struct order_event ev;
-	int rv = 0;
 
 	o->nreleased++;
 	o->progress = 1;
@@ -370,7 +366,7 @@ release_node(struct order *o, struct order_task *t, struct order_node *n,
 		wake_outs(o, t);	/* receives naming a lost send */
 	else {
 		if (record_is_send(&n->rec))
-			rv = order_push_sends(o, t, &n->rec, ev.t_corr);
+			order_push_sends(o, t, &n->rec, ev.t_corr);
 		if (n->rec.phase == PMON_END && n->rec.rc < 0)
 			order_retract_sends(o, t, &n->rec);
 		model_apply(o, t, n, ev.t_corr);
@@ -384,16 +380,17 @@ release_node(struct order *o, struct order_task *t, struct order_node *n,
 	wake_children(o, t, 0);
 	if (t->ended && t->head == NULL)
 		order_task_done(o, t);
-	return rv;
 }
 
-/* Releases the head of t with the given flags, match and predecessor. */
+/*
+ * Releases the head of t with the given flags, match and predecessor.
+ * Returns 1, what a step that released one returns.
+ */
 int
 order_release_head(struct order *o, struct order_task *t, uint8_t flags,
     int32_t match_tid, uint64_t match_seq, const struct clock_pred *pred)
 {
 	struct order_node *n = t->head;
-	int rv;
 
 	/* The next head is likely cold: fetch it while this one goes out. */
 	if (n->next != NULL) {
@@ -406,15 +403,15 @@ order_release_head(struct order *o, struct order_task *t, uint8_t flags,
 		t->tailp = &t->head;
 	t->held--;
 	o->held--;
-	rv = release_node(o, t, n, flags, match_tid, match_seq, pred);
+	release_node(o, t, n, flags, match_tid, match_seq, pred);
 	node_free(o, n);
-	return rv;
+	return 1;
 }
 
 int
 order_release_plain(struct order *o, struct order_task *t, uint8_t flags)
 {
-	return order_release_head(o, t, flags, 0, 0, NULL) == -1 ? -1 : 1;
+	return order_release_head(o, t, flags, 0, 0, NULL);
 }
 
 /* --- the release loop ------------------------------------------------- */
@@ -438,7 +435,7 @@ is_mbox_read(const struct record *r)
 /*
  * Tries to release the head of t; force releases it whatever it waits
  * for.  Returns 1 if it released one, 0 if the head waits or there is
- * none, -1 when out of memory.
+ * none.
  */
 int
 order_task_step(struct order *o, struct order_task *t, int force)
@@ -455,7 +452,7 @@ order_task_step(struct order *o, struct order_task *t, int force)
 	/* A first event is a begin (or a lost marker): nothing else waits. */
 	if (has_pred && t->head->kind == NODE_PLAIN && !record_is_recv(r) &&
 	    !is_probe_hit(r))
-		return order_release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+		return order_release_head(o, t, 0, 0, 0, &pred);
 	if (t->head->flags & EVENT_LOST)
 		return order_release_plain(o, t, 0);
 	switch (t->head->kind) {
@@ -508,11 +505,7 @@ recheck_conflicts(struct order *o)
 			}
 }
 
-/*
- * Runs the worklist dry.  Out of memory while recording a send loses
- * that send's matches (its receives come out unmatched at the end); the
- * order stays valid, so this is not an error for the caller.
- */
+/* Runs the worklist dry. */
 void
 order_run(struct order *o)
 {
@@ -692,8 +685,7 @@ task_reset(struct order *o, struct order_task *t)
 {
 	task_unwait(o, t);
 	while (t->head != NULL)
-		if (order_task_step(o, t, 1) == -1)
-			break;
+		order_task_step(o, t, 1);
 	order_run(o);
 	t->started = 0;
 	t->ended = 0;
@@ -721,12 +713,8 @@ int
 order_task_new(struct order *o, int32_t tid, uint32_t host,
     int32_t parent_tid, uint64_t spawn_seq, const char **why)
 {
-	struct order_task *t;
+	struct order_task *t = order_task_get(o, tid);
 
-	if ((t = order_task_get(o, tid)) == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
 	if (t->registered && !t->ended) {
 		*why = "task registered twice";
 		return -1;
@@ -847,7 +835,7 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
  * is open, what it will report may predate a join or leave that another
  * task has already recorded.
  */
-static int
+static void
 track_open(struct order *o, struct order_task *t, const struct record *r)
 {
 	struct order_group *g;
@@ -866,24 +854,22 @@ track_open(struct order *o, struct order_task *t, const struct record *r)
 	case PMON_CALL_scatter:
 		break;
 	default:
-		return 0;
+		return;
 	}
-	if ((g = order_group_get(o, r->group, r->glen)) == NULL)
-		return -1;
+	g = order_group_get(o, r->group, r->glen);
 	if (r->phase == PMON_BEGIN) {
 		t->open_group = g;
 		t->open_t = r->t_ns;
 		t->open_seq = r->seq;
 		t->open_call = r->call;
-		return 0;
+		return;
 	}
 	t->open_group = NULL;
 	wake_list(o, &g->waiters);
-	return 0;
 }
 
 /* Sorts a new node for the model and files it with its group. */
-static int
+static void
 node_classify(struct order *o, struct order_task *t, struct order_node *n)
 {
 	const struct record *r = &n->rec;
@@ -891,14 +877,13 @@ node_classify(struct order *o, struct order_task *t, struct order_node *n)
 	int chain;
 
 	if (r->glen == 0)
-		return 0;
+		return;
 	if ((r->flags & RECORD_GS) && r->phase == PMON_END &&
 	    (chain = order_gs_chain_of_call(r->call)) != -1) {
 		n->gs_chain = (uint8_t)chain;
 		n->gs_k = ++t->gs_sent[chain];
 	}
-	if (track_open(o, t, r) == -1)
-		return -1;
+	track_open(o, t, r);
 	switch (r->call) {
 	case PMON_CALL_joingroup:
 		if (r->phase == PMON_END && r->rc >= 0)
@@ -933,12 +918,11 @@ node_classify(struct order *o, struct order_task *t, struct order_node *n)
 		    NODE_BARRIER_OUT;
 		break;
 	default:
-		return 0;
+		return;
 	}
 	if (kind == NODE_PLAIN)
-		return 0;
-	if ((n->group = order_group_get(o, r->group, r->glen)) == NULL)
-		return -1;
+		return;
+	n->group = order_group_get(o, r->group, r->glen);
 	n->kind = kind;
 	n->task = t;
 	if (kind == NODE_JOIN || kind == NODE_LEAVE)
@@ -953,7 +937,6 @@ node_classify(struct order *o, struct order_task *t, struct order_node *n)
 		/* A join or leave waiting on this group may now conflict. */
 		wake_list(o, &n->group->waiters);
 	}
-	return 0;
 }
 
 static void
@@ -969,7 +952,7 @@ node_append(struct order *o, struct order_task *t, struct order_node *n)
 }
 
 /* Holds a lost marker for count records from seq on. */
-static int
+static void
 add_lost(struct order *o, struct order_task *t, uint64_t seq,
     uint64_t count, uint64_t t_ns)
 {
@@ -985,11 +968,9 @@ add_lost(struct order *o, struct order_task *t, uint64_t seq,
 	r.tag = -1;
 	r.inst = -1;
 	r.bytes = count > INT32_MAX ? INT32_MAX : (int32_t)count;
-	if ((n = node_new(o, &r, EVENT_LOST, seq + count - 1)) == NULL)
-		return -1;
+	n = node_new(o, &r, EVENT_LOST, seq + count - 1);
 	node_append(o, t, n);
 	t->lost += count;
-	return 0;
 }
 
 /*
@@ -1024,8 +1005,7 @@ release_arrival(struct order *o, struct order_task *t, const struct record *r)
 	t->last_raw = r->t_ns;
 	o->nadded++;
 	o->changes++;
-	/* Out of memory for a send's channel loses its matches only. */
-	(void)release_node(o, t, &n, 0, 0, 0, NULL);
+	release_node(o, t, &n, 0, 0, 0, NULL);
 }
 
 int
@@ -1053,33 +1033,28 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	}
 	if (t->server) {
 		t->next_seq = r->seq + 1;
-		if (order_gs_add(o, r) == -1)
-			goto nomem;
+		order_gs_add(o, r);
 		order_run(o);
 		return 0;
 	}
 	if (r->seq > t->next_seq) {
-		if (add_lost(o, t, t->next_seq, r->seq - t->next_seq,
-		    r->t_ns) == -1)
-			goto nomem;
+		add_lost(o, t, t->next_seq, r->seq - t->next_seq, r->t_ns);
 		order_lost_at(o, t, t->next_seq);
 	}
 	t->next_seq = r->seq + 1;
-	if (record_is_signal_send(r) && order_sig_arrived(o, t, r) == -1)
-		goto nomem;
+	if (record_is_signal_send(r))
+		order_sig_arrived(o, t, r);
 	if (free_at_arrival(t, r)) {
 		release_arrival(o, t, r);
 		order_run(o);
 		return 0;
 	}
-	if ((n = node_new(o, r, 0, r->seq)) == NULL)
-		goto nomem;
+	n = node_new(o, r, 0, r->seq);
 	n->prev_t = t->last_raw;
 	t->last_raw = r->t_ns;
 	node_append(o, t, n);
 	o->changes++;
-	if (node_classify(o, t, n) == -1)
-		n->kind = NODE_PLAIN;	/* out of memory: not modelled */
+	node_classify(o, t, n);
 	/* A receive waiting for t's progress may see its new head. */
 	if (t->waiters_on > 0)
 		order_wake_waiters_on(o, t);
@@ -1093,9 +1068,6 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	o->progress = 1;
 	order_run(o);
 	return 0;
-nomem:
-	*why = "out of memory";
-	return -1;
 }
 
 /*
@@ -1106,10 +1078,8 @@ nomem:
 int
 order_task_unmonitored(struct order *o, int32_t tid)
 {
-	struct order_task *t;
+	struct order_task *t = order_task_get(o, tid);
 
-	if ((t = order_task_get(o, tid)) == NULL)
-		return -1;
 	if (t->registered && !t->ended)
 		return 0;
 	t->absent = t->unmonitored = 1;
@@ -1136,11 +1106,7 @@ order_task_end(struct order *o, int32_t tid, uint64_t dropped,
 		t->open_group = NULL;
 	}
 	if (!t->server && dropped > t->lost) {
-		if (add_lost(o, t, t->next_seq, dropped - t->lost,
-		    t->last_raw) == -1) {
-			*why = "out of memory";
-			return -1;
-		}
+		add_lost(o, t, t->next_seq, dropped - t->lost, t->last_raw);
 		order_lost_at(o, t, t->next_seq);
 	}
 	if (t->head == NULL)

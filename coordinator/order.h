@@ -153,7 +153,7 @@ int	order_group_server(struct order *, int32_t tid, const char **why);
 /*
  * Adds the next record of a registered task; releases whatever it makes
  * releasable.  The record is copied.  Fails on a sequence number that does
- * not go forward, an unknown or ended task, or out of memory.
+ * not go forward, or an unknown or ended task.
  */
 int	order_add(struct order *, int32_t tid, const struct record *,
 	    const char **why);
@@ -168,7 +168,7 @@ int	order_task_end(struct order *, int32_t tid, uint64_t dropped,
 /*
  * pvmd lists the task and pmon does not instrument it (an agent's
  * TASK_OTHERS): receives of its messages go at once, flagged
- * EVENT_UNMONITORED.  -1 when out of memory.
+ * EVENT_UNMONITORED.  Returns 0: it cannot fail.
  */
 int	order_task_unmonitored(struct order *, int32_t tid);
 

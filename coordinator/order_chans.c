@@ -84,9 +84,8 @@ order_chan_get(struct order *o, int32_t src, int32_t dst, int32_t tag,
 
 	if ((c = chan_find(o, src, dst, tag, ctx)) != NULL)
 		return c;
-	if ((s = order_task_get(o, src)) == NULL ||
-	    (d = order_task_get(o, dst)) == NULL)
-		return NULL;
+	s = order_task_get(o, src);
+	d = order_task_get(o, dst);
 	c = xcalloc(1, sizeof(*c));
 	c->src = src;
 	c->dst = dst;
@@ -127,7 +126,7 @@ order_chan_del(struct order *o, struct order_chan *c)
 	free(c);
 }
 
-static int
+static void
 chan_push(struct order_chan *c, const struct order_sent *s)
 {
 	struct order_sent *ns;
@@ -145,7 +144,6 @@ chan_push(struct order_chan *c, const struct order_sent *s)
 	}
 	c->sent[(c->first + c->count) % c->cap] = *s;
 	c->count++;
-	return 0;
 }
 
 /* --- sends ------------------------------------------------------------ */
@@ -174,7 +172,7 @@ cmp_tid(const void *a, const void *b)
  * The destinations of a send record.  PVM's multicast (and so broadcast)
  * drops duplicates and the sender itself; a point-to-point send to self
  * is delivered.  They go to buf if it has room for nbuf, else to a new
- * array the caller frees.  Returns the count, or -1 when out of memory.
+ * array the caller frees.  Returns the count.
  */
 static int
 send_dests(const struct order_task *t, const struct record *r,
@@ -204,19 +202,17 @@ send_dests(const struct order_task *t, const struct record *r,
  * A send for channel c: a receive released before it came takes a
  * counted one (the debt), else it waits in the FIFO for its receive.
  */
-static inline int
+static inline void
 chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
 {
 	if (c->debt > 0 && !s->uncounted) {
 		c->debt--;
 		c->paid = s->seq + 1;
-		return 0;
+		return;
 	}
-	if (chan_push(c, s) == -1)
-		return -1;
+	chan_push(c, s);
 	o->retained++;
 	wake_receiver(o, c);
-	return 0;
 }
 
 /*
@@ -224,7 +220,7 @@ chan_feed(struct order *o, struct order_chan *c, const struct order_sent *s)
  * if a record of its task before it may be missing, so that only a
  * receive that names it by its id takes it.
  */
-int
+void
 order_push_sends(struct order *o, struct order_task *t, const struct record *r,
     uint64_t corr)
 {
@@ -233,33 +229,25 @@ order_push_sends(struct order *o, struct order_task *t, const struct record *r,
 	    r->seq >= t->lost_from };
 	struct order_chan *c;
 	int32_t buf[64], *dst;
-	int i, n, rv = 0;
+	int i, n;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (task_gone(o, r->peer))
-			return 0;
+			return;
 		c = t->out_chan;
-		if (!chan_is(c, t->tid, r->peer, r->tag, r->ctx) &&
-		    (c = t->out_chan = order_chan_get(o, t->tid, r->peer,
-		    r->tag, r->ctx)) == NULL)
-			return -1;
-		return chan_feed(o, c, &s);
+		if (!chan_is(c, t->tid, r->peer, r->tag, r->ctx))
+			c = t->out_chan = order_chan_get(o, t->tid, r->peer,
+			    r->tag, r->ctx);
+		chan_feed(o, c, &s);
+		return;
 	}
-	if ((n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]),
-	    &dst)) == -1)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (task_gone(o, dst[i]))
-			continue;
-		if ((c = order_chan_get(o, t->tid, dst[i], r->tag,
-		    r->ctx)) == NULL || chan_feed(o, c, &s) == -1) {
-			rv = -1;
-			break;
-		}
-	}
+	n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]), &dst);
+	for (i = 0; i < n; i++)
+		if (!task_gone(o, dst[i]))
+			chan_feed(o, order_chan_get(o, t->tid, dst[i], r->tag,
+			    r->ctx), &s);
 	if (dst != buf)
 		free(dst);
-	return rv;
 }
 
 /*

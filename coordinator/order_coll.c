@@ -34,7 +34,7 @@ order_barrier_try_close(struct order *o, struct order_group *g)
 	wake_list(o, &g->waiters);
 }
 
-/* The counters of the barriers with count c on g; NULL if out of memory. */
+/* The counters of the barriers with count c on g. */
 static struct order_counted *
 counted_get(struct order_group *g, int32_t c)
 {
@@ -65,10 +65,7 @@ order_barrier_enter(struct order *o, struct order_task *t, struct order_node *n,
 	t->bar_group = g;
 	t->bar_count = n->rec.inst;
 	if (n->rec.inst > 0) {
-		if ((k = counted_get(g, n->rec.inst)) == NULL) {
-			t->bar_group = NULL;	/* its exit will not wait */
-			return;
-		}
+		k = counted_get(g, n->rec.inst);
 		t->bar_episode = k->entries / (uint64_t)n->rec.inst;
 		if (k->entries % (uint64_t)n->rec.inst == 0)
 			k->corr[t->bar_episode % EPISODES_KEPT] = 0;
@@ -140,7 +137,7 @@ coll_trim(struct order_group *g, int kind)
 	g->cbase[kind] += n;
 }
 
-/* Room for instance k; NULL when out of memory. */
+/* Room for instance k. */
 static struct order_coll *
 coll_room(struct order_group *g, int kind, uint64_t k)
 {
@@ -173,13 +170,12 @@ order_coll_enter(struct order *o, struct order_task *t, struct order_node *n,
 	uint64_t *next, k;
 
 	order_coll_leave(t);
-	if ((next = coll_next(t, g, kind)) == NULL)
-		return;		/* out of memory: its end will not wait */
+	next = coll_next(t, g, kind);
 	k = (*next)++;
 	/* An instance forgotten (a late member) or not counted: no wait. */
-	if (g->lossy || k < g->cbase[kind] ||
-	    (c = coll_room(g, kind, k)) == NULL)
+	if (g->lossy || k < g->cbase[kind])
 		return;
+	c = coll_room(g, kind, k);
 	c->arrivals++;
 	if (corr > c->corr)
 		c->corr = corr;
@@ -232,19 +228,15 @@ order_step_barrier_out(struct order *o, struct order_task *t, int force)
 		struct order_counted *k = counted_get(g, t->bar_count);
 		uint64_t c = (uint64_t)t->bar_count;
 
-		if (k == NULL || force ||
-		    k->entries >= c * (t->bar_episode + 1)) {
-			uint8_t fl = k != NULL &&
-			    k->entries < c * (t->bar_episode + 1) ?
+		if (force || k->entries >= c * (t->bar_episode + 1)) {
+			uint8_t fl = k->entries < c * (t->bar_episode + 1) ?
 			    EVENT_INCONSISTENT : 0;
 
 			memset(&pred, 0, sizeof(pred));
 			pred.host = t->host;
-			if (k != NULL)
-				pred.corr = pred.raw =
-				    k->corr[t->bar_episode % EPISODES_KEPT];
-			return order_release_head(o, t, fl, 0, 0, &pred) == -1 ?
-			    -1 : 1;
+			pred.corr = pred.raw =
+			    k->corr[t->bar_episode % EPISODES_KEPT];
+			return order_release_head(o, t, fl, 0, 0, &pred);
 		}
 		return order_wait_on(o, t, &g->waiters, WAIT_BARRIER, g);
 	}
@@ -255,7 +247,7 @@ order_step_barrier_out(struct order *o, struct order_task *t, int force)
 		    g->closed_corr[t->bar_episode % EPISODES_KEPT] :
 		    g->closed_corr[(g->episode - 1) % EPISODES_KEPT];
 		pred.raw = pred.corr;
-		return order_release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+		return order_release_head(o, t, 0, 0, 0, &pred);
 	}
 	if (t->bar_group != g)
 		return order_release_plain(o, t, 0);
@@ -303,5 +295,5 @@ order_step_coll_out(struct order *o, struct order_task *t, int force)
 	if (!ready)
 		return order_wait_on(o, t, &g->waiters, WAIT_BARRIER, g);
 	pred.raw = pred.corr;
-	return order_release_head(o, t, 0, 0, 0, &pred) == -1 ? -1 : 1;
+	return order_release_head(o, t, 0, 0, 0, &pred);
 }

@@ -113,7 +113,7 @@ order_gs_advance(struct order *o)
 }
 
 /* A record of the group server: the request it took. */
-int
+void
 order_gs_add(struct order *o, const struct record *r)
 {
 	struct order_gsreq *q, *nv;
@@ -123,9 +123,8 @@ order_gs_add(struct order *o, const struct record *r)
 
 	if (!(r->flags & RECORD_GS) || r->phase != PMON_END || r->peer <= 0 ||
 	    (chain = gs_chain_of_tag(r->tag)) == -1)
-		return 0;
-	if ((c = order_task_get(o, r->peer)) == NULL)
-		return -1;
+		return;
+	c = order_task_get(o, r->peer);
 	if (o->gs_front > 0 && o->ngs == o->gscap) {
 		memmove(o->gs, o->gs + o->gs_front,
 		    (o->ngs - o->gs_front) * sizeof(*o->gs));
@@ -146,7 +145,6 @@ order_gs_add(struct order *o, const struct record *r)
 	q->skipped = 0;
 	gs_wake(o, c);
 	order_gs_advance(o);
-	return 0;
 }
 
 /*

@@ -671,8 +671,8 @@ patient(const struct order *o, const struct order_node *n, uint64_t mark)
 /*
  * What the files call in each other, by file.  The order_step_*
  * functions try to release the head of a task, each of its kind, as
- * order_task_step does: 1 when they released it, 0 when it waits, -1 when
- * out of memory; force releases it whatever it waits for.
+ * order_task_step does: 1 when they released it, 0 when it waits; force
+ * releases it whatever it waits for.
  *
  * They are hidden: they are no interface of pmon, and under -fPIC the
  * compiler neither inlines a function that other objects see into the
@@ -697,7 +697,7 @@ struct order_task *order_task_get(struct order *, int32_t tid);
 struct order_chan *order_chan_get(struct order *, int32_t src, int32_t dst,
     int32_t tag, int32_t ctx);
 void	order_chan_del(struct order *, struct order_chan *);
-int	order_push_sends(struct order *, struct order_task *,
+void	order_push_sends(struct order *, struct order_task *,
     const struct record *, uint64_t corr);
 void	order_retract_sends(struct order *, struct order_task *,
     const struct record *);
@@ -734,7 +734,7 @@ void	order_release_hopeless(struct order *, uint64_t mark, uint64_t stuck);
 /* order_gs.c */
 int	order_gs_chain_of_call(uint8_t call);
 void	order_gs_advance(struct order *);
-int	order_gs_add(struct order *, const struct record *);
+void	order_gs_add(struct order *, const struct record *);
 int	order_gs_expected(const struct order *, struct order_node *);
 int	order_step_served(struct order *, struct order_task *, int force);
 void	order_gs_forget(struct order *, struct order_task *);
@@ -761,7 +761,7 @@ void	order_notifies_free(struct order_task *);
 int	order_step_notify(struct order *, struct order_task *, int force);
 
 /* order_signals.c */
-int	order_sig_arrived(struct order *, struct order_task *,
+void	order_sig_arrived(struct order *, struct order_task *,
     const struct record *);
 void	order_sig_released(struct order *, struct order_task *,
     const struct record *, uint64_t corr);

@@ -129,8 +129,7 @@ order_recv_uncounted(struct order *o, struct order_task *t, int force)
 	    (before = surely_before(o, t, s, r->t_ns)) == 0 ||
 	    sender_past(o, s, before, t->head))
 		return order_release_uncounted(o, t);
-	if ((c = order_chan_get(o, r->peer, t->tid, r->tag, r->ctx)) == NULL)
-		return -1;
+	c = order_chan_get(o, r->peer, t->tid, r->tag, r->ctx);
 	watch_task(s);
 	return wait_chan(o, t, c);
 }

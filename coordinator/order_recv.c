@@ -90,9 +90,7 @@ release_owed(struct order *o, struct order_task *t, int peek)
 	struct order_chan *c;
 
 	if (!peek) {
-		if ((c = order_chan_get(o, r->peer, t->tid, r->tag,
-		    r->ctx)) == NULL)
-			return -1;
+		c = order_chan_get(o, r->peer, t->tid, r->tag, r->ctx);
 		c->debt++;
 	}
 	return order_release_unmatched(o, t);
@@ -144,9 +142,9 @@ step_recv_id(struct order *o, struct order_task *t, uint32_t id, int force,
 			return order_release_unmatched(o, t);
 	} else if (force || o->draining || (s != NULL && s->absent))
 		return order_release_unmatched(o, t);
-	if (c == NULL && (c = t->in_chan = order_chan_get(o, r->peer, t->tid,
-	    r->tag, r->ctx)) == NULL)
-		return -1;
+	if (c == NULL)
+		c = t->in_chan = order_chan_get(o, r->peer, t->tid, r->tag,
+		    r->ctx);
 	/*
 	 * The send wakes it (chan_feed), and so does a lost marker of its
 	 * sender (order_release_head); an id that names no send of the channel
@@ -198,9 +196,9 @@ order_step_recv(struct order *o, struct order_task *t, int force, int peek)
 	/* A round found its sender unmonitored: it would not come. */
 	if (s != NULL && s->absent && !s->registered)
 		return release_owed(o, t, peek);
-	if (c == NULL && (c = t->in_chan = order_chan_get(o, r->peer, t->tid,
-	    r->tag, r->ctx)) == NULL)
-		return -1;
+	if (c == NULL)
+		c = t->in_chan = order_chan_get(o, r->peer, t->tid, r->tag,
+		    r->ctx);
 	return wait_chan(o, t, c);
 }
 
@@ -226,7 +224,7 @@ order_step_mbox_read(struct order *o, struct order_task *t, int force)
 		seq = s->released - ((uint32_t)(s->released - id) &
 		    RECORD_MSGID_MASK);
 		return order_release_head(o, t, seq > 0 ? EVENT_MATCHED : 0,
-		    s->tid, seq, NULL) == -1 ? -1 : 1;
+		    s->tid, seq, NULL);
 	}
 	if (force || o->draining || s == NULL || !s->registered ||
 	    s->absent || (s->ended && s->head == NULL) ||
@@ -319,8 +317,7 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	    c->count > 0)
 		return sent_midcall(c);
 	if ((s = task_find(o, r->peer)) == NULL || !s->registered) {
-		if ((s = order_task_get(o, r->peer)) == NULL)
-			return 0;
+		s = order_task_get(o, r->peer);
 		s->absent = 1;
 	} else if (holds_send(s, t->tid, r->tag, r->ctx))
 		return 0;

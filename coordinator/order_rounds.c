@@ -147,8 +147,7 @@ order_release_all(struct order *o)
 		for (g = o->groups; g != NULL; g = g->next)
 			g->waiters.n = 0;
 		o->notifyw.n = 0;
-		if (order_task_step(o, t, 1) == -1)
-			break;
+		order_task_step(o, t, 1);
 		push_all(o);
 		order_run(o);
 	}
@@ -159,8 +158,7 @@ order_release_all(struct order *o)
 		o->notifyw.n = 0;
 		o->putw.n = 0;
 		o->sigw.n = 0;
-		if (order_task_step(o, t, 1) == -1)
-			break;	/* out of memory; order_free drops the rest */
+		order_task_step(o, t, 1);
 		push_all(o);
 		order_run(o);
 	}

@@ -10,16 +10,15 @@
 #include "xmalloc.h"
 
 /* A pvm_sendsig or pvm_kill begin arrived: note it at its victim. */
-int
+void
 order_sig_arrived(struct order *o, struct order_task *t, const struct record *r)
 {
 	struct order_task *v;
 	struct order_sig *g;
 
 	if (r->peer <= 0)
-		return 0;	/* no task: PVM refuses it */
-	if ((v = order_task_get(o, r->peer)) == NULL)
-		return -1;
+		return;		/* no task: PVM refuses it */
+	v = order_task_get(o, r->peer);
 	if (v->sigs == NULL)
 		v->sigs = xcalloc(ORDER_SIGS_MAX, sizeof(*v->sigs));
 	if (v->nsigs == ORDER_SIGS_MAX)
@@ -29,7 +28,6 @@ order_sig_arrived(struct order *o, struct order_task *t, const struct record *r)
 	g->from = t->tid;
 	g->signo = r->inst;
 	g->seq = r->seq;
-	return 0;
 }
 
 /* A pvm_sendsig or pvm_kill begin was released: its signal may go. */
@@ -74,7 +72,7 @@ order_step_signal(struct order *o, struct order_task *t, int force)
 		    sizeof(*t->sigs));
 		t->nsigs--;
 		return order_release_head(o, t, EVENT_MATCHED, g.from, g.seq,
-		    &g.pred) == -1 ? -1 : 1;
+		    &g.pred);
 	}
 	if (force || o->draining ||
 	    (i == t->nsigs && t->head->added < o->synced))

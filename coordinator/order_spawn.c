@@ -180,5 +180,5 @@ order_step_notify(struct order *o, struct order_task *t, int force)
 	pred.raw = best->clock.raw;
 	pred.host = best->host;
 	return order_release_head(o, t, EVENT_MATCHED, best->tid,
-	    best->released, &pred) == -1 ? -1 : 1;
+	    best->released, &pred);
 }

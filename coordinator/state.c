@@ -26,21 +26,18 @@
 /* --- small helpers ----------------------------------------------------- */
 
 /* Grows *p (of *cap elements of size sz) to hold at least n. */
-int
+void
 state_grow(void *p, size_t *cap, size_t n, size_t sz)
 {
-	void *np;
 	size_t ncap;
 
 	if (n <= *cap)
-		return 0;
+		return;
 	ncap = *cap ? *cap * 2 : 8;
 	while (ncap < n)
 		ncap *= 2;
-	np = xreallocarray(*(void **)p, ncap, sz);
-	*(void **)p = np;
+	*(void **)p = xreallocarray(*(void **)p, ncap, sz);
 	*cap = ncap;
-	return 0;
 }
 
 int
@@ -89,19 +86,18 @@ map_put(struct state *s, size_t idx)
 	s->map[i] = idx + 1;
 }
 
-static int
+static void
 map_grow(struct state *s)
 {
 	size_t i, ncap = s->mapcap ? s->mapcap * 2 : 64;
 
 	if (2 * (s->ntasks + 1) <= s->mapcap)
-		return 0;
+		return;
 	free(s->map);
 	s->map = xcalloc(ncap, sizeof(*s->map));
 	s->mapcap = ncap;
 	for (i = 0; i < s->ntasks; i++)
 		map_put(s, i);
-	return 0;
 }
 
 /* A new task for tid; an older one of the same tid is retired. */
@@ -110,9 +106,8 @@ state_task_new(struct state *s, int32_t tid)
 {
 	struct task *t, *old = task_find(s, tid);
 
-	if (map_grow(s) == -1 || state_grow(&s->tasks, &s->taskcap,
-	    s->ntasks + 1, sizeof(*s->tasks)) == -1)
-		return NULL;
+	map_grow(s);
+	state_grow(&s->tasks, &s->taskcap, s->ntasks + 1, sizeof(*s->tasks));
 	t = xcalloc(1, sizeof(*t));
 	t->tid = tid;
 	t->idx = s->ntasks;
@@ -148,19 +143,16 @@ task_free(struct task *t)
 	free(t);
 }
 
-int
+void
 state_task_add_kid(struct task *t, int32_t kid)
 {
 	size_t i;
 
 	for (i = 0; i < t->nkids; i++)
 		if (t->kids[i] == kid)
-			return 0;
-	if (state_grow(&t->kids, &t->kidcap, t->nkids + 1,
-	    sizeof(*t->kids)) == -1)
-		return -1;
+			return;
+	state_grow(&t->kids, &t->kidcap, t->nkids + 1, sizeof(*t->kids));
 	t->kids[t->nkids++] = kid;
-	return 0;
 }
 
 /* --- set up ------------------------------------------------------------ */
@@ -211,7 +203,7 @@ state_free(struct state *s)
 }
 
 /* Replaces *dst with a copy of src (NULL: ""). */
-int
+void
 state_set_str(char **dst, const char *src)
 {
 	char *n;
@@ -219,10 +211,9 @@ state_set_str(char **dst, const char *src)
 	n = xstrdup(src != NULL ? src : "");
 	free(*dst);
 	*dst = n;
-	return 0;
 }
 
-int
+void
 state_host(struct state *s, int32_t host_tid, const char *name,
     const char *arch, int agent_up)
 {
@@ -233,18 +224,15 @@ state_host(struct state *s, int32_t host_tid, const char *name,
 		if (s->hosts[i].tid == host_tid)
 			h = &s->hosts[i];
 	if (h == NULL) {
-		if (state_grow(&s->hosts, &s->hostcap, s->nhosts + 1,
-		    sizeof(*s->hosts)) == -1)
-			return -1;
+		state_grow(&s->hosts, &s->hostcap, s->nhosts + 1,
+		    sizeof(*s->hosts));
 		h = &s->hosts[s->nhosts++];
 		memset(h, 0, sizeof(*h));
 		h->tid = host_tid;
 	}
-	if (state_set_str(&h->name, name) == -1 ||
-	    state_set_str(&h->arch, arch) == -1)
-		return -1;
+	state_set_str(&h->name, name);
+	state_set_str(&h->arch, arch);
 	h->up = agent_up != 0;
-	return 0;
 }
 
 /* The host left the virtual machine (pvm_delhosts, console delete). */
@@ -263,26 +251,23 @@ state_host_deleted(struct state *s, int32_t host_tid)
 }
 
 /* Who the task is, and its parent's child. */
-static int
+static void
 task_identify(struct state *s, struct task *t, int32_t parent_tid,
     uint32_t pid, const char *host, const char *program)
 {
 	struct task *p;
 
 	t->pid = pid;
-	if (state_set_str(&t->host, host) == -1 ||
-	    state_set_str(&t->program, program) == -1)
-		return -1;
+	state_set_str(&t->host, host);
+	state_set_str(&t->program, program);
 	if (parent_tid != 0) {
 		t->parent = parent_tid;
-		if ((p = task_find(s, parent_tid)) != NULL &&
-		    state_task_add_kid(p, t->tid) == -1)
-			return -1;
+		if ((p = task_find(s, parent_tid)) != NULL)
+			state_task_add_kid(p, t->tid);
 	}
-	return 0;
 }
 
-int
+void
 state_task(struct state *s, int32_t tid, int32_t parent_tid, uint32_t pid,
     const char *host, const char *program)
 {
@@ -292,11 +277,9 @@ state_task(struct state *s, int32_t tid, int32_t parent_tid, uint32_t pid,
 	/* PVM reuses the tids of ended tasks. */
 	if (t == NULL || t->end != TASK_LIVE)
 		t = state_task_new(s, tid);
-	if (t == NULL)
-		return -1;
 	t->registered = 1;
 	t->unmonitored = 0;	/* listed before its agent heard of it */
-	return task_identify(s, t, parent_tid, pid, host, program);
+	task_identify(s, t, parent_tid, pid, host, program);
 }
 
 /*
@@ -315,11 +298,9 @@ state_task_other(struct state *s, int32_t tid, int32_t parent_tid,
 		return 0;
 	if (t == NULL || t->end != TASK_LIVE)
 		t = state_task_new(s, tid);
-	if (t == NULL)
-		return -1;
 	t->unmonitored = 1;
-	return task_identify(s, t, parent_tid, pid, host, program) == -1 ?
-	    -1 : 1;
+	task_identify(s, t, parent_tid, pid, host, program);
+	return 1;
 }
 
 /*
@@ -340,7 +321,7 @@ state_task_other_end(struct state *s, int32_t tid)
 	return 1;
 }
 
-/* The live unmonitored tasks of a host, by tid; NULL when out of memory. */
+/* The live unmonitored tasks of a host, by tid (to free; never NULL). */
 int32_t *
 state_others_on(const struct state *s, const char *host, size_t *n)
 {

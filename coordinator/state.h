@@ -61,19 +61,20 @@ struct state	*state_new(state_problem_cb, void *arg);
 void		 state_free(struct state *);
 
 /* A host of the virtual machine, and whether its agent is attached. */
-int	state_host(struct state *, int32_t host_tid, const char *name,
+void	state_host(struct state *, int32_t host_tid, const char *name,
 	    const char *arch, int agent_up);
+/* -1 when the model knows no such host. */
 int	state_host_deleted(struct state *, int32_t host_tid);
 /* A task, when the coordinator learns of it (before its first event). */
-int	state_task(struct state *, int32_t tid, int32_t parent_tid,
+void	state_task(struct state *, int32_t tid, int32_t parent_tid,
 	    uint32_t pid, const char *host, const char *program);
 /* The next released event, in stream order. */
-int	state_event(struct state *, const struct order_event *);
+void	state_event(struct state *, const struct order_event *);
 /*
  * The task is gone (its agent said so) and every event of it was
  * released: exited, or killed if it never called pvm_exit.
  */
-int	state_task_gone(struct state *, int32_t tid);
+void	state_task_gone(struct state *, int32_t tid);
 /*
  * A task of pvmd's that pmon does not instrument (state "unmonitored"),
  * and its leaving pvmd's tasks ("ended").  Each returns 1 when the model
@@ -82,11 +83,12 @@ int	state_task_gone(struct state *, int32_t tid);
 int	state_task_other(struct state *, int32_t tid, int32_t parent_tid,
 	    uint32_t pid, const char *host, const char *program);
 int	state_task_other_end(struct state *, int32_t tid);
-/* The live unmonitored tasks of a host: n tids, to free; NULL: no memory. */
+/* The live unmonitored tasks of a host: n tids, to free (never NULL). */
 int32_t	*state_others_on(const struct state *, const char *host, size_t *n);
 void	state_task_stopped(struct state *, int32_t tid, int stopped,
 	    unsigned tool, uint32_t bp);
-int	state_group_members(const struct state *, const char *name,
+/* The members of group name now: n tids in *tids, to free. */
+void	state_group_members(const struct state *, const char *name,
 	    int32_t **tids, size_t *n);
 
 /*
@@ -134,14 +136,6 @@ int	state_has_task(const struct state *, int32_t tid);
  */
 int	state_write(const struct state *, unsigned parts, int32_t queue_tid,
 	    FILE *);
-
-/*
- * The same parts as tables for people (pmon ps, hosts, groups, queues,
- * problems without --json): tids as PVM writes them (t40001), one line
- * per task, host, group, queued message or problem.
- */
-int	state_write_text(const struct state *, unsigned parts,
-	    int32_t queue_tid, FILE *);
 
 /*
  * The frontiers of the event (tid, seq): per task, the last event

@@ -2,7 +2,8 @@
  * The state model's deadlocks (state.c): after each flush round,
  * state_check looks for the greatest set of blocked tasks that wait only
  * on each other or on ended tasks, and reports each connected part of it
- * once, with a cycle of waits or the chain to the ended task.
+ * once, with a cycle of waits or the chain to the ended task; again, in
+ * place of the first report, when more tasks join it.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -221,16 +222,128 @@ dl_next(const struct state *s, const struct task *w, const uint8_t *in,
 	return dn.found;
 }
 
+/* Non-zero when every tid of a is in b (both increasing). */
+static int
+dl_within(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < na; i++) {
+		while (j < nb && b[j] < a[i])
+			j++;
+		if (j == nb || b[j] != a[i])
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Non-zero when a reported deadlock holds every task of this one: the
+ * same, or what is left of it once some of its tasks were killed.
+ */
 static int
 dl_seen(const struct state *s, const int32_t *tids, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < s->ndls; i++)
-		if (s->dls[i].n == n &&
-		    memcmp(s->dls[i].tids, tids, n * sizeof(*tids)) == 0)
+		if (dl_within(tids, n, s->dls[i].tids, s->dls[i].n))
 			return 1;
 	return 0;
+}
+
+/*
+ * Remembers the deadlock tids (taken), in place of the reported ones it
+ * grew from: those whose tasks are all in it.
+ */
+static void
+dl_remember(struct state *s, int32_t *tids, size_t n)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < s->ndls; i++) {
+		if (dl_within(s->dls[i].tids, s->dls[i].n, tids, n))
+			free(s->dls[i].tids);
+		else
+			s->dls[kept++] = s->dls[i];
+	}
+	s->ndls = kept;
+	state_grow(&s->dls, &s->dlcap, s->ndls + 1, sizeof(*s->dls));
+	s->dls[s->ndls].tids = tids;
+	s->dls[s->ndls++].n = n;
+}
+
+/*
+ * Non-zero when json is a deadlock as this file writes it (and a
+ * snapshot brings it back) whose tasks are all in tids (increasing).
+ */
+static int
+dl_problem_within(const char *json, const int32_t *tids, size_t n)
+{
+	static const char pre[] = "{\"kind\":\"deadlock\",\"tasks\":[";
+	const char *p;
+	char *end;
+	int32_t tid;
+	long v;
+
+	if (strncmp(json, pre, sizeof(pre) - 1) != 0)
+		return 0;
+	p = json + sizeof(pre) - 1;
+	do {
+		v = strtol(p, &end, 10);
+		if (end == p || v <= 0 || v > INT32_MAX)
+			return 0;
+		tid = (int32_t)v;
+		if (bsearch(&tid, tids, n, sizeof(*tids), state_cmp_tid) == NULL)
+			return 0;
+		p = end;
+	} while (*p++ == ',');
+	return p[-1] == ']';
+}
+
+static char *
+problem_take(struct state *s, size_t k)
+{
+	char *json = s->problems[k].json;
+
+	memmove(&s->problems[k], &s->problems[k + 1],
+	    (s->nproblems - k - 1) * sizeof(*s->problems));
+	s->nproblems--;
+	return json;
+}
+
+/* Into slot k of the kept problems; there is room for one more. */
+static void
+problem_put(struct state *s, size_t k, char *json)
+{
+	memmove(&s->problems[k + 1], &s->problems[k],
+	    (s->nproblems - k) * sizeof(*s->problems));
+	s->problems[k].json = json;
+	s->nproblems++;
+}
+
+/*
+ * Sends the deadlock pb and keeps it.  One that grew from deadlocks
+ * reported before takes the place of the first of them kept, and the
+ * others leave the list: pmon problems shows it once, with all its
+ * tasks.  state_pb_emit appends, so the old one leaves its slot first.
+ */
+static void
+dl_emit(struct state *s, struct pbuf *pb, const int32_t *tids, size_t n)
+{
+	char *old = NULL;
+	size_t k, at = 0;
+
+	for (k = s->nproblems; k-- > 0;)
+		if (dl_problem_within(s->problems[k].json, tids, n)) {
+			free(old);
+			old = problem_take(s, at = k);
+		}
+	state_pb_emit(s, pb);
+	if (old == NULL)
+		return;
+	problem_put(s, at, problem_take(s, s->nproblems - 1));
+	free(old);
 }
 
 static void
@@ -317,7 +430,35 @@ dl_explain(FILE *fp, const struct state *s, const struct task **comp,
 	fputc(']', fp);
 }
 
-/* Reports one weakly connected part of the set, unless already done. */
+static void
+dl_write(struct pbuf *pb, const struct state *s, const struct task **comp,
+    size_t n, const uint8_t *in, const struct task **walk, long *pos)
+{
+	size_t i;
+
+	fputs(",\"tasks\":[", pb->fp);
+	for (i = 0; i < n; i++) {
+		fprintf(pb->fp, "%s%" PRId32, i ? "," : "", comp[i]->tid);
+		state_pb_task(pb, comp[i]->tid);
+	}
+	fputc(']', pb->fp);
+	dl_explain(pb->fp, s, comp, n, in, walk, pos);
+	fputs(",\"waits\":[", pb->fp);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputc(',', pb->fp);
+		write_wait(pb->fp, s, comp[i]);
+	}
+	fputc(']', pb->fp);
+}
+
+/*
+ * Reports one weakly connected part of the set (its tasks increasing),
+ * unless a reported deadlock holds all of them.  A part that grew from
+ * reported ones (barrierexit: the check ran when one waiter had reached
+ * the barrier, before the other) is sent again, with all its tasks, and
+ * replaces them.  Returns 1 when it reported the part, else 0.
+ */
 static int
 dl_report(struct state *s, const struct task **comp, size_t n,
     const uint8_t *in, const struct task **walk, long *pos)
@@ -333,29 +474,11 @@ dl_report(struct state *s, const struct task **comp, size_t n,
 		free(tids);
 		return 0;
 	}
-	if (state_grow(&s->dls, &s->dlcap, s->ndls + 1,
-	    sizeof(*s->dls)) == -1 ||
-	    state_pb_open(&pb, "deadlock") == -1) {
-		free(tids);
-		return -1;
-	}
-	s->dls[s->ndls].tids = tids;
-	s->dls[s->ndls++].n = n;
-	fputs(",\"tasks\":[", pb.fp);
-	for (i = 0; i < n; i++) {
-		fprintf(pb.fp, "%s%" PRId32, i ? "," : "", tids[i]);
-		state_pb_task(&pb, tids[i]);
-	}
-	fputc(']', pb.fp);
-	dl_explain(pb.fp, s, comp, n, in, walk, pos);
-	fputs(",\"waits\":[", pb.fp);
-	for (i = 0; i < n; i++) {
-		if (i)
-			fputc(',', pb.fp);
-		write_wait(pb.fp, s, comp[i]);
-	}
-	fputc(']', pb.fp);
-	return state_pb_emit(s, &pb) == -1 ? -1 : 1;
+	state_pb_open(&pb, "deadlock");
+	dl_write(&pb, s, comp, n, in, walk, pos);
+	dl_emit(s, &pb, tids, n);
+	dl_remember(s, tids, n);
+	return 1;
 }
 
 /* Gathers the set by union-find root and reports each part. */
@@ -366,7 +489,6 @@ dl_parts(struct state *s, const uint8_t *in, size_t *up)
 	size_t i, j, n, root, found = 0, nt = s->ntasks;
 	uint8_t *done;
 	long *pos;
-	int rv;
 
 	comp = xcalloc(nt, sizeof(*comp));
 	walk = xcalloc(nt, sizeof(*walk));
@@ -382,9 +504,7 @@ dl_parts(struct state *s, const uint8_t *in, size_t *up)
 			if (in[j] && uf_find(up, j) == root)
 				comp[n++] = s->tasks[j];
 		qsort(comp, n, sizeof(*comp), state_cmp_task_tid);
-		if ((rv = dl_report(s, comp, n, in, walk, pos)) == -1)
-			break;
-		found += (size_t)rv;
+		found += (size_t)dl_report(s, comp, n, in, walk, pos);
 	}
 	free(comp);
 	free(walk);

@@ -28,7 +28,7 @@
 #define PVM_BAD_PARAM		(-2)	/* PvmBadParam */
 #define PVM_NO_BUF		(-15)	/* PvmNoBuf: no receive buffer */
 
-static int	task_end(struct state *, struct task *, enum task_end);
+static void	task_end(struct state *, struct task *, enum task_end);
 
 /* --- packs and unpacks ------------------------------------------------- */
 
@@ -118,18 +118,17 @@ pack_add(struct task *t, const struct record *r)
 }
 
 /*
- * How the message t sends now was packed: a new reference in *out, or
- * NULL when not known.  -1 when out of memory.
+ * How the message t sends now was packed: a new reference, or NULL when
+ * not known.
  */
-int
-state_pack_share(struct task *t, struct pkseq **out)
+struct pkseq *
+state_pack_share(struct task *t)
 {
 	struct packing *p = &t->pack;
 	struct pkseq *pk;
 
-	*out = NULL;
 	if (!p->on)
-		return 0;
+		return NULL;
 	if (p->snap == NULL) {
 		pk = xmalloc(sizeof(*pk) + p->n * sizeof(pk->run[0]));
 		pk->refs = 1;
@@ -138,8 +137,7 @@ state_pack_share(struct task *t, struct pkseq **out)
 		p->snap = pk;
 	}
 	p->snap->refs++;
-	*out = p->snap;
-	return 0;
+	return p->snap;
 }
 
 static void
@@ -206,14 +204,12 @@ state_unpack_start(const struct state *s, struct task *t,
 }
 
 /* Reports the unpack r and stops checking the message. */
-static int
+static void
 unpack_bad(struct state *s, struct task *t, const struct record *r,
     const struct pkrun *run)
 {
-	int rv = state_report_unpack(s, t, r, run);
-
+	state_report_unpack(s, t, r, run);
 	unpack_stop(t);
-	return rv;
 }
 
 /*
@@ -223,7 +219,7 @@ unpack_bad(struct state *s, struct task *t, const struct record *r,
  * for PVM) is wrong, unless it failed for want of a receive buffer or
  * for its arguments: then the model has lost track.
  */
-static int
+static void
 unpack_step(struct state *s, struct task *t, const struct record *r)
 {
 	struct unpacking *u = &t->unpack;
@@ -233,26 +229,32 @@ unpack_step(struct state *s, struct task *t, const struct record *r)
 	uint64_t n;
 
 	if (u->pk == NULL)
-		return 0;
+		return;
 	if (want == 0 || r->rc == PVM_NO_BUF || r->rc == PVM_BAD_PARAM ||
 	    (!str && r->bytes < 0)) {
 		unpack_stop(t);
-		return 0;
+		return;
 	}
 	if (!str && r->bytes == 0 && r->rc >= 0)
-		return 0;
-	if (u->run >= u->pk->n)
-		return unpack_bad(s, t, r, NULL);
+		return;
+	if (u->run >= u->pk->n) {
+		unpack_bad(s, t, r, NULL);
+		return;
+	}
 	run = &u->pk->run[u->run];
-	if (run->call != want || r->rc < 0)
-		return unpack_bad(s, t, r, run);
+	if (run->call != want || r->rc < 0) {
+		unpack_bad(s, t, r, run);
+		return;
+	}
 	if (str) {
 		n = r->bytes > 0 ? (uint64_t)r->bytes : 0;
 		done = ++u->nstr >= run->nstr;
 	} else {
 		n = (uint64_t)r->bytes;
-		if (n > run->bytes - u->in_run)
-			return unpack_bad(s, t, r, run);
+		if (n > run->bytes - u->in_run) {
+			unpack_bad(s, t, r, run);
+			return;
+		}
 		done = u->in_run + n == run->bytes;
 	}
 	u->in_run += n;
@@ -262,11 +264,10 @@ unpack_step(struct state *s, struct task *t, const struct record *r)
 		u->in_run = 0;
 		u->nstr = 0;
 	}
-	return 0;
 }
 
 /* The end of a call that packs, unpacks or changes t's buffers. */
-static int
+static void
 buffers_end(struct state *s, struct task *t, const struct record *r)
 {
 	switch (r->call) {
@@ -275,7 +276,7 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
 			pack_off(t);
 		else
 			pack_init(t);
-		return 0;
+		break;
 	case PMON_CALL_pkbyte:
 	case PMON_CALL_pkcplx:
 	case PMON_CALL_pkdcplx:
@@ -289,7 +290,7 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
 	case PMON_CALL_pkulong:
 	case PMON_CALL_pkushort:
 		pack_add(t, r);
-		return 0;
+		break;
 	case PMON_CALL_mkbuf:
 	case PMON_CALL_setsbuf:
 	case PMON_CALL_pkmesg:
@@ -297,19 +298,19 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
 	case PMON_CALL_packf:
 	case PMON_CALL_vpackf:
 		pack_off(t);
-		return 0;
+		break;
 	case PMON_CALL_reduce:
 	case PMON_CALL_gather:
 	case PMON_CALL_scatter:
 		/* They send and receive in between: not followed. */
 		pack_off(t);
 		unpack_stop(t);
-		return 0;
+		break;
 	case PMON_CALL_setrbuf:
 	case PMON_CALL_freebuf:		/* maybe of the receive buffer */
 	case PMON_CALL_recvinfo:
 		unpack_stop(t);
-		return 0;
+		break;
 	case PMON_CALL_upkmesg:
 	case PMON_CALL_unpackf:
 	case PMON_CALL_vunpackf:
@@ -325,9 +326,10 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
 	case PMON_CALL_upkuint:
 	case PMON_CALL_upkulong:
 	case PMON_CALL_upkushort:
-		return unpack_step(s, t, r);
+		unpack_step(s, t, r);
+		break;
 	default:
-		return 0;
+		break;
 	}
 }
 
@@ -338,16 +340,15 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
  * there is the one the spawn's end kept for it, or the parent's now if
  * the parent is still in the spawn (nothing changes a clock inside it).
  */
-static int
+static void
 first_event(struct state *s, struct task *t, uint64_t seq)
 {
 	struct task *p;
 	const struct vclock *vc;
 	uint64_t at = t->spawn_seq;
-	int rv;
 
 	if (t->parent == 0 || (p = task_find(s, t->parent)) == NULL)
-		return 0;
+		return;
 	if (at != 0 && t->spawn_vc != NULL)
 		vc = t->spawn_vc;
 	else if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn) {
@@ -355,10 +356,10 @@ first_event(struct state *s, struct task *t, uint64_t seq)
 		vc = p->vc;
 	} else
 		vc = state_send_vc(p, at);
-	rv = at != 0 ? state_merge_event(s, t, vc, p, at, seq) : 0;
+	if (at != 0)
+		state_merge_event(s, t, vc, p, at, seq);
 	vc_unref(t->spawn_vc);
 	t->spawn_vc = NULL;
-	return rv;
 }
 
 static void
@@ -374,15 +375,15 @@ advance(struct task *t, uint64_t last, uint64_t tc)
 }
 
 /* Report a receive from a task that has already ended, if it must wait. */
-static int
+static void
 recv_from_ended(struct state *s, struct task *t)
 {
 	struct task *p;
 
 	if (t->cur.peer == -1 || (p = task_find(s, t->cur.peer)) == NULL ||
 	    p->end == TASK_LIVE || state_queued_match(t))
-		return 0;
-	return state_report_waits_on_exited(s, t, p->tid);
+		return;
+	state_report_waits_on_exited(s, t, p->tid);
 }
 
 /*
@@ -404,7 +405,7 @@ kill_note(struct state *s, const struct task *t, const struct record *r)
 	v->kill_seq = r->seq;
 }
 
-static int
+static void
 event_begin(struct state *s, struct task *t, const struct order_event *ev)
 {
 	const struct record *r = ev->rec;
@@ -428,28 +429,38 @@ event_begin(struct state *s, struct task *t, const struct order_event *ev)
 	case PMON_CALL_send:
 	case PMON_CALL_psend:
 	case PMON_CALL_mcast:
-		return state_sends_apply(s, t, r);
+		state_sends_apply(s, t, r);
+		break;
 	case PMON_CALL_recv:
 	case PMON_CALL_precv:
-		return recv_from_ended(s, t);
+		recv_from_ended(s, t);
+		break;
 	case PMON_CALL_barrier:
-		return state_barrier_enter(s, t);
+		state_barrier_enter(s, t);
+		break;
 	case PMON_CALL_exit:
-		return task_end(s, t, TASK_EXITED);
+		task_end(s, t, TASK_EXITED);
+		break;
 	case PMON_CALL_kill:
 	case PMON_CALL_sendsig:
 		kill_note(s, t, r);
-		return 0;
+		break;
 	case PMON_CALL_HANDLER:
 		/* It took its message: a receive, as at a receive's end. */
-		return record_is_recv(r) ?
-		    state_receive_apply(s, t, ev, NULL) : 0;
+		if (record_is_recv(r))
+			state_receive_apply(s, t, ev, NULL);
+		break;
 	default:
-		return 0;
+		break;
 	}
 }
 
-static int
+/*
+ * The children a spawn made.  A failed spawn leaves a PVM error code in
+ * place of a tid; the agent passes only tids, and anything else is no
+ * child.
+ */
+static void
 spawn_end(struct state *s, struct task *t, const struct record *r,
     uint64_t begin)
 {
@@ -459,9 +470,10 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
 	for (i = 0; i < r->npeers; i++) {
 		int32_t kid = record_peer(r, i);
 
-		if (kid <= 0 || (k = task_get(s, kid)) == NULL ||
-		    state_task_add_kid(t, kid) == -1)
-			return -1;
+		if (kid <= 0)
+			continue;
+		k = task_get(s, kid);
+		state_task_add_kid(t, kid);
 		if (k->parent == 0)
 			k->parent = t->tid;
 		if (k->spawn_seq != 0)
@@ -473,7 +485,6 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
 			k->spawn_vc = vc_ref(t->vc);
 		}
 	}
-	return 0;
 }
 
 /*
@@ -482,7 +493,7 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
  * one.  A read names the put it got (the order matched it) or, without
  * an id, the index it asked for.
  */
-static int
+static void
 mbox_end(struct state *s, struct task *t, const struct order_event *ev,
     const struct call *open)
 {
@@ -490,32 +501,32 @@ mbox_end(struct state *s, struct task *t, const struct order_event *ev,
 	char name[RECORD_GROUP_MAX + 1];
 
 	if (r->rc < 0)
-		return 0;
+		return;
 	rec_group(r, name);
 	switch (r->call) {
 	case PMON_CALL_putinfo:
-		return mbox_put(&s->mbox, name, r->rc, t->tid, r->tag,
-		    r->bytes, open != NULL ? open->seq : 0);
+		mbox_put(&s->mbox, name, r->rc, t->tid, r->tag, r->bytes,
+		    open != NULL ? open->seq : 0);
+		break;
 	case PMON_CALL_delinfo:
 		mbox_del(&s->mbox, name, r->inst);
-		return 0;
+		break;
 	default:
 		if (!(r->tag & PvmMboxReadAndDelete) || r->rc == 0)
-			return 0;
+			break;
 		if (ev->flags & EVENT_MATCHED)
 			mbox_del_put(&s->mbox, ev->match_tid, ev->match_seq);
 		else if (!(r->flags & RECORD_MSGID))
 			mbox_del(&s->mbox, name, r->inst);
-		return 0;
+		break;
 	}
 }
 
-static int
+static void
 event_end(struct state *s, struct task *t, const struct order_event *ev)
 {
 	const struct record *r = ev->rec;
 	const struct call *open = NULL;
-	int rv = 0;
 
 	if (t->in_call && t->cur.call == r->call) {
 		uint64_t dt = ev->t_corr > t->cur.t ? ev->t_corr - t->cur.t : 0;
@@ -530,36 +541,34 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 	    r->call == PMON_CALL_trecv)
 		unpack_stop(t);
 	if (record_is_send(r))
-		rv = state_sends_apply(s, t, r);
+		state_sends_apply(s, t, r);
 	else if (r->rc < 0 && (r->call == PMON_CALL_send ||
 	    r->call == PMON_CALL_psend || r->call == PMON_CALL_mcast))
 		state_retract_sends(s, t, r);
 	else if (record_is_recv(r))
-		rv = state_receive_apply(s, t, ev, open);
+		state_receive_apply(s, t, ev, open);
 	else if (r->call == PMON_CALL_barrier)
-		rv = state_barrier_leave(s, t, r->seq);
+		state_barrier_leave(s, t, r->seq);
 	else if (r->call == PMON_CALL_joingroup ||
 	    r->call == PMON_CALL_lvgroup)
-		rv = state_membership(s, t, r);
+		state_membership(s, t, r);
 	else if (r->call == PMON_CALL_spawn)
-		rv = spawn_end(s, t, r, open != NULL ? open->seq : 0);
+		spawn_end(s, t, r, open != NULL ? open->seq : 0);
 	else if (r->call == PMON_CALL_putinfo || r->call == PMON_CALL_recvinfo ||
 	    r->call == PMON_CALL_delinfo)
-		rv = mbox_end(s, t, ev, open);
+		mbox_end(s, t, ev, open);
 	else if (r->call == PMON_CALL_exit) {
 		t->has_exit_rc = 1;
 		t->exit_rc = r->rc;
-		rv = task_end(s, t, TASK_EXITED);
+		task_end(s, t, TASK_EXITED);
 	}
-	if (rv == 0)
-		rv = buffers_end(s, t, r);
+	buffers_end(s, t, r);
 	t->in_call = 0;
 	if (r->call == PMON_CALL_HANDLER && t->has_outer) {
 		t->cur = t->outer;	/* back in the call it interrupted */
 		t->in_call = 1;
 		t->has_outer = 0;
 	}
-	return rv;
 }
 
 /*
@@ -586,7 +595,7 @@ retime(struct state *s, uint64_t tc)
 	s->retime = 0;
 }
 
-int
+void
 state_event(struct state *s, const struct order_event *ev)
 {
 	const struct record *r = ev->rec;
@@ -599,8 +608,7 @@ state_event(struct state *s, const struct order_event *ev)
 
 	/* Runs of events come from one task: skip the hash lookup. */
 	if ((t = s->last) == NULL || t->tid != ev->tid) {
-		if ((t = task_get(s, ev->tid)) == NULL)
-			return -1;
+		t = task_get(s, ev->tid);
 		s->last = t;
 	}
 	if (ev->t_corr > s->now)
@@ -617,17 +625,17 @@ state_event(struct state *s, const struct order_event *ev)
 		pack_off(t);
 		unpack_stop(t);
 		advance(t, last, ev->t_corr);
-		return 0;
+		return;
 	}
 	first = !t->seen;
 	if (first && r->seq > 1)
 		t->unknown_past = 1;
 	advance(t, last, ev->t_corr);
-	if (first && first_event(s, t, r->seq) == -1)
-		return -1;
+	if (first)
+		first_event(s, t, r->seq);
 	t->has_brk = 0;
 	if (r->call == PMON_CALL_SIGNAL)
-		return 0;	/* between calls: changes no state */
+		return;	/* between calls: changes no state */
 	if (r->call == PMON_CALL_BREAK) {
 		/* Not a call: where the task stopped itself. */
 		t->has_brk = 1;
@@ -640,40 +648,40 @@ state_event(struct state *s, const struct order_event *ev)
 		t->brk.ctx = r->ctx;
 		t->brk.inst = r->inst;
 		rec_group(r, t->brk.group);
-		return 0;
+		return;
 	}
-	if (r->phase == PMON_BEGIN)
-		return event_begin(s, t, ev);
-	return event_end(s, t, ev);
+	if (r->phase == PMON_BEGIN) {
+		event_begin(s, t, ev);
+		return;
+	}
+	event_end(s, t, ev);
 }
 
 /* --- ends of tasks ----------------------------------------------------- */
 
-static int
+static void
 task_end(struct state *s, struct task *t, enum task_end how)
 {
 	struct group *g;
 
 	if (t->end != TASK_LIVE)
-		return 0;
-	if (state_ended_receives(s, t) == -1 ||
-	    state_ended_barriers(s, t) == -1)
-		return -1;
+		return;
+	state_ended_receives(s, t);
+	state_ended_barriers(s, t);
 	t->end = how;
 	pack_off(t);
 	unpack_stop(t);
 	for (g = s->groups; g != NULL; g = g->next)
 		state_group_leave(g, t->tid);
 	mbox_owner_end(&s->mbox, t->tid);
-	return state_ended_queue(s, t);
+	state_ended_queue(s, t);
 }
 
-int
+void
 state_task_gone(struct state *s, int32_t tid)
 {
 	struct task *t;
 
-	if ((t = task_find(s, tid)) == NULL)
-		return 0;
-	return task_end(s, t, TASK_KILLED);
+	if ((t = task_find(s, tid)) != NULL)
+		task_end(s, t, TASK_KILLED);
 }

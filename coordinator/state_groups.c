@@ -71,19 +71,17 @@ state_group_member(const struct group *g, int32_t tid)
 	return NULL;
 }
 
-static int
+static void
 group_join(struct group *g, int32_t tid, int32_t inst)
 {
 	struct member *m;
 
 	if ((m = state_group_member(g, tid)) == NULL) {
-		if (state_grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m)) == -1)
-			return -1;
+		state_grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m));
 		m = &g->m[g->n++];
 	}
 	m->tid = tid;
 	m->inst = inst;
-	return 0;
 }
 
 void
@@ -95,19 +93,16 @@ state_group_leave(struct group *g, int32_t tid)
 		*m = g->m[--g->n];
 }
 
-static int
+static void
 group_add_gone(struct group *g, int32_t tid)
 {
 	size_t i;
 
 	for (i = 0; i < g->ngone; i++)
 		if (g->gone[i] == tid)
-			return 0;
-	if (state_grow(&g->gone, &g->gonecap, g->ngone + 1,
-	    sizeof(*g->gone)) == -1)
-		return -1;
+			return;
+	state_grow(&g->gone, &g->gonecap, g->ngone + 1, sizeof(*g->gone));
 	g->gone[g->ngone++] = tid;
-	return 0;
 }
 
 /* Is t inside a barrier of g? */
@@ -147,25 +142,23 @@ state_task_wait(const struct state *s, const struct task *t)
 	return WAIT_NONE;
 }
 
-int
+void
 state_membership(struct state *s, struct task *t, const struct record *r)
 {
 	char name[RECORD_GROUP_MAX + 1];
 	struct group *g;
 
 	if (r->rc < 0)
-		return 0;
+		return;
 	rec_group(r, name);
 	if (r->call == PMON_CALL_joingroup)
-		return (g = state_group_get(s, name)) == NULL ? -1 :
-		    group_join(g, t->tid, r->rc);
-	if ((g = state_group_find(s, name)) != NULL)
+		group_join(state_group_get(s, name), t->tid, r->rc);
+	else if ((g = state_group_find(s, name)) != NULL)
 		state_group_leave(g, t->tid);
-	return 0;
 }
 
 /* The members of group name now (*tids is malloc'd; free it). */
-int
+void
 state_group_members(const struct state *s, const char *name, int32_t **tids,
     size_t *n)
 {
@@ -176,7 +169,6 @@ state_group_members(const struct state *s, const char *name, int32_t **tids,
 	*tids = xcalloc(g != NULL ? g->n + 1 : 1, sizeof(**tids));
 	for (i = 0; g != NULL && i < g->n; i++)
 		(*tids)[(*n)++] = g->m[i].tid;
-	return 0;
 }
 
 /* --- barriers ---------------------------------------------------------- */
@@ -202,24 +194,22 @@ state_barrier_short(const struct state *s, const struct group *g,
 	return ep->need - ep->entered > left;
 }
 
-int
+void
 state_barrier_enter(struct state *s, struct task *t)
 {
 	struct group *g;
 	struct episode *ep;
 	size_t i;
 
-	if ((g = state_group_get(s, t->cur.group)) == NULL)
-		return -1;
+	g = state_group_get(s, t->cur.group);
 	if ((ep = g->open) == NULL) {
 		ep = xcalloc(1, sizeof(*ep));
 		ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
 		LIST_INSERT_HEAD(&g->eps, ep, entry);
 		g->open = ep;
 	}
-	if (state_vc_join(&ep->vc, t->vc, SIZE_MAX) == -1 ||
-	    state_vc_raise(&ep->vc, t->idx, t->cur.seq) == -1)
-		return -1;
+	state_vc_join(&ep->vc, t->vc, SIZE_MAX);
+	state_vc_raise(&ep->vc, t->idx, t->cur.seq);
 	ep->entered++;
 	t->ep = ep;
 	if (ep->need > 0 && ep->entered >= ep->need) {
@@ -229,40 +219,34 @@ state_barrier_enter(struct state *s, struct task *t)
 	/* Its exit and this entry are concurrent: either may come first. */
 	if (state_barrier_short(s, g, ep))
 		for (i = 0; i < g->ngone; i++)
-			if (state_report_waits_on_exited(s, t,
-			    g->gone[i]) == -1)
-				return -1;
-	return 0;
+			state_report_waits_on_exited(s, t, g->gone[i]);
 }
 
 /*
  * The order releases a barrier exit only after every entry of its
  * episode: the first exit closes the episode.
  */
-int
+void
 state_barrier_leave(struct state *s, struct task *t, uint64_t seq)
 {
 	struct episode *ep = t->ep;
 	struct group *g;
-	int changed;
 
 	if (ep == NULL)
-		return 0;
+		return;
 	t->ep = NULL;
 	if (ep->exited == 0 &&
 	    (g = state_group_find(s, t->cur.group)) != NULL && g->open == ep)
 		g->open = NULL;
 	ep->closed = 1;
 	ep->exited++;
-	if ((changed = state_vc_join(&t->vc, ep->vc, t->idx)) == -1 ||
-	    (changed && state_hist_push(s, t, seq) == -1))
-		return -1;
+	if (state_vc_join(&t->vc, ep->vc, t->idx))
+		state_hist_push(s, t, seq);
 	if (ep->exited >= ep->entered) {
 		LIST_REMOVE(ep, entry);
 		vc_unref(ep->vc);
 		free(ep);
 	}
-	return 0;
 }
 
 /*
@@ -270,7 +254,7 @@ state_barrier_leave(struct state *s, struct task *t, uint64_t seq)
  * not entered wait on it, and a barrier that cannot reach its count
  * without it will.
  */
-int
+void
 state_ended_barriers(struct state *s, struct task *t)
 {
 	struct group *g;
@@ -284,12 +268,9 @@ state_ended_barriers(struct state *s, struct task *t)
 			struct task *w = s->tasks[i];
 
 			if (w != t && state_task_wait(s, w) == WAIT_BARRIER &&
-			    state_in_barrier(w, g) &&
-			    state_report_waits_on_exited(s, w, t->tid) == -1)
-				return -1;
+			    state_in_barrier(w, g))
+				state_report_waits_on_exited(s, w, t->tid);
 		}
-		if (group_add_gone(g, t->tid) == -1)
-			return -1;
+		group_add_gone(g, t->tid);
 	}
-	return 0;
 }

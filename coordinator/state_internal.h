@@ -275,9 +275,8 @@ struct task {
 };
 
 /*
- * A problem found: its JSON object.  The line for people is made from it
- * when asked for (state_load_problem_text), so that problems a snapshot
- * brings back read the same.
+ * A problem found: its JSON object, as the tools get it and the snapshot
+ * holds it (the pmon command makes its line for people from it).
  */
 struct problem {
 	char		*json;
@@ -353,7 +352,7 @@ struct pbuf {
 /* state.c */
 
 /* Grows *p (of *cap elements of size sz) to hold at least n. */
-int	state_grow(void *p, size_t *cap, size_t n, size_t sz);
+void	state_grow(void *p, size_t *cap, size_t n, size_t sz);
 /* qsort's comparisons of tids, and of tasks by tid. */
 int	state_cmp_tid(const void *, const void *);
 int	state_cmp_task_tid(const void *, const void *);
@@ -361,15 +360,15 @@ const char	*state_call_name(uint8_t call);
 /* An event's id, "TID:SEQ". */
 void	state_json_id(FILE *, int32_t tid, uint64_t seq);
 /* Replaces *dst with a copy of src (NULL: ""). */
-int	state_set_str(char **dst, const char *src);
+void	state_set_str(char **dst, const char *src);
 /* A new task for tid; an older one of the same tid is retired. */
 struct task	*state_task_new(struct state *, int32_t tid);
-int	state_task_add_kid(struct task *, int32_t kid);
+void	state_task_add_kid(struct task *, int32_t kid);
 
 /* state_event.c */
 
 /* How the message t sends now was packed: a new reference, or NULL. */
-int	state_pack_share(struct task *t, struct pkseq **out);
+struct pkseq	*state_pack_share(struct task *t);
 /* The receive r of t took q: its unpacks are checked against q's packs. */
 void	state_unpack_start(const struct state *, struct task *t,
 	    const struct record *r, struct qmsg *q);
@@ -382,7 +381,7 @@ int	state_vc_raise(struct vclock **vp, size_t i, uint64_t x);
 int	state_vc_join(struct vclock **dst, const struct vclock *src,
 	    size_t skip);
 /* t's clock changed at event seq: the history gets it. */
-int	state_hist_push(struct state *, struct task *t, uint64_t seq);
+void	state_hist_push(struct state *, struct task *t, uint64_t seq);
 void	state_hist_free(struct history *);
 /* Cuts every task's history at the horizon. */
 void	state_hist_sweep(struct state *);
@@ -390,7 +389,7 @@ void	state_hist_sweep(struct state *);
 int	state_event_vc(const struct task *t, uint64_t seq,
 	    const struct vclock **out);
 /* The send (from, seq) with the clock vc happened before t's event at. */
-int	state_merge_event(struct state *, struct task *t,
+void	state_merge_event(struct state *, struct task *t,
 	    const struct vclock *vc, const struct task *from, uint64_t seq,
 	    uint64_t at);
 /* The clock of a send whose message is not queued, if still known. */
@@ -409,15 +408,15 @@ int	state_in_barrier(const struct task *t, const struct group *g);
 /* What the task is blocked in, from the begin of its open call. */
 enum wait_kind	state_task_wait(const struct state *, const struct task *);
 /* The end of a pvm_joingroup or a pvm_lvgroup. */
-int	state_membership(struct state *, struct task *,
+void	state_membership(struct state *, struct task *,
 	    const struct record *);
 /* Can the episode's count not be reached by the live members? */
 int	state_barrier_short(const struct state *, const struct group *,
 	    const struct episode *);
-int	state_barrier_enter(struct state *, struct task *);
-int	state_barrier_leave(struct state *, struct task *, uint64_t seq);
+void	state_barrier_enter(struct state *, struct task *);
+void	state_barrier_leave(struct state *, struct task *, uint64_t seq);
 /* t ends: its groups' barriers wait on it. */
-int	state_ended_barriers(struct state *, struct task *t);
+void	state_ended_barriers(struct state *, struct task *t);
 
 /* state_queues.c */
 
@@ -426,32 +425,32 @@ void	state_qmsg_free(struct qmsg *);
 /* Would a message already queued satisfy t's open receive? */
 int	state_queued_match(const struct task *t);
 /* The messages of t's send r: counted, and queued. */
-int	state_sends_apply(struct state *, struct task *t,
+void	state_sends_apply(struct state *, struct task *t,
 	    const struct record *r);
 /* A failed send delivered nothing: its messages go. */
 void	state_retract_sends(struct state *, struct task *t,
 	    const struct record *r);
 /* The end of a receive; filter is its begin when it is known. */
-int	state_receive_apply(struct state *, struct task *t,
+void	state_receive_apply(struct state *, struct task *t,
 	    const struct order_event *, const struct call *filter);
 /* t ends: the receives that wait on it, the messages it never took. */
-int	state_ended_receives(struct state *, struct task *t);
-int	state_ended_queue(struct state *, struct task *t);
+void	state_ended_receives(struct state *, struct task *t);
+void	state_ended_queue(struct state *, struct task *t);
 
 /* state_problems.c */
 
 /* A problem of kind being written, about the tasks state_pb_task names. */
-int	state_pb_open(struct pbuf *, const char *kind);
+void	state_pb_open(struct pbuf *, const char *kind);
 void	state_pb_task(struct pbuf *, int32_t tid);
 /* Tells the callback of the finished problem and keeps it. */
-int	state_pb_emit(struct state *, struct pbuf *);
-int	state_report_waits_on_exited(struct state *, const struct task *w,
+void	state_pb_emit(struct state *, struct pbuf *);
+void	state_report_waits_on_exited(struct state *, const struct task *w,
 	    int32_t exited);
-int	state_report_unreceived(struct state *, const struct task *t,
+void	state_report_unreceived(struct state *, const struct task *t,
 	    const struct qmsg *q);
-int	state_report_race(struct state *, const struct task *t,
+void	state_report_race(struct state *, const struct task *t,
 	    const struct cand *c, const struct qmsg *q);
-int	state_report_unpack(struct state *, const struct task *t,
+void	state_report_unpack(struct state *, const struct task *t,
 	    const struct record *r, const struct pkrun *run);
 
 /* state_write.c */
@@ -498,22 +497,24 @@ struct restore_task {
  * others after; every other call names only these.
  */
 struct state	*state_restore_new(const struct state *s);
-int	state_restore_tasks(struct state *, const struct state *old,
+void	state_restore_tasks(struct state *, const struct state *old,
 	    const int32_t *tids, size_t n);
-int	state_restore_task(struct state *, const struct restore_task *);
+void	state_restore_task(struct state *, const struct restore_task *);
 /* A message queued at task to, in queue order. */
-int	state_restore_message(struct state *, int32_t to, int32_t from,
+void	state_restore_message(struct state *, int32_t to, int32_t from,
 	    uint64_t seq, int32_t tag, int32_t ctx, int32_t bytes);
 /* A group, and its members in order. */
 int	state_has_group(const struct state *, const char *group);
-int	state_restore_group(struct state *, const char *group);
-int	state_restore_member(struct state *, const char *group, int32_t tid,
+void	state_restore_group(struct state *, const char *group);
+void	state_restore_member(struct state *, const char *group, int32_t tid,
 	    int32_t inst);
-int	state_restore_traffic(struct state *, int32_t from, int32_t to,
+/* Traffic from a task, as listed (from is one of the tasks). */
+void	state_restore_traffic(struct state *, int32_t from, int32_t to,
 	    uint64_t msgs, uint64_t bytes);
 /*
  * A problem found before, in order; a deadlock with its sorted tasks,
- * so that it is not reported again.  Not passed to the callback.
+ * so that it is not reported again.  Not passed to the callback.  -1
+ * when the model keeps STATE_PROBLEMS_KEPT already.
  */
 int	state_restore_problem(struct state *, const char *json,
 	    const int32_t *deadlock, size_t n);
@@ -525,27 +526,21 @@ int	state_restore_problem(struct state *, const char *json,
  */
 int	state_restore_finish(struct state *, uint64_t problems_not_kept,
 	    char *err, size_t errsize);
-int	state_restore_mbox(struct state *, const char *name, int32_t index,
+void	state_restore_mbox(struct state *, const char *name, int32_t index,
 	    int32_t owner, int32_t flags, int32_t bytes, uint64_t put);
 /* s takes the restored model ns; ns gets what s had (to be freed). */
 void	state_restore_swap(struct state *s, struct state *ns);
 
-/* state_load.c */
-
-/* The line `pmon problems` prints for a problem's JSON. */
-void	state_load_problem_text(FILE *, const char *json);
-
 /* state_mbox.c */
 
-/* Stores (or replaces) an entry; -1 when out of memory. */
-int	mbox_put(struct mbox *, const char *name, int32_t index,
+/* Stores (or replaces) an entry. */
+void	mbox_put(struct mbox *, const char *name, int32_t index,
 	    int32_t owner, int32_t flags, int32_t bytes, uint64_t put);
 void	mbox_del(struct mbox *, const char *name, int32_t index);
 void	mbox_del_put(struct mbox *, int32_t owner, uint64_t put);
 /* The owner ended: its entries go, but for the persistent ones. */
 void	mbox_owner_end(struct mbox *, int32_t owner);
 void	mbox_write_json(const struct mbox *, FILE *);
-void	mbox_write_text(const struct mbox *, FILE *);
 void	mbox_free(struct mbox *);
 
 /* In line: what every event calls. */

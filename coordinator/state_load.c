@@ -8,10 +8,6 @@
  * last seq, the waiters a barrier lists and the tasks blocked in it),
  * while a new model is built with state_restore_* (state_internal.h);
  * only a snapshot that passes replaces the old model.
- *
- * state_load_problem_text makes the line `pmon problems` prints from a
- * problem's JSON, for the model's own problems and those a snapshot
- * brought back alike.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "log.h"
 #include "record.h"
 #include "state.h"
 #include "state_internal.h"
@@ -67,12 +64,6 @@ bad(struct load *ld, const char *fmt, ...)
 	vsnprintf(ld->err + n, ld->errsize - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static int
-nomem(struct load *ld)
-{
-	return bad(ld, "out of memory");
 }
 
 static void
@@ -431,10 +422,7 @@ load_task(struct load *ld, const json_t *o, struct ltask *lt)
 		goto out;
 	rt.pid = (uint32_t)pid;
 	rt.kids = kids;
-	if (state_restore_task(ld->s, &rt) == -1) {
-		nomem(ld);
-		goto out;
-	}
+	state_restore_task(ld->s, &rt);
 	lt->tid = rt.tid;
 	lt->end = rt.end;
 	lt->last_seq = rt.last_seq;
@@ -514,9 +502,7 @@ load_hosts(struct load *ld, const json_t *hosts)
 		if (strcmp(agent, "up") != 0 && strcmp(agent, "down") != 0 &&
 		    strcmp(agent, "deleted") != 0)
 			return bad(ld, "agent \"%s\"", agent);
-		if (state_host(ld->s, tid, name, arch,
-		    strcmp(agent, "up") == 0) == -1)
-			return nomem(ld);
+		state_host(ld->s, tid, name, arch, strcmp(agent, "up") == 0);
 		if (strcmp(agent, "deleted") == 0)
 			state_host_deleted(ld->s, tid);
 	}
@@ -546,8 +532,7 @@ load_members(struct load *ld, size_t gi, const char *name, const json_t *m)
 			return bad(ld, "member %" PRId32 " is listed twice",
 			    tid);
 		lt->member = gi + 1;
-		if (state_restore_member(ld->s, name, tid, inst) == -1)
-			return nomem(ld);
+		state_restore_member(ld->s, name, tid, inst);
 	}
 	return 0;
 }
@@ -597,8 +582,7 @@ load_groups(struct load *ld, const json_t *groups)
 			return -1;
 		if (state_has_group(ld->s, name))
 			return bad(ld, "group \"%s\" is listed twice", name);
-		if (state_restore_group(ld->s, name) == -1)
-			return nomem(ld);
+		state_restore_group(ld->s, name);
 		if (load_members(ld, i, name, m) == -1 ||
 		    load_waiting(ld, name, json_object_get(g, "barrier")) == -1)
 			return -1;
@@ -626,8 +610,7 @@ load_message(struct load *ld, int32_t to, const json_t *m)
 	if (tid != from)
 		return bad(ld, "a message from %" PRId32 " sent by %" PRId32,
 		    from, tid);
-	if (state_restore_message(ld->s, to, from, seq, tag, ctx, bytes) == -1)
-		return nomem(ld);
+	state_restore_message(ld->s, to, from, seq, tag, ctx, bytes);
 	return 0;
 }
 
@@ -674,8 +657,7 @@ load_traffic(struct load *ld, const json_t *traffic)
 			return -1;
 		if (ltask_find(ld, from) == NULL)
 			return bad(ld, "from a task not in \"tasks\"");
-		if (state_restore_traffic(ld->s, from, to, msgs, bytes) == -1)
-			return nomem(ld);
+		state_restore_traffic(ld->s, from, to, msgs, bytes);
 	}
 	ld->at[0] = '\0';
 	return 0;
@@ -788,18 +770,17 @@ load_problem(struct load *ld, const json_t *p)
 	if (strcmp(json_string_value(json_object_get(p, "kind")),
 	    "deadlock") == 0 && deadlock_tids(ld, p, &tids, &n) == -1)
 		goto out;
-	if ((fp = open_memstream(&buf, &len)) == NULL) {
-		nomem(ld);
-		goto out;
-	}
+	/* A memory stream fails only for want of memory: fatal. */
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		fatal("%s: open_memstream", __func__);
 	w = write_value(fp, p, 0);
 	if (fclose(fp) != 0)
-		nomem(ld);
-	else if (w == -1)
+		fatal("%s: problem", __func__);
+	if (w == -1)
 		bad(ld, "a problem holds a value the model never writes");
 	else if (state_restore_problem(ld->s, buf, tids, n) == -1)
-		bad(ld, "more problems than the model keeps (%d), or out of "
-		    "memory", STATE_PROBLEMS_KEPT);
+		bad(ld, "more problems than the model keeps (%d)",
+		    STATE_PROBLEMS_KEPT);
 	else
 		rv = 0;
 out:
@@ -857,9 +838,8 @@ load_mailbox(struct load *ld, const json_t *doc)
 		if (tid != owner || index < 0)
 			return bad(ld, "an entry put by %" PRId32 ", owned by %"
 			    PRId32 ", at index %" PRId32, tid, owner, index);
-		if (state_restore_mbox(ld->s, name, index, owner, flags,
-		    bytes, put) == -1)
-			return nomem(ld);
+		state_restore_mbox(ld->s, name, index, owner, flags, bytes,
+		    put);
 	}
 	ld->at[0] = '\0';
 	return 0;
@@ -884,8 +864,8 @@ load_doc(struct load *ld, const struct state *old, const json_t *doc)
 	    (probs = get_array(ld, doc, "problems")) == NULL)
 		return -1;
 	rv = collect_tids(ld, tasks, queues, &tids, &ntids);
-	if (rv == 0 && state_restore_tasks(ld->s, old, tids, ntids) == -1)
-		rv = nomem(ld);
+	if (rv == 0)
+		state_restore_tasks(ld->s, old, tids, ntids);
 	free(tids);
 	if (rv == -1 || load_tasks(ld, tasks) == -1 ||
 	    load_position(ld, pos) == -1 || load_hosts(ld, hosts) == -1 ||
@@ -913,9 +893,8 @@ state_load(struct state *s, const char *json, size_t len, char *err,
 		    je.position);
 		return -1;
 	}
-	if ((ld.s = state_restore_new(s)) == NULL)
-		nomem(&ld);
-	else if (load_doc(&ld, s, doc) == 0) {
+	ld.s = state_restore_new(s);
+	if (load_doc(&ld, s, doc) == 0) {
 		state_restore_swap(s, ld.s);
 		rv = 0;
 	}
@@ -923,200 +902,4 @@ state_load(struct state *s, const char *json, size_t len, char *err,
 	free(ld.lt);
 	json_decref(doc);
 	return rv;
-}
-
-/* --- problems for people --------------------------------------------- */
-
-/* The fields of a problem a line shows; -1 if one is missing. */
-static int
-pt_int(const json_t *p, const char *key, long long *v)
-{
-	const json_t *j = json_object_get(p, key);
-
-	if (!json_is_integer(j))
-		return -1;
-	*v = json_integer_value(j);
-	return 0;
-}
-
-static int
-pt_id(const json_t *p, const char *key, int32_t *tid, uint64_t *seq)
-{
-	return parse_id(json_string_value(json_object_get(p, key)), tid, seq);
-}
-
-static const char *
-pt_str(const json_t *p, const char *key)
-{
-	return json_string_value(json_object_get(p, key));
-}
-
-static int
-text_waits_on_exited(FILE *fp, const json_t *p)
-{
-	long long tid, exited;
-
-	if (pt_int(p, "tid", &tid) == -1 || pt_int(p, "exited", &exited) ==
-	    -1 || pt_str(p, "in") == NULL)
-		return -1;
-	fprintf(fp, "t%x waits in %s on t%x, which exited", (unsigned)tid,
-	    pt_str(p, "in"), (unsigned)exited);
-	return 0;
-}
-
-static int
-text_unreceived(FILE *fp, const json_t *p)
-{
-	long long tid, from, tag, bytes;
-	int32_t stid;
-	uint64_t seq;
-
-	if (pt_int(p, "tid", &tid) == -1 || pt_int(p, "from", &from) == -1 ||
-	    pt_int(p, "tag", &tag) == -1 || pt_int(p, "bytes", &bytes) == -1 ||
-	    pt_id(p, "send", &stid, &seq) == -1)
-		return -1;
-	fprintf(fp, "t%x exited with a message from t%x unreceived: tag %lld, "
-	    "%lld B, send t%x:%" PRIu64, (unsigned)tid, (unsigned)from, tag,
-	    bytes, (unsigned)stid, seq);
-	return 0;
-}
-
-static int
-text_race(FILE *fp, const json_t *p)
-{
-	const json_t *sends = json_object_get(p, "sends");
-	int32_t rtid, t1, t2;
-	uint64_t rseq, s1, s2;
-	long long tid;
-
-	if (pt_int(p, "tid", &tid) == -1 || pt_id(p, "recv", &rtid, &rseq) ==
-	    -1 || json_array_size(sends) != 2 ||
-	    parse_id(json_string_value(json_array_get(sends, 0)), &t1,
-	    &s1) == -1 ||
-	    parse_id(json_string_value(json_array_get(sends, 1)), &t2,
-	    &s2) == -1)
-		return -1;
-	fprintf(fp, "t%x: wildcard receive t%x:%" PRIu64 " got t%x:%" PRIu64
-	    ", t%x:%" PRIu64 " could have come first", (unsigned)tid,
-	    (unsigned)rtid, rseq, (unsigned)t1, s1, (unsigned)t2, s2);
-	return 0;
-}
-
-static int
-text_unpack(FILE *fp, const json_t *p)
-{
-	const json_t *packed = json_object_get(p, "packed");
-	long long tid, tag, offset;
-	int32_t atid, stid;
-	uint64_t aseq, sseq;
-
-	if (pt_int(p, "tid", &tid) == -1 || pt_int(p, "tag", &tag) == -1 ||
-	    pt_int(p, "offset", &offset) == -1 ||
-	    pt_id(p, "at", &atid, &aseq) == -1 ||
-	    pt_id(p, "send", &stid, &sseq) == -1 ||
-	    pt_str(p, "unpacked") == NULL ||
-	    (!json_is_null(packed) && !json_is_string(packed)))
-		return -1;
-	fprintf(fp, "t%x: %s at t%x:%" PRIu64 ", %llu B into the message of "
-	    "send t%x:%" PRIu64 " (tag %lld), ", (unsigned)tid,
-	    pt_str(p, "unpacked"), (unsigned)atid, aseq,
-	    (unsigned long long)offset, (unsigned)stid, sseq, tag);
-	if (json_is_string(packed))
-		fprintf(fp, "where %s was packed", json_string_value(packed));
-	else
-		fputs("past its end", fp);
-	return 0;
-}
-
-/* Where a deadlocked task waits: pvm_recv(t40002, any), pvm_barrier(g). */
-static int
-text_wait(FILE *fp, const json_t *w)
-{
-	char group[RECORD_GROUP_MAX + 1];
-	long long tid, from, tag;
-	const char *in = pt_str(w, "in");
-
-	if (pt_int(w, "tid", &tid) == -1 || in == NULL)
-		return -1;
-	fprintf(fp, " t%x in ", (unsigned)tid);
-	if (pt_int(w, "from", &from) == 0 && pt_int(w, "tag", &tag) == 0) {
-		fprintf(fp, "%s(", in);
-		if (from == -1)
-			fputs("any, ", fp);
-		else
-			fprintf(fp, "t%x, ", (unsigned)from);
-		if (tag == -1)
-			fputs("any)", fp);
-		else
-			fprintf(fp, "%lld)", tag);
-		return 0;
-	}
-	if (pt_str(w, "group") == NULL || json_str_bytes(pt_str(w, "group"), group,
-	    sizeof(group)) == -1)
-		return -1;
-	fprintf(fp, "%s(%.32s)", in, group);
-	return 0;
-}
-
-static int
-text_deadlock(FILE *fp, const json_t *p)
-{
-	const json_t *tasks = json_object_get(p, "tasks");
-	const json_t *waits = json_object_get(p, "waits"), *v;
-	size_t i;
-
-	if (!json_is_array(tasks) || !json_is_array(waits))
-		return -1;
-	json_array_foreach(tasks, i, v) {
-		if (!json_is_integer(v))
-			return -1;
-		fprintf(fp, "%st%x", i ? " " : "",
-		    (unsigned)json_integer_value(v));
-	}
-	fputc(':', fp);
-	json_array_foreach(waits, i, v)
-		if (text_wait(fp, v) == -1)
-			return -1;
-	return 0;
-}
-
-/*
- * The line is written to a buffer first: a problem the line cannot be
- * made of (not one the model wrote) is shown as its kind and JSON.
- */
-void
-state_load_problem_text(FILE *fp, const char *json)
-{
-	static const struct {
-		const char	*kind;
-		int		(*text)(FILE *, const json_t *);
-	} kinds[] = {
-		{ "deadlock", text_deadlock },
-		{ "waits_on_exited", text_waits_on_exited },
-		{ "unreceived", text_unreceived },
-		{ "race", text_race },
-		{ "unpack_mismatch", text_unpack },
-	};
-	const char *kind = NULL;
-	char *buf = NULL;
-	size_t len = 0, i;
-	json_t *p;
-	FILE *tx;
-	int rv = -1;
-
-	if ((p = json_loads(json, 0, NULL)) != NULL &&
-	    (kind = pt_str(p, "kind")) != NULL &&
-	    (tx = open_memstream(&buf, &len)) != NULL) {
-		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (strcmp(kind, kinds[i].kind) == 0)
-				rv = kinds[i].text(tx, p);
-		if (fclose(tx) != 0)
-			rv = -1;
-	}
-	if (rv == 0)
-		fprintf(fp, "%-15s %s\n", kind, buf);
-	else
-		fprintf(fp, "%-15s %s\n", kind != NULL ? kind : "?", json);
-	free(buf);
-	json_decref(p);
 }

@@ -47,7 +47,7 @@ mbox_remove(struct mbox *m, size_t i)
 	m->n--;
 }
 
-int
+void
 mbox_put(struct mbox *m, const char *name, int32_t index, int32_t owner,
     int32_t flags, int32_t bytes, uint64_t put)
 {
@@ -76,7 +76,6 @@ mbox_put(struct mbox *m, const char *name, int32_t index, int32_t owner,
 	e->flags = flags;
 	e->bytes = bytes;
 	e->put = put;
-	return 0;
 }
 
 void
@@ -132,24 +131,6 @@ mbox_write_json(const struct mbox *m, FILE *fp)
 		    e->bytes, e->owner, e->put);
 	}
 	fputc(']', fp);
-}
-
-void
-mbox_write_text(const struct mbox *m, FILE *fp)
-{
-	const struct mbox_entry *e;
-	size_t i;
-
-	fprintf(fp, "%-16s %-6s %-9s %-10s %s\n", "NAME", "INDEX", "OWNER",
-	    "BYTES", "FLAGS");
-	for (i = 0; i < m->n; i++) {
-		e = &m->v[i];
-		fprintf(fp, "%-16s %-6" PRId32 " t%-8x %-10" PRId32 " %s%s%s\n",
-		    e->name, e->index, (unsigned)e->owner, e->bytes,
-		    e->flags & PvmMboxPersistent ? "persistent " : "",
-		    e->flags & PvmMboxMultiInstance ? "multi " : "",
-		    e->flags & PvmMboxOverWritable ? "overwritable" : "");
-	}
 }
 
 void

@@ -4,13 +4,13 @@
  * STATE_PROBLEMS_KEPT); here are how one is written and the reports of
  * every kind but deadlocks (state_deadlock.c).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "record.h"
 #include "state.h"
 #include "state_internal.h"
@@ -25,27 +25,19 @@ state_pb_task(struct pbuf *pb, int32_t tid)
 		pb->tids[pb->ntids++] = tid;
 }
 
-static void
-pb_discard(struct pbuf *pb)
-{
-	if (pb->fp != NULL)
-		fclose(pb->fp);
-	free(pb->buf);
-}
-
-int
+/* A memory stream fails only for want of memory: fatal, as in xmalloc. */
+void
 state_pb_open(struct pbuf *pb, const char *kind)
 {
 	memset(pb, 0, sizeof(*pb));
 	if ((pb->fp = open_memstream(&pb->buf, &pb->len)) == NULL)
-		return -1;
+		fatal("%s: open_memstream", __func__);
 	fprintf(pb->fp, "{\"kind\":\"%s\"", kind);
 	pb->kind = kind;
-	return 0;
 }
 
 /* Tells the callback of the finished problem and keeps it. */
-int
+void
 state_pb_emit(struct state *s, struct pbuf *pb)
 {
 	struct problem *p;
@@ -55,13 +47,11 @@ state_pb_emit(struct state *s, struct pbuf *pb)
 	bad = ferror(pb->fp);
 	bad |= fclose(pb->fp) != 0;
 	pb->fp = NULL;
-	if (bad || (s->nproblems < STATE_PROBLEMS_KEPT &&
-	    state_grow(&s->problems, &s->probcap, s->nproblems + 1,
-	    sizeof(*s->problems)) == -1)) {
-		pb_discard(pb);
-		errno = ENOMEM;
-		return -1;
-	}
+	if (bad)
+		fatal("%s: problem", __func__);
+	if (s->nproblems < STATE_PROBLEMS_KEPT)
+		state_grow(&s->problems, &s->probcap, s->nproblems + 1,
+		    sizeof(*s->problems));
 	if (s->cb != NULL) {
 		struct state_problem sp = { pb->buf, pb->kind, pb->tids,
 		    pb->ntids };
@@ -70,53 +60,49 @@ state_pb_emit(struct state *s, struct pbuf *pb)
 	}
 	if (s->nproblems == STATE_PROBLEMS_KEPT) {
 		s->problems_dropped++;
-		pb_discard(pb);
-		return 0;
+		free(pb->buf);
+		return;
 	}
 	p = &s->problems[s->nproblems++];
 	p->json = pb->buf;
-	return 0;
 }
 
-int
+void
 state_report_waits_on_exited(struct state *s, const struct task *w,
     int32_t exited)
 {
 	struct pbuf pb;
 
-	if (state_pb_open(&pb, "waits_on_exited") == -1)
-		return -1;
+	state_pb_open(&pb, "waits_on_exited");
 	state_pb_task(&pb, w->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"exited\":%" PRId32
 	    ",\"in\":\"%s\"", w->tid, exited, state_call_name(w->cur.call));
-	return state_pb_emit(s, &pb);
+	state_pb_emit(s, &pb);
 }
 
-int
+void
 state_report_unreceived(struct state *s, const struct task *t,
     const struct qmsg *q)
 {
 	struct pbuf pb;
 
-	if (state_pb_open(&pb, "unreceived") == -1)
-		return -1;
+	state_pb_open(&pb, "unreceived");
 	state_pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"from\":%" PRId32
 	    ",\"tag\":%" PRId32 ",\"ctx\":%" PRId32 ",\"bytes\":%" PRId32
 	    ",\"send\":", t->tid, q->from, q->tag, q->ctx, q->bytes);
 	state_json_id(pb.fp, q->from, q->seq);
-	return state_pb_emit(s, &pb);
+	state_pb_emit(s, &pb);
 }
 
 /* The receive c got c->s1 though q (its filter matched) could have come. */
-int
+void
 state_report_race(struct state *s, const struct task *t, const struct cand *c,
     const struct qmsg *q)
 {
 	struct pbuf pb;
 
-	if (state_pb_open(&pb, "race") == -1)
-		return -1;
+	state_pb_open(&pb, "race");
 	state_pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
 	state_json_id(pb.fp, t->tid, c->recv_seq);
@@ -125,22 +111,21 @@ state_report_race(struct state *s, const struct task *t, const struct cand *c,
 	fputc(',', pb.fp);
 	state_json_id(pb.fp, q->from, q->seq);
 	fputc(']', pb.fp);
-	return state_pb_emit(s, &pb);
+	state_pb_emit(s, &pb);
 }
 
 /*
  * t's unpack r does not read what was packed at the cursor: run (NULL
  * past the end of the message).
  */
-int
+void
 state_report_unpack(struct state *s, const struct task *t,
     const struct record *r, const struct pkrun *run)
 {
 	const struct unpacking *u = &t->unpack;
 	struct pbuf pb;
 
-	if (state_pb_open(&pb, "unpack_mismatch") == -1)
-		return -1;
+	state_pb_open(&pb, "unpack_mismatch");
 	state_pb_task(&pb, t->tid);
 	fprintf(pb.fp, ",\"tid\":%" PRId32 ",\"recv\":", t->tid);
 	state_json_id(pb.fp, t->tid, u->recv_seq);
@@ -156,5 +141,5 @@ state_report_unpack(struct state *s, const struct task *t,
 		fputs(",\"packed\":null", pb.fp);
 	fprintf(pb.fp, ",\"unpacked\":\"%s\",\"offset\":%" PRIu64,
 	    state_call_name(r->call), u->offset);
-	return state_pb_emit(s, &pb);
+	state_pb_emit(s, &pb);
 }

@@ -174,7 +174,7 @@ race_check_recv(const struct state *s, struct task *t, const struct wild *w,
  * checked when the competing message leaves the queue (here) or when
  * its receiver ends.
  */
-static int
+static void
 race_confirm(struct state *s, const struct task *t, const struct qmsg *q,
     int32_t peer, int32_t tag)
 {
@@ -182,9 +182,7 @@ race_confirm(struct state *s, const struct task *t, const struct qmsg *q,
 
 	for (i = 0; i < q->ncand; i++)
 		if (q->cand[i].peer != peer || q->cand[i].tag != tag)
-			if (state_report_race(s, t, &q->cand[i], q) == -1)
-				return -1;
-	return 0;
+			state_report_race(s, t, &q->cand[i], q);
 }
 
 static void
@@ -201,9 +199,7 @@ pair_get(struct task *t, int32_t to)
 	for (i = 0; i < t->npairs; i++)
 		if (t->pairs[i].to == to)
 			return &t->pairs[i];
-	if (state_grow(&t->pairs, &t->paircap, t->npairs + 1,
-	    sizeof(*t->pairs)) == -1)
-		return NULL;
+	state_grow(&t->pairs, &t->paircap, t->npairs + 1, sizeof(*t->pairs));
 	memset(&t->pairs[t->npairs], 0, sizeof(*t->pairs));
 	t->pairs[t->npairs].to = to;
 	return &t->pairs[t->npairs++];
@@ -232,7 +228,7 @@ owe_take(struct task *d, int32_t from, int32_t tag, int32_t ctx)
 }
 
 /* One message of t's send r to dst: counted, and queued if dst lives. */
-static int
+static void
 enqueue(struct state *s, struct task *t, const struct record *r,
     int32_t dst)
 {
@@ -241,26 +237,23 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	struct qmsg *q;
 
 	if (dst <= 0 || (dst & ORDER_TID_DAEMON))
-		return 0;
-	if ((d = task_get(s, dst)) == NULL || (p = pair_get(t, dst)) == NULL)
-		return -1;
+		return;
+	d = task_get(s, dst);
+	p = pair_get(t, dst);
 	t->sent_msgs++;
 	t->sent_bytes += nbytes(r->bytes);
 	p->msgs++;
 	p->bytes += nbytes(r->bytes);
 	if (d->end != TASK_LIVE)
-		return 0;	/* PVM drops it, and so does the order */
+		return;		/* PVM drops it, and so does the order */
 	if (d->unmonitored)
-		return 0;	/* its receives are never seen */
+		return;		/* its receives are never seen */
 	if (d->nowed > 0 && owe_take(d, t->tid, r->tag, r->ctx))
-		return 0;	/* received already */
-	if ((q = state_qmsg_new(s)) == NULL)
-		return -1;
+		return;		/* received already */
+	q = state_qmsg_new(s);
 	/* pvm_psend packs its own message. */
-	if (r->call != PMON_CALL_psend && state_pack_share(t, &q->pk) == -1) {
-		qmsg_done(s, q);
-		return -1;
-	}
+	if (r->call != PMON_CALL_psend)
+		q->pk = state_pack_share(t);
 	q->from = t->tid;
 	q->seq = r->seq;
 	q->vc = vc_ref(t->vc);
@@ -270,21 +263,21 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 	race_check_send(s, d, q, t);
 	TAILQ_INSERT_TAIL(&d->queue, q, entry);
 	d->nqueue++;
-	return 0;
 }
 
 /* The destinations of r, as order_chans.c's send_dests finds them. */
-int
+void
 state_sends_apply(struct state *s, struct task *t, const struct record *r)
 {
 	int32_t *d;
 	unsigned i, n = 0;
-	int rv = 0;
 
-	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend)
-		return enqueue(s, t, r, r->peer);
+	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
+		enqueue(s, t, r, r->peer);
+		return;
+	}
 	if (r->npeers == 0)
-		return 0;
+		return;
 	d = xcalloc(r->npeers, sizeof(*d));
 	for (i = 0; i < r->npeers; i++)
 		d[i] = record_peer(r, i);
@@ -292,10 +285,9 @@ state_sends_apply(struct state *s, struct task *t, const struct record *r)
 	for (i = 0; i < r->npeers; i++)
 		if (d[i] != t->tid && (n == 0 || d[n - 1] != d[i]))
 			d[n++] = d[i];
-	for (i = 0; i < n && rv == 0; i++)
-		rv = enqueue(s, t, r, d[i]);
+	for (i = 0; i < n; i++)
+		enqueue(s, t, r, d[i]);
 	free(d);
-	return rv;
 }
 
 static struct qmsg *
@@ -323,10 +315,9 @@ retract_from(struct state *s, struct task *t, struct task *d, uint64_t seq)
 		return;
 	t->sent_msgs--;
 	t->sent_bytes -= nbytes(q->bytes);
-	if ((p = pair_get(t, d->tid)) != NULL) {
-		p->msgs--;
-		p->bytes -= nbytes(q->bytes);
-	}
+	p = pair_get(t, d->tid);
+	p->msgs--;
+	p->bytes -= nbytes(q->bytes);
 	qmsg_done(s, q);
 }
 
@@ -343,7 +334,7 @@ state_retract_sends(struct state *s, struct task *t, const struct record *r)
 }
 
 /* The channel (from, tag, ctx) owes t the next message that comes. */
-static int
+static void
 owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 {
 	struct owed *o;
@@ -353,7 +344,7 @@ owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 		if (t->owed[i].from == from && t->owed[i].tag == tag &&
 		    t->owed[i].ctx == ctx) {
 			t->owed[i].n++;
-			return 0;
+			return;
 		}
 	if (t->nowed == t->owedcap) {
 		t->owedcap = t->owedcap ? t->owedcap * 2 : 4;
@@ -361,7 +352,6 @@ owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
 		t->owed = o;
 	}
 	t->owed[t->nowed++] = (struct owed){ from, tag, ctx, 1 };
-	return 0;
 }
 
 /*
@@ -374,7 +364,7 @@ owe_add(struct task *t, int32_t from, int32_t tag, int32_t ctx)
  * comes, which is not queued (owe_take).  No clock is merged: the send
  * is not known.
  */
-static int
+static void
 queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
     int32_t ctx)
 {
@@ -385,9 +375,9 @@ queue_take_oldest(struct state *s, struct task *t, int32_t from, int32_t tag,
 			TAILQ_REMOVE(&t->queue, q, entry);
 			t->nqueue--;
 			qmsg_done(s, q);
-			return 0;
+			return;
 		}
-	return owe_add(t, from, tag, ctx);
+	owe_add(t, from, tag, ctx);
 }
 
 /*
@@ -423,18 +413,18 @@ queue_take_upto(struct state *s, struct task *t, int32_t from, int32_t tag,
  * come: a coordinator before this one had it, or it was lost), the
  * channel owes the receive the next message that comes.
  */
-static int
+static void
 queue_take_id(struct state *s, struct task *t, const struct record *r,
     uint32_t id)
 {
 	const struct task *snd;
 
 	if (queue_take_upto(s, t, r->peer, r->tag, r->ctx, id))
-		return 0;
+		return;
 	if ((snd = task_find(s, r->peer)) != NULL && snd->seen &&
 	    record_msg_id_cmp(snd->last_seq, id) >= 0)
-		return 0;
-	return owe_add(t, r->peer, r->tag, r->ctx);
+		return;
+	owe_add(t, r->peer, r->tag, r->ctx);
 }
 
 /*
@@ -442,7 +432,7 @@ queue_take_id(struct state *s, struct task *t, const struct record *r,
  * queue, the receiver's clock takes the send's, and the race checks
  * run.  filter is the receive's begin when it is known.
  */
-int
+void
 state_receive_apply(struct state *s, struct task *t,
     const struct order_event *ev, const struct call *filter)
 {
@@ -451,16 +441,17 @@ state_receive_apply(struct state *s, struct task *t,
 	struct task *snd;
 	struct qmsg *q;
 	struct wild w;
-	int rv = 0;
 
 	t->recv_msgs++;
 	t->recv_bytes += nbytes(r->bytes);
 	if (!(ev->flags & EVENT_MATCHED)) {
 		if (!(ev->flags & EVENT_UNMATCHED))
-			return 0;
-		return record_msg_id(r) != 0 ?
-		    queue_take_id(s, t, r, record_msg_id(r)) :
-		    queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
+			return;
+		if (record_msg_id(r) != 0)
+			queue_take_id(s, t, r, record_msg_id(r));
+		else
+			queue_take_oldest(s, t, r->peer, r->tag, r->ctx);
+		return;
 	}
 	q = queue_take(t, ev->match_tid, ev->match_seq);
 	if (record_msg_id(r) != 0)
@@ -471,15 +462,14 @@ state_receive_apply(struct state *s, struct task *t,
 		vc = q->vc;
 	else if (snd != NULL)
 		vc = state_send_vc(snd, ev->match_seq);
-	if (snd != NULL && state_merge_event(s, t, vc, snd, ev->match_seq,
-	    r->seq) == -1)
-		rv = -1;
-	if (rv == 0 && q != NULL && filter != NULL)
-		rv = race_confirm(s, t, q, filter->peer, filter->tag);
+	if (snd != NULL)
+		state_merge_event(s, t, vc, snd, ev->match_seq, r->seq);
+	if (q != NULL && filter != NULL)
+		race_confirm(s, t, q, filter->peer, filter->tag);
 	/* pvm_precv unpacks itself and keeps the receive buffer. */
 	if (q != NULL && r->call != PMON_CALL_precv)
 		state_unpack_start(s, t, r, q);
-	if (rv == 0 && filter != NULL && filter->peer == -1) {
+	if (filter != NULL && filter->peer == -1) {
 		w.seq = r->seq;
 		w.tag = filter->tag;
 		w.ctx = filter->ctx;
@@ -490,12 +480,11 @@ state_receive_apply(struct state *s, struct task *t,
 	}
 	if (q != NULL)
 		qmsg_done(s, q);
-	return rv;
 }
 
 /* --- ends of tasks ----------------------------------------------------- */
 
-int
+void
 state_ended_receives(struct state *s, struct task *t)
 {
 	size_t i;
@@ -504,29 +493,24 @@ state_ended_receives(struct state *s, struct task *t)
 		struct task *w = s->tasks[i];
 
 		if (w != t && state_task_wait(s, w) == WAIT_RECV &&
-		    w->cur.peer == t->tid && !state_queued_match(w) &&
-		    state_report_waits_on_exited(s, w, t->tid) == -1)
-			return -1;
+		    w->cur.peer == t->tid && !state_queued_match(w))
+			state_report_waits_on_exited(s, w, t->tid);
 	}
-	return 0;
 }
 
 /* Messages t never received; those that raced a wildcard receive too. */
-int
+void
 state_ended_queue(struct state *s, struct task *t)
 {
 	struct qmsg *q;
 	unsigned i;
-	int rv = 0;
 
 	while ((q = TAILQ_FIRST(&t->queue)) != NULL) {
 		TAILQ_REMOVE(&t->queue, q, entry);
 		t->nqueue--;
-		if (rv == 0)
-			rv = state_report_unreceived(s, t, q);
-		for (i = 0; i < q->ncand && rv == 0; i++)
-			rv = state_report_race(s, t, &q->cand[i], q);
+		state_report_unreceived(s, t, q);
+		for (i = 0; i < q->ncand; i++)
+			state_report_race(s, t, &q->cand[i], q);
 		qmsg_done(s, q);
 	}
-	return rv;
 }

@@ -31,8 +31,7 @@ state_restore_new(const struct state *s)
 {
 	struct state *ns;
 
-	if ((ns = state_new(s->cb, s->arg)) == NULL)
-		return NULL;
+	ns = state_new(s->cb, s->arg);
 	ns->h_events = s->h_events;
 	ns->h_ns = s->h_ns;
 	return ns;
@@ -43,7 +42,7 @@ state_restore_new(const struct state *s)
  * looked for in that order (queues, the waits of a deadlock) comes out
  * as it did before the resync.
  */
-int
+void
 state_restore_tasks(struct state *s, const struct state *old,
     const int32_t *tids, size_t n)
 {
@@ -53,14 +52,12 @@ state_restore_tasks(struct state *s, const struct state *old,
 	for (i = 0; i < old->ntasks; i++) {
 		o = old->tasks[i];
 		if (!o->retired && bsearch(&o->tid, tids, n, sizeof(*tids),
-		    state_cmp_tid) != NULL && state_task_new(s, o->tid) == NULL)
-			return -1;
+		    state_cmp_tid) != NULL)
+			state_task_new(s, o->tid);
 	}
 	for (i = 0; i < n; i++)
-		if (task_find(s, tids[i]) == NULL &&
-		    state_task_new(s, tids[i]) == NULL)
-			return -1;
-	return 0;
+		if (task_find(s, tids[i]) == NULL)
+			state_task_new(s, tids[i]);
 }
 
 /* Where it waits: the begin of its call, at a time retime sets. */
@@ -77,15 +74,14 @@ restore_call(struct task *t, const struct restore_task *rt)
 	memcpy(t->cur.group, rt->group, sizeof(t->cur.group));
 }
 
-int
+void
 state_restore_task(struct state *s, const struct restore_task *rt)
 {
 	struct task *t = task_find(s, rt->tid);
 	size_t i;
 
-	if (t == NULL || state_set_str(&t->host, rt->host) == -1 ||
-	    state_set_str(&t->program, rt->program) == -1)
-		return -1;
+	state_set_str(&t->host, rt->host);
+	state_set_str(&t->program, rt->program);
 	t->registered = !rt->unmonitored;
 	t->unmonitored = rt->unmonitored;
 	t->seen = rt->last_seq > 0;
@@ -111,22 +107,19 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	if (rt->call != 0)
 		restore_call(t, rt);
 	/* As listed: a search per child would make a long list quadratic. */
-	if (state_grow(&t->kids, &t->kidcap, rt->nkids, sizeof(*t->kids)) == -1)
-		return -1;
+	state_grow(&t->kids, &t->kidcap, rt->nkids, sizeof(*t->kids));
 	for (i = 0; i < rt->nkids; i++)
 		t->kids[t->nkids++] = rt->kids[i];
-	return 0;
 }
 
-int
+void
 state_restore_message(struct state *s, int32_t to, int32_t from,
     uint64_t seq, int32_t tag, int32_t ctx, int32_t bytes)
 {
 	struct task *d = task_find(s, to);
 	struct qmsg *q;
 
-	if (d == NULL || (q = state_qmsg_new(s)) == NULL)
-		return -1;
+	q = state_qmsg_new(s);
 	q->from = from;
 	q->seq = seq;
 	q->tag = tag;
@@ -134,7 +127,6 @@ state_restore_message(struct state *s, int32_t to, int32_t from,
 	q->bytes = bytes;
 	TAILQ_INSERT_TAIL(&d->queue, q, entry);
 	d->nqueue++;
-	return 0;
 }
 
 int
@@ -143,28 +135,25 @@ state_has_group(const struct state *s, const char *group)
 	return state_group_find(s, group) != NULL;
 }
 
-int
+void
 state_restore_group(struct state *s, const char *group)
 {
-	return state_group_get(s, group) != NULL ? 0 : -1;
+	state_group_get(s, group);
 }
 
-int
+void
 state_restore_member(struct state *s, const char *group, int32_t tid,
     int32_t inst)
 {
-	struct group *g;
+	struct group *g = state_group_get(s, group);
 
 	/* state_load lists each member once: no search. */
-	if ((g = state_group_get(s, group)) == NULL ||
-	    state_grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m)) == -1)
-		return -1;
+	state_grow(&g->m, &g->cap, g->n + 1, sizeof(*g->m));
 	g->m[g->n].tid = tid;
 	g->m[g->n++].inst = inst;
-	return 0;
 }
 
-int
+void
 state_restore_traffic(struct state *s, int32_t from, int32_t to,
     uint64_t msgs, uint64_t bytes)
 {
@@ -172,35 +161,28 @@ state_restore_traffic(struct state *s, int32_t from, int32_t to,
 	struct pair *p;
 
 	/* As listed, without a search per pair. */
-	if (t == NULL || state_grow(&t->pairs, &t->paircap, t->npairs + 1,
-	    sizeof(*t->pairs)) == -1)
-		return -1;
+	state_grow(&t->pairs, &t->paircap, t->npairs + 1, sizeof(*t->pairs));
 	p = &t->pairs[t->npairs++];
 	p->to = to;
 	p->msgs = msgs;
 	p->bytes = bytes;
-	return 0;
 }
 
 int
 state_restore_problem(struct state *s, const char *json,
     const int32_t *deadlock, size_t n)
 {
-	int32_t *tids = NULL;
+	int32_t *tids;
 
-	if (s->nproblems == STATE_PROBLEMS_KEPT ||
-	    state_grow(&s->problems, &s->probcap, s->nproblems + 1,
-	    sizeof(*s->problems)) == -1 ||
-	    (n > 0 && state_grow(&s->dls, &s->dlcap, s->ndls + 1,
-	    sizeof(*s->dls)) == -1))
+	if (s->nproblems == STATE_PROBLEMS_KEPT)
 		return -1;
+	state_grow(&s->problems, &s->probcap, s->nproblems + 1,
+	    sizeof(*s->problems));
+	s->problems[s->nproblems++].json = xstrdup(json);
 	if (n > 0) {
+		state_grow(&s->dls, &s->dlcap, s->ndls + 1, sizeof(*s->dls));
 		tids = xcalloc(n, sizeof(*tids));
 		memcpy(tids, deadlock, n * sizeof(*tids));
-	}
-	s->problems[s->nproblems].json = xstrdup(json);
-	s->nproblems++;
-	if (n > 0) {
 		s->dls[s->ndls].tids = tids;
 		s->dls[s->ndls++].n = n;
 	}
@@ -214,7 +196,7 @@ state_restore_problem(struct state *s, const char *json,
  * way), else it still takes entries.  A group listed with neither
  * members nor waiters has an episode that a task killed inside keeps.
  */
-static int
+static void
 restore_barriers(struct state *s)
 {
 	struct episode *ep;
@@ -226,8 +208,7 @@ restore_barriers(struct state *s)
 		t = s->tasks[i];
 		if (!t->in_call || t->cur.call != PMON_CALL_barrier)
 			continue;
-		if ((g = state_group_get(s, t->cur.group)) == NULL)
-			return -1;
+		g = state_group_get(s, t->cur.group);
 		if ((ep = LIST_FIRST(&g->eps)) == NULL) {
 			ep = xcalloc(1, sizeof(*ep));
 			ep->need = t->cur.inst > 0 ? t->cur.inst : (int)g->n;
@@ -247,7 +228,6 @@ restore_barriers(struct state *s)
 			LIST_INSERT_HEAD(&g->eps, ep, entry);
 		}
 	}
-	return 0;
 }
 
 int
@@ -258,10 +238,7 @@ state_restore_finish(struct state *s, uint64_t problems_not_kept,
 	size_t i;
 
 	s->problems_dropped = problems_not_kept;
-	if (restore_barriers(s) == -1) {
-		snprintf(err, errsize, "out of memory");
-		return -1;
-	}
+	restore_barriers(s);
 	for (i = 0; i < s->ntasks; i++) {
 		t = s->tasks[i];
 		if (t->in_call && state_task_wait(s, t) == WAIT_NONE) {
@@ -274,11 +251,11 @@ state_restore_finish(struct state *s, uint64_t problems_not_kept,
 	return 0;
 }
 
-int
+void
 state_restore_mbox(struct state *s, const char *name, int32_t index,
     int32_t owner, int32_t flags, int32_t bytes, uint64_t put)
 {
-	return mbox_put(&s->mbox, name, index, owner, flags, bytes, put);
+	mbox_put(&s->mbox, name, index, owner, flags, bytes, put);
 }
 
 void

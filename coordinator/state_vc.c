@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "state.h"
 #include "state_internal.h"
 #include "xmalloc.h"
@@ -33,20 +34,21 @@
 
 /*
  * Makes *vp a clock of at least n components that only the caller
- * holds, copying it if it is shared: then it may change.
+ * holds, copying it if it is shared: then it may change.  n is at most
+ * the number of tasks, which memory bounds far below UINT32_MAX.
  */
-static int
+static void
 vc_own(struct vclock **vp, size_t n)
 {
 	struct vclock *v = *vp, *nv;
 	size_t have = v != NULL ? v->n : 0;
 
 	if (v != NULL && v->refs == 1 && n <= have)
-		return 0;
+		return;
 	if (n < have)
 		n = have;
 	if (n > UINT32_MAX)
-		return -1;
+		fatalx("%s: %zu components", __func__, n);
 	nv = xmalloc(sizeof(*nv) + n * sizeof(nv->c[0]));
 	nv->refs = 1;
 	nv->n = (uint32_t)n;
@@ -55,7 +57,6 @@ vc_own(struct vclock **vp, size_t n)
 	memset(nv->c + have, 0, (n - have) * sizeof(nv->c[0]));
 	vc_unref(v);
 	*vp = nv;
-	return 0;
 }
 
 /* Raises component i of *vp to at least x; 1 if it changed. */
@@ -64,8 +65,7 @@ state_vc_raise(struct vclock **vp, size_t i, uint64_t x)
 {
 	if (x <= vc_get(*vp, i))
 		return 0;
-	if (vc_own(vp, i + 1) == -1)
-		return -1;
+	vc_own(vp, i + 1);
 	(*vp)->c[i] = x;
 	return 1;
 }
@@ -86,8 +86,7 @@ state_vc_join(struct vclock **dst, const struct vclock *src, size_t skip)
 			break;
 	if (i == src->n)
 		return 0;
-	if (vc_own(dst, src->n) == -1)
-		return -1;
+	vc_own(dst, src->n);
 	for (; i < src->n; i++)
 		if (i != skip && src->c[i] > (*dst)->c[i])
 			(*dst)->c[i] = src->c[i];
@@ -116,7 +115,7 @@ state_hist_free(struct history *h)
 }
 
 /* Doubles the ring, keeping the entries in order. */
-static int
+static void
 hist_grow(struct history *h)
 {
 	struct hent *ne;
@@ -129,7 +128,6 @@ hist_grow(struct history *h)
 	h->e = ne;
 	h->first = 0;
 	h->cap = ncap;
-	return 0;
 }
 
 /*
@@ -164,7 +162,7 @@ state_hist_sweep(struct state *s)
 }
 
 /* t's clock changed at event seq: the history gets it. */
-int
+void
 state_hist_push(struct state *s, struct task *t, uint64_t seq)
 {
 	struct history *h = &t->hist;
@@ -173,16 +171,15 @@ state_hist_push(struct state *s, struct task *t, uint64_t seq)
 	if (h->n > 0 && (e = hist_at(h, h->n - 1))->seq == seq) {
 		vc_unref(e->vc);
 		e->vc = vc_ref(t->vc);
-		return 0;
+		return;
 	}
-	if (h->n == h->cap && hist_grow(h) == -1)
-		return -1;
+	if (h->n == h->cap)
+		hist_grow(h);
 	e = hist_at(h, h->n++);
 	e->seq = seq;
 	e->t = s->now;
 	e->vc = vc_ref(t->vc);
 	hist_prune(s, t);
-	return 0;
 }
 
 /*
@@ -226,16 +223,17 @@ state_event_vc(const struct task *t, uint64_t seq, const struct vclock **out)
  * The send (from, seq) happened before t's event at: t's clock takes
  * the send's clock vc and the send itself.
  */
-int
+void
 state_merge_event(struct state *s, struct task *t, const struct vclock *vc,
     const struct task *from, uint64_t seq, uint64_t at)
 {
 	int a, b = 0;
 
-	if ((a = state_vc_join(&t->vc, vc, t->idx)) == -1 || (from != t &&
-	    (b = state_vc_raise(&t->vc, from->idx, seq)) == -1))
-		return -1;
-	return a || b ? state_hist_push(s, t, at) : 0;
+	a = state_vc_join(&t->vc, vc, t->idx);
+	if (from != t)
+		b = state_vc_raise(&t->vc, from->idx, seq);
+	if (a || b)
+		state_hist_push(s, t, at);
 }
 
 /*

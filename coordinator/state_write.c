@@ -1,8 +1,8 @@
 /*
  * The state model's output (state.c): the snapshot's JSON (state_write,
- * state_write_task; doc/state.md) and the tables that `pmon ps`,
- * `hosts`, `groups`, `queues`, `mailbox` and `problems` print
- * (state_write_text).
+ * state_write_task; doc/state.md), which also answers `pmon ps`,
+ * `hosts`, `groups`, `queues`, `mailbox` and `problems`: the pmon
+ * command makes its tables from it (tools/render.c).
  */
 #include <sys/queue.h>
 
@@ -218,7 +218,7 @@ barrier_waiters(const struct group *g, const struct task **tv, size_t nt)
 	return n;
 }
 
-static int
+static void
 write_groups(FILE *fp, const struct state *s, const struct task **tv,
     size_t nt)
 {
@@ -251,7 +251,6 @@ write_groups(FILE *fp, const struct state *s, const struct task **tv,
 	fputc(']', fp);
 	free(w);
 	free(gv);
-	return 0;
 }
 
 static void
@@ -325,7 +324,6 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 {
 	const struct task **tv;
 	size_t i, nt;
-	int rv = 0;
 
 	tv = state_tasks_sorted(s, &nt);
 	fputs("{\"position\":{", fp);
@@ -344,8 +342,8 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 		}
 		fputc(']', fp);
 	}
-	if ((parts & STATE_GROUPS) && write_groups(fp, s, tv, nt) == -1)
-		rv = -1;
+	if (parts & STATE_GROUPS)
+		write_groups(fp, s, tv, nt);
 	if (parts & STATE_QUEUES)
 		write_queues(fp, s, queue_tid);
 	if (parts & STATE_TRAFFIC)
@@ -363,201 +361,7 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 	}
 	fputc('}', fp);
 	free(tv);
-	return rv == -1 || ferror(fp) ? -1 : 0;
-}
-
-/* --- text output ------------------------------------------------------- */
-
-/* Where a blocked task waits, for people: pvm_recv(t40002, 5). */
-static const char *
-where(const struct state *s, const struct task *t, char *buf, size_t len)
-{
-	char from[16], tag[16];
-
-	switch (state_task_wait(s, t)) {
-	case WAIT_RECV:
-		if (t->cur.peer == -1)
-			snprintf(from, sizeof(from), "any");
-		else
-			snprintf(from, sizeof(from), "t%x",
-			    (unsigned)t->cur.peer);
-		if (t->cur.tag == -1)
-			snprintf(tag, sizeof(tag), "any");
-		else
-			snprintf(tag, sizeof(tag), "%" PRId32, t->cur.tag);
-		snprintf(buf, len, "%s(%s, %s)", state_call_name(t->cur.call),
-		    from, tag);
-		break;
-	case WAIT_BARRIER:
-	case WAIT_COLL:
-		snprintf(buf, len, "%s(%.32s)", state_call_name(t->cur.call),
-		    t->cur.group);
-		break;
-	default:
-		if (t->end == TASK_KILLED && t->kill_seq != 0)
-			snprintf(buf, len, "by t%x", (unsigned)t->kill_tid);
-		else
-			snprintf(buf, len, "-");
-	}
-	return buf;
-}
-
-static void
-text_tasks(FILE *fp, const struct state *s, const struct task **tv,
-    size_t nt)
-{
-	char w[64], sent[32], recv[32];
-	size_t i;
-
-	fprintf(fp, "%-9s %-12s %-14s %-11s %-24s %-14s %-14s %s\n", "TID",
-	    "HOST", "PROGRAM", "STATE", "WHERE", "SENT", "RECV", "LOST");
-	for (i = 0; i < nt; i++) {
-		const struct task *t = tv[i];
-
-		snprintf(sent, sizeof(sent), "%" PRIu64 "/%" PRIu64 "B",
-		    t->sent_msgs, t->sent_bytes);
-		snprintf(recv, sizeof(recv), "%" PRIu64 "/%" PRIu64 "B",
-		    t->recv_msgs, t->recv_bytes);
-		if (t->unmonitored)	/* nothing of it is seen */
-			strcpy(sent, "-"), strcpy(recv, "-");
-		fprintf(fp, "t%-8x %-12s %-14s %-11s %-24s %-14s %-14s %"
-		    PRIu64 "\n", (unsigned)t->tid, t->host != NULL ? t->host :
-		    "-", t->program != NULL ? t->program : "-",
-		    task_state(s, t), where(s, t, w, sizeof(w)), sent, recv,
-		    t->lost);
-	}
-}
-
-static void
-text_hosts(FILE *fp, const struct state *s)
-{
-	size_t i;
-
-	fprintf(fp, "%-9s %-20s %-10s %s\n", "HOST", "NAME", "ARCH", "AGENT");
-	for (i = 0; i < s->nhosts; i++)
-		fprintf(fp, "t%-8x %-20s %-10s %s\n",
-		    (unsigned)s->hosts[i].tid, s->hosts[i].name,
-		    s->hosts[i].arch, host_agent(&s->hosts[i]));
-}
-
-static int
-text_groups(FILE *fp, const struct state *s, const struct task **tv,
-    size_t nt)
-{
-	const struct group **gv;
-	const struct task **w;
-	size_t i, j, ng, nw;
-
-	gv = groups_sorted(s, &ng);
-	w = xcalloc(nt + 1, sizeof(*w));
-	fprintf(fp, "%-16s %s\n", "GROUP", "MEMBERS (TID:INST) / BARRIER");
-	for (i = 0; i < ng; i++) {
-		fprintf(fp, "%-16s", gv[i]->name);
-		for (j = 0; j < gv[i]->n; j++)
-			fprintf(fp, " t%x:%" PRId32, (unsigned)gv[i]->m[j].tid,
-			    gv[i]->m[j].inst);
-		memcpy(w, tv, nt * sizeof(*w));
-		if ((nw = barrier_waiters(gv[i], w, nt)) > 0) {
-			fputs(" / barrier:", fp);
-			for (j = 0; j < nw; j++)
-				fprintf(fp, " t%x", (unsigned)w[j]->tid);
-		}
-		fputc('\n', fp);
-	}
-	free(w);
-	free(gv);
-	return 0;
-}
-
-static void
-text_queue(FILE *fp, const struct task *t)
-{
-	const struct qmsg *q;
-
-	TAILQ_FOREACH(q, &t->queue, entry)
-		fprintf(fp, "t%-8x t%-8x %-6" PRId32 " %-8" PRId32 " t%x:%"
-		    PRIu64 "\n", (unsigned)t->tid, (unsigned)q->from,
-		    q->tag, q->bytes, (unsigned)q->from, q->seq);
-}
-
-static void
-text_queues(FILE *fp, const struct state *s, int32_t queue_tid)
-{
-	const struct task *t;
-	size_t i;
-
-	fprintf(fp, "%-9s %-9s %-6s %-8s %s\n", "TID", "FROM", "TAG", "BYTES",
-	    "SEND");
-	if (queue_tid != 0) {
-		if ((t = task_find(s, queue_tid)) != NULL)
-			text_queue(fp, t);
-		return;
-	}
-	for (i = 0; i < s->ntasks; i++)
-		if (!s->tasks[i]->retired)
-			text_queue(fp, s->tasks[i]);
-}
-
-static void
-text_traffic(FILE *fp, const struct task **tv, size_t nt)
-{
-	size_t i, j;
-
-	fprintf(fp, "%-9s %-9s %-8s %s\n", "FROM", "TO", "MSGS", "BYTES");
-	for (i = 0; i < nt; i++)
-		for (j = 0; j < tv[i]->npairs; j++)
-			fprintf(fp, "t%-8x t%-8x %-8" PRIu64 " %" PRIu64 "\n",
-			    (unsigned)tv[i]->tid, (unsigned)tv[i]->pairs[j].to,
-			    tv[i]->pairs[j].msgs, tv[i]->pairs[j].bytes);
-}
-
-/* Each part asked for as a table, a blank line between parts. */
-int
-state_write_text(const struct state *s, unsigned parts, int32_t queue_tid,
-    FILE *fp)
-{
-	const struct task **tv;
-	size_t i, nt;
-	int rv = 0, sep = 0;
-
-	tv = state_tasks_sorted(s, &nt);
-#define STATE_SEP() do { if (sep++) fputc('\n', fp); } while (0)
-	if (parts & STATE_HOSTS) {
-		STATE_SEP();
-		text_hosts(fp, s);
-	}
-	if (parts & STATE_TASKS) {
-		STATE_SEP();
-		text_tasks(fp, s, tv, nt);
-	}
-	if (parts & STATE_GROUPS) {
-		STATE_SEP();
-		rv = text_groups(fp, s, tv, nt);
-	}
-	if (parts & STATE_QUEUES) {
-		STATE_SEP();
-		text_queues(fp, s, queue_tid);
-	}
-	if (parts & STATE_TRAFFIC) {
-		STATE_SEP();
-		text_traffic(fp, tv, nt);
-	}
-	if (parts & STATE_MAILBOX) {
-		STATE_SEP();
-		mbox_write_text(&s->mbox, fp);
-	}
-	if (parts & STATE_PROBLEMS) {
-		STATE_SEP();
-		for (i = 0; i < s->nproblems; i++)
-			state_load_problem_text(fp, s->problems[i].json);
-		if (s->problems_dropped > 0)
-			fprintf(fp, "... and %" PRIu64 " more, not kept (each "
-			    "was sent to the tools when found)\n",
-			    s->problems_dropped);
-	}
-#undef STATE_SEP
-	free(tv);
-	return rv == -1 || ferror(fp) ? -1 : 0;
+	return ferror(fp) ? -1 : 0;
 }
 
 /* One task, as the snapshot shows it; -1 if the model does not know it. */

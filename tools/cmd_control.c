@@ -118,65 +118,18 @@ join(char *buf, size_t size, const char *first, char **v, int n)
 	return len < size ? 0 : -1;
 }
 
-/*
- * The results of a stop, continue or kill, one line per target as
- * "OBJECT: stopped" or "OBJECT: error" (a task of a host, a group or *
- * as "OBJECT tTID: ..."), or the JSON as it came.  EXIT_FAILURE if any
- * target failed: a script must not go on as if a task had stopped.
- */
-static int
-manip_results(const char *reply, int json_out)
-{
-	json_t *o = json_loads(reply, 0, NULL), *r;
-	const char *obj, *err, *st;
-	int failed = 0;
-	size_t i;
-
-	if (!json_is_array(json_object_get(o, "results"))) {
-		json_decref(o);
-		return tool_error("the coordinator's reply is not understood: "
-		    "%.200s", reply);
-	}
-	json_array_foreach(json_object_get(o, "results"), i, r) {
-		obj = json_string_value(json_object_get(r, "object"));
-		err = json_string_value(json_object_get(r, "error"));
-		st = json_string_value(json_object_get(r, "status"));
-		failed |= err != NULL;
-		if (json_out || obj == NULL)
-			continue;
-		if (json_is_integer(json_object_get(r, "tid")) && obj[0] != 't')
-			printf("%s t%x: %s\n", obj, (unsigned)json_integer_value(
-			    json_object_get(r, "tid")), err ? err : st);
-		else
-			printf("%s: %s\n", obj, err ? err : st ? st : "?");
-	}
-	if (json_out)
-		printf("%s\n", reply);
-	json_decref(o);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
-
 static int
 cmd_manip(const struct cmd_args *a)
 {
 	const char *cmd = tool_command_name();
-	char request[1024], name[64], *reply = NULL;
-	size_t len = 0;
-	FILE *fp;
-	int rv;
+	char request[1024], name[64];
 
 	snprintf(request, sizeof(request), "%s%s %s", cmd,
 	    a->seen['f'] ? " force" : "", a->argv[0]);
 	snprintf(name, sizeof(name), "pmon-%s", cmd);
-	if ((fp = open_memstream(&reply, &len)) == NULL)
-		return tool_error("out of memory");
-	rv = tool_query(name, request, PMON_UNOWNED | PMON_JSON, fp);
-	if (fclose(fp) != 0)
-		rv = tool_error("out of memory");
-	if (rv == EXIT_SUCCESS)
-		rv = manip_results(reply, a->seen['j'] > 0);
-	free(reply);
-	return rv;
+	/* Exits 1 if a target failed: a script must not go on as if. */
+	return tool_query(name, request, PMON_UNOWNED |
+	    (a->seen['j'] ? PMON_JSON : 0), stdout);
 }
 
 static int
@@ -249,15 +202,13 @@ watch_run(const char *name, char **requests, size_t n, int json)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		if (pmon_request(p, requests[i], json ? PMON_JSON : 0, &reply,
-		    &len) == -1) {
+		if (pmon_request(p, requests[i], 0, &reply, &len) == -1) {
 			rv = tool_error("%s: %s", requests[i], pmon_error(p));
 			goto out;
 		}
-		if (json)
-			printf("%.*s\n", (int)len, reply);
-		else
-			printf("%s: %.*s", requests[i], (int)len, reply);
+		if (!json)
+			printf("%s: ", requests[i]);
+		tool_reply_print(stdout, requests[i], reply, len, json);
 		free(reply);
 	}
 	fflush(stdout);

@@ -2,8 +2,8 @@
  * The information commands: pmon ps, hosts, groups, queues, snapshot,
  * problems, frontier and tools.  Each but tools flushes first, so that
  * the answer covers everything recorded before the command ran, then
- * sends one request (doc/requests.md) and prints the reply: a table, or
- * JSON with --json.  pmon tools answers at once: a flush would wait for
+ * sends one request (doc/requests.md) and prints the reply: a table made
+ * from its JSON (render.c), or the JSON itself with --json.  pmon tools answers at once: a flush would wait for
  * the very lossless tool it may be asked about.
  */
 #include <stdio.h>
@@ -103,13 +103,30 @@ tool_query(const char *name, const char *request, unsigned flags,
 	    pmon_request(p, request, flags, &reply, &len) == -1)
 		rv = tool_error("%s", pmon_error(p));
 	else {
-		fwrite(reply, 1, len, out);
-		if (len > 0 && reply[len - 1] != '\n')
-			fputc('\n', out);
+		rv = tool_reply_print(out, request, reply, len,
+		    (flags & PMON_JSON) != 0);
 		free(reply);
 	}
 	pmon_free(p);
 	return rv;
+}
+
+int
+tool_reply_print(FILE *out, const char *request, const char *reply,
+    size_t len, int json)
+{
+	int st;
+
+	st = render_reply(json ? NULL : out, request, reply, len);
+	if (json && len > 0) {
+		fwrite(reply, 1, len, out);
+		if (reply[len - 1] != '\n')
+			fputc('\n', out);
+	}
+	if (st == -1 && !json)
+		return tool_error("the coordinator's reply to \"%.40s\" is "
+		    "not understood: %.200s", request, reply);
+	return st == RENDER_FAILED ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 static int

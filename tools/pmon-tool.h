@@ -96,9 +96,23 @@ int		 tool_coordd_check(const char *path, const char **argv,
 int		 tool_read_ready(int fd, char *, size_t);
 int		 tool_start_failed(pid_t pid, int got);
 
-/* cmd_query.c: flush, send one request (PMON_* flags), print its reply. */
+/*
+ * cmd_query.c: flush, send one request (PMON_* flags), print its reply:
+ * as JSON with PMON_JSON, else as text.  EXIT_FAILURE if the reply says
+ * a target failed.
+ */
 int		 tool_query(const char *name, const char *request,
 		    unsigned flags, FILE *);
+int		 tool_reply_print(FILE *, const char *request,
+		    const char *reply, size_t len, int json);
+
+/* render.c: the coordinator's JSON replies as text (doc/requests.md). */
+#define RENDER_OK	0
+#define RENDER_FAILED	1	/* the reply says a target failed */
+struct json_t;
+int		 render_reply(FILE *, const char *request, const char *reply,
+		    size_t len);
+void		 render_problem(FILE *, const struct json_t *);
 
 /*
  * trace_fmt.c: the lines of pmon trace (doc/events.md), written into a

@@ -5,13 +5,15 @@
  * and a problem.  A snapshot it rejects leaves the model as it was and
  * says why; one it accepts writes back (state_write) as a snapshot that
  * loads again and writes the same.  Then events go on from the loaded
- * state, and the deadlock check, the tables and a frontier run on it.
+ * state, and the deadlock check, the tables pmon prints (tools/render.c)
+ * and a frontier run on it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "order.h"
+#include "pmon-tool.h"
 #include "proto.h"
 #include "record.h"
 #include "state.h"
@@ -21,20 +23,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define TA	262145
 #define TB	262146
 
+/* The model's snapshot; with text, as pmon snapshot prints it. */
 static char *
 written(const struct state *s, int text)
 {
-	char *buf = NULL;
-	size_t len = 0;
+	char *buf = NULL, *table = NULL;
+	size_t len = 0, tlen = 0;
 	FILE *fp;
 
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		return NULL;
-	if ((text ? state_write_text(s, STATE_ALL, 0, fp) :
-	    state_write(s, STATE_ALL, 0, fp)) == -1)
+	if (state_write(s, STATE_ALL, 0, fp) == -1)
 		__builtin_trap();
 	fclose(fp);
-	return buf;
+	if (!text || buf == NULL)
+		return buf;
+	if ((fp = open_memstream(&table, &tlen)) == NULL) {
+		free(buf);
+		return NULL;
+	}
+	if (render_reply(fp, "snapshot", buf, len) != RENDER_OK)
+		__builtin_trap();
+	fclose(fp);
+	free(buf);
+	return table;
 }
 
 /* One event of tid, as the order releases it. */
