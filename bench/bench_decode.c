@@ -280,11 +280,12 @@ sink_room(struct sink_buf *sb, size_t need)
 static void
 format_event(const struct pmon_event *ev, void *arg)
 {
+	static struct trace_clock rel;	/* pmon trace's default column */
 	struct sink_buf *sb = arg;
 	char *o = sink_room(sb, trace_fmt_event_max(ev));
 
 	o = sb->json ? trace_fmt_event_json(o, ev) :
-	    trace_fmt_event_text(o, ev);
+	    trace_fmt_event_text(o, ev, &rel);
 	sb->len = (size_t)(o - sb->buf);
 }
 

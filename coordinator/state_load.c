@@ -762,6 +762,7 @@ load_problem(struct load *ld, const json_t *p)
 	int32_t *tids = NULL;
 	char *buf = NULL;
 	size_t len = 0, n = 0;
+	json_t *kept;
 	FILE *fp;
 	int rv = -1, w;
 
@@ -773,7 +774,12 @@ load_problem(struct load *ld, const json_t *p)
 	/* A memory stream fails only for want of memory: fatal. */
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		fatal("%s: open_memstream", __func__);
-	w = write_value(fp, p, 0);
+	/* "over" is the model's judgement when it writes: not kept. */
+	if ((kept = json_copy((json_t *)p)) == NULL)
+		fatal("%s: json_copy", __func__);
+	json_object_del(kept, "over");
+	w = write_value(fp, kept, 0);
+	json_decref(kept);
 	if (fclose(fp) != 0)
 		fatal("%s: problem", __func__);
 	if (w == -1)

@@ -318,6 +318,74 @@ write_traffic(FILE *fp, const struct task **tv, size_t nt)
 	fputc(']', fp);
 }
 
+/* Non-zero when tid is a live task blocked in a call. */
+static int
+task_waits(const struct state *s, long tid)
+{
+	const struct task *t = NULL;
+
+	if (tid > 0 && tid <= INT32_MAX)
+		t = task_find(s, (int32_t)tid);
+	return t != NULL && t->end == TASK_LIVE &&
+	    state_task_wait(s, t) != WAIT_NONE;
+}
+
+/*
+ * Whether a problem about a state, a deadlock or a wait on an exited
+ * task, is over: one of its tasks waits no more (it was killed, say).
+ * A problem about an event (a race, a message never received, a bad
+ * unpack) is never over.  json is the problem as state_problems.c and
+ * state_deadlock.c write it, its task list first.
+ */
+static int
+problem_over(const struct state *s, const char *json)
+{
+	static const char dl[] = "{\"kind\":\"deadlock\",\"tasks\":[";
+	static const char we[] = "{\"kind\":\"waits_on_exited\",\"tid\":";
+	const char *p;
+	char *end;
+	long tid;
+
+	if (strncmp(json, we, sizeof(we) - 1) == 0)
+		return !task_waits(s, strtol(json + sizeof(we) - 1, NULL, 10));
+	if (strncmp(json, dl, sizeof(dl) - 1) != 0)
+		return 0;
+	p = json + sizeof(dl) - 1;
+	do {
+		tid = strtol(p, &end, 10);
+		if (end == p)
+			return 0;
+		if (!task_waits(s, tid))
+			return 1;
+		p = end;
+	} while (*p++ == ',');
+	return 0;
+}
+
+/* The problems, each with "over":true once it is over. */
+static void
+write_problems(FILE *fp, const struct state *s)
+{
+	const char *json;
+	size_t i;
+
+	fputs(",\"problems\":[", fp);
+	for (i = 0; i < s->nproblems; i++) {
+		json = s->problems[i].json;
+		if (i > 0)
+			fputc(',', fp);
+		if (problem_over(s, json)) {
+			fwrite(json, 1, strlen(json) - 1, fp);
+			fputs(",\"over\":true}", fp);
+		} else
+			fputs(json, fp);
+	}
+	fputc(']', fp);
+	if (s->problems_dropped > 0)
+		fprintf(fp, ",\"problems_not_kept\":%" PRIu64,
+		    s->problems_dropped);
+}
+
 int
 state_write(const struct state *s, unsigned parts, int32_t queue_tid,
     FILE *fp)
@@ -350,15 +418,8 @@ state_write(const struct state *s, unsigned parts, int32_t queue_tid,
 		write_traffic(fp, tv, nt);
 	if (parts & STATE_MAILBOX)
 		mbox_write_json(&s->mbox, fp);
-	if (parts & STATE_PROBLEMS) {
-		fputs(",\"problems\":[", fp);
-		for (i = 0; i < s->nproblems; i++)
-			fprintf(fp, "%s%s", i ? "," : "", s->problems[i].json);
-		fputc(']', fp);
-		if (s->problems_dropped > 0)
-			fprintf(fp, ",\"problems_not_kept\":%" PRIu64,
-			    s->problems_dropped);
-	}
+	if (parts & STATE_PROBLEMS)
+		write_problems(fp, s);
 	fputc('}', fp);
 	free(tv);
 	return ferror(fp) ? -1 : 0;

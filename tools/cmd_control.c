@@ -145,30 +145,29 @@ cmd_request(const struct cmd_args *a)
 
 /* --- watch ------------------------------------------------------------- */
 
+/* A notice or a problem: its JSON, or a line in words (render.c). */
 static void
-watch_print(const char *kind, const char *json, void *arg)
+watch_print(const char *kind, const char *json, size_t len, void *arg)
 {
 	int json_out = *(int *)arg;
 
 	if (json_out)
 		printf("%s\n", json);
 	else
-		printf("%s: %s\n", kind, json);
+		render_stream_object(stdout, kind, json, len);
 	fflush(stdout);
 }
 
 static void
 watch_notice(const char *json, size_t len, void *arg)
 {
-	(void)len;
-	watch_print("notice", json, arg);
+	watch_print("notice", json, len, arg);
 }
 
 static void
 watch_problem(const char *json, size_t len, void *arg)
 {
-	(void)len;
-	watch_print("problem", json, arg);
+	watch_print("problem", json, len, arg);
 }
 
 static void

@@ -45,8 +45,9 @@ const struct cmd_entry cmd_top_entry = {
 	"  -n, --count N  stop after N refreshes (default: until SIGINT,\n"
 	"                 SIGTERM or the coordinator's shutdown)\n"
 	"  -d, --delay S  seconds between refreshes (default 1, from 0.05)\n"
-	"\nColumns: STATE is running, blocked:CALL (WAIT: the task or group\n"
-	"it waits for, and the tag), stopped, exited or killed; QUEUE and\n"
+	"\nColumns: STATE is running, blocked, stopped, exited or killed;\n"
+	"WHERE the call a blocked task waits in, as pmon ps writes it\n"
+	"(pvm_recv(t40004,5): from t40004, tag 5), or who killed it; QUEUE and\n"
 	"QBYTES the messages sent to the task and not yet received; SENT,\n"
 	"RECV their totals; OUT/s, IN/s and their B/s the rates over the\n"
 	"last interval (\"-\" at the first refresh).\n",
@@ -116,32 +117,6 @@ top_queue(json_t *doc, long long tid, long long *n, long long *bytes)
 	}
 }
 
-/* "blocked:pvm_recv" and what it waits for: "t40004/5", "g:grp". */
-static void
-top_state(json_t *task, char *state, size_t ssize, char *wait, size_t wsize)
-{
-	json_t *b = json_object_get(task, "blocked");
-	const char *s = jstr(task, "state", "?"), *grp;
-	long long from;
-
-	snprintf(wait, wsize, "-");
-	if (strcmp(s, "blocked") != 0 || !json_is_object(b)) {
-		snprintf(state, ssize, "%s", s);
-		return;
-	}
-	snprintf(state, ssize, "blocked:%s", jstr(b, "in", "?"));
-	if ((grp = jstr(b, "group", NULL)) != NULL)
-		snprintf(wait, wsize, "g:%s", grp);
-	else if (json_object_get(b, "from") != NULL) {
-		from = jint(b, "from", NULL);
-		if (from == -1)
-			snprintf(wait, wsize, "any/%lld", jint(b, "tag", NULL));
-		else
-			snprintf(wait, wsize, "t%llx/%lld",
-			    (unsigned long long)from, jint(b, "tag", NULL));
-	}
-}
-
 static void
 top_rate(char *buf, size_t size, const struct top *t, long long now,
     long long before, int have)
@@ -161,10 +136,10 @@ top_task(struct top *t, json_t *doc, json_t *task, double *out, double *in)
 	    jint(task, "sent", "msgs"), jint(task, "sent", "bytes"),
 	    jint(task, "received", "msgs"), jint(task, "received", "bytes") };
 	const struct top_prev *p = top_prev_of(t, c.tid);
-	char state[64], wait[64], r[4][32];
+	char where[64], r[4][32];
 	long long qn, qb;
 
-	top_state(task, state, sizeof(state), wait, sizeof(wait));
+	render_where(task, where, sizeof(where));
 	top_queue(doc, c.tid, &qn, &qb);
 	top_rate(r[0], sizeof(r[0]), t, c.sent, p ? p->sent : 0, p != NULL);
 	top_rate(r[1], sizeof(r[1]), t, c.sent_b, p ? p->sent_b : 0,
@@ -176,10 +151,10 @@ top_task(struct top *t, json_t *doc, json_t *task, double *out, double *in)
 		*out += (double)(c.sent - p->sent) / t->interval;
 		*in += (double)(c.recv - p->recv) / t->interval;
 	}
-	printf("  t%-7llx %-12.12s %-18.18s %-12.12s %5lld %7lld %7lld %9lld "
+	printf("  t%-7llx %-12.12s %-11s %-24s %5lld %7lld %7lld %9lld "
 	    "%7lld %9lld %8s %10s %8s %10s\n", (unsigned long long)c.tid,
-	    jstr(task, "program", "?"), state, wait, qn, qb, c.sent, c.sent_b,
-	    c.recv, c.recv_b, r[0], r[1], r[2], r[3]);
+	    jstr(task, "program", "?"), jstr(task, "state", "?"), where, qn,
+	    qb, c.sent, c.sent_b, c.recv, c.recv_b, r[0], r[1], r[2], r[3]);
 	t->cur[t->ncur++] = c;
 }
 
@@ -198,8 +173,8 @@ top_host(struct top *t, json_t *doc, json_t *host)
 	    jstr(host, "arch", "?"), jstr(host, "agent", "?"), n);
 	if (n == 0)
 		return;
-	printf("  %-8s %-12s %-18s %-12s %5s %7s %7s %9s %7s %9s %8s %10s "
-	    "%8s %10s\n", "TID", "PROGRAM", "STATE", "WAIT", "QUEUE",
+	printf("  %-8s %-12s %-11s %-24s %5s %7s %7s %9s %7s %9s %8s %10s "
+	    "%8s %10s\n", "TID", "PROGRAM", "STATE", "WHERE", "QUEUE",
 	    "QBYTES", "SENT", "SENT_B", "RECV", "RECV_B", "OUT/s", "OUT_B/s",
 	    "IN/s", "IN_B/s");
 	json_array_foreach(tasks, i, task)

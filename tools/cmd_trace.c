@@ -29,12 +29,13 @@ static const struct option trace_longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "tasks", no_argument, NULL, 't' },
 	{ "snapshot", no_argument, NULL, 'S' },
+	{ "time", required_argument, NULL, 'T' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_trace_entry = {
 	"trace", "[--json] [--lossless] [--summary] [--quiet] [--tasks] "
-	"[--snapshot]",
+	"[--snapshot] [--time=rel|abs|tc|none]",
 	"print the ordered event stream until the coordinator stops",
 	"  -j, --json     one JSON object per event and line (doc/events.md)\n"
 	"  -L, --lossless never lose an event: while this trace lags, the\n"
@@ -50,13 +51,17 @@ const struct cmd_entry cmd_trace_entry = {
 	"                 (\"type\":\"task\" in JSON)\n"
 	"  -S, --snapshot first the state where the stream starts, as one\n"
 	"                 line {\"type\":\"snapshot\",\"state\":{...}}\n"
+	"  -T, --time=M   the time column of the text lines, from the\n"
+	"                 corrected time tc: rel (the default) seconds since\n"
+	"                 the first event shown, abs the time of day, tc in\n"
+	"                 ns as the JSON has it, none\n"
 	"\nProblems the coordinator finds (deadlocks, races...) are lines\n"
-	"{\"type\":\"problem\",...} in JSON, \"problem: {...}\" in text; what\n"
+	"{\"type\":\"problem\",...} in JSON, \"problem: KIND ...\" in words; what\n"
 	"tools do (stops, breakpoints) and the events this trace lost while\n"
 	"it lagged (doc/control.md) are \"notice\" lines.\n"
 	"\nEnds with status 0 when the coordinator shuts down or on SIGINT "
 	"or\nSIGTERM, after printing every event that arrived.\n",
-	"+hjLsqtS", trace_longopts, 0, 0, cmd_trace
+	"+hjLsqtST:", trace_longopts, 0, 0, cmd_trace
 };
 
 /* The lines written at once; an event line needs far less. */
@@ -66,6 +71,7 @@ struct trace {
 	int		 json;
 	int		 quiet;
 	int		 tasks;
+	struct trace_clock clock;	/* of the text lines */
 	struct summary	*sum;
 	int		 failed;
 	int		 write_errno;	/* why writing failed */
@@ -174,17 +180,21 @@ trace_event(const struct pmon_event *ev, void *arg)
 	if ((o = trace_room(t, trace_fmt_event_max(ev))) == NULL)
 		return;
 	o = t->json ? trace_fmt_event_json(o, ev) :
-	    trace_fmt_event_text(o, ev);
+	    trace_fmt_event_text(o, ev, &t->clock);
 	t->outlen = (size_t)(o - t->out);
 }
 
 /*
- * A problem or a notice: a line {"type":TYPE,...} or "TYPE: {...}".  The
- * object is written as far as its first NUL, as printf's %s did.
+ * A problem or a notice: a line {"type":TYPE,...} (the object written as
+ * far as its first NUL, as printf's %s did), or in words (render.c).
  */
 static void
 trace_object(struct trace *t, const char *type, const char *json, size_t len)
 {
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *fp;
+
 	if (t->quiet || len < 2 || json[0] != '{')
 		return;
 	if (t->json) {
@@ -192,12 +202,17 @@ trace_object(struct trace *t, const char *type, const char *json, size_t len)
 		trace_puts(t, type);
 		trace_puts(t, len > 2 ? "\"," : "\"");
 		trace_puts(t, json + 1);
-	} else {
-		trace_puts(t, type);
-		trace_puts(t, ": ");
-		trace_puts(t, json);
+		trace_put(t, "\n", 1);
+		return;
 	}
-	trace_put(t, "\n", 1);
+	if ((fp = open_memstream(&buf, &blen)) == NULL) {
+		tool_error("out of memory");
+		return;
+	}
+	render_stream_object(fp, type, json, len);
+	if (fclose(fp) == 0)
+		trace_put(t, buf, blen);
+	free(buf);
 }
 
 static void
@@ -278,9 +293,20 @@ cmd_trace(const struct cmd_args *a)
 	    .notice = trace_notice };
 	struct trace t = { .json = a->seen['j'] > 0, .quiet = a->seen['q'] > 0,
 	    .tasks = a->seen['t'] > 0 };
+	static const char *const modes[] = { [TRACE_TIME_REL] = "rel",
+	    [TRACE_TIME_ABS] = "abs", [TRACE_TIME_TC] = "tc",
+	    [TRACE_TIME_NONE] = "none" };
 	struct pmon *p;
+	size_t i;
 	int rv;
 
+	for (i = 0; a->seen['T'] && i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strcmp(a->arg['T'], modes[i]) == 0)
+			break;
+	if (i == sizeof(modes) / sizeof(modes[0]))
+		return tool_usage_error("--time %s: rel, abs, tc or none",
+		    a->arg['T']);
+	t.clock.mode = a->seen['T'] ? (enum trace_time)i : TRACE_TIME_REL;
 	if (a->seen['s'] && (t.sum = summary_new()) == NULL)
 		return tool_error("out of memory");
 	if ((p = pmon_new()) == NULL ||

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Exit statuses of every command. */
 #define EXIT_USAGE	2
@@ -112,7 +113,12 @@ int		 tool_reply_print(FILE *, const char *request,
 struct json_t;
 int		 render_reply(FILE *, const char *request, const char *reply,
 		    size_t len);
-void		 render_problem(FILE *, const struct json_t *);
+void		 render_problem(FILE *, const struct json_t *, int width);
+void		 render_notice(FILE *, const struct json_t *);
+void		 render_wait(FILE *, const struct json_t *);
+void		 render_where(const struct json_t *task, char *, size_t);
+void		 render_stream_object(FILE *, const char *type,
+		    const char *json, size_t len);
 
 /*
  * trace_fmt.c: the lines of pmon trace (doc/events.md), written into a
@@ -125,7 +131,22 @@ struct pmon_task;
 size_t		 trace_fmt_event_max(const struct pmon_event *);
 size_t		 trace_fmt_task_max(const struct pmon_task *);
 char		*trace_fmt_event_json(char *, const struct pmon_event *);
-char		*trace_fmt_event_text(char *, const struct pmon_event *);
+/* The time column of the text lines (pmon trace --time). */
+enum trace_time {
+	TRACE_TIME_REL,		/* seconds since the first event: 1.000000123 */
+	TRACE_TIME_ABS,		/* the time of day: 22:14:26.123456789 */
+	TRACE_TIME_TC,		/* tc, the corrected time, in ns */
+	TRACE_TIME_NONE
+};
+struct trace_clock {
+	enum trace_time	 mode;
+	int		 started;
+	uint64_t	 t0;		/* rel: the first event's tc */
+	time_t		 sec;		/* abs: the second hms holds */
+	char		 hms[16];
+};
+char		*trace_fmt_event_text(char *, const struct pmon_event *,
+		    struct trace_clock *);
 char		*trace_fmt_task_json(char *, const struct pmon_task *);
 char		*trace_fmt_task_text(char *, const struct pmon_task *);
 struct json_t	*trace_event_json(const struct pmon_event *);

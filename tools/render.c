@@ -1,13 +1,18 @@
 /*
- * The text pmon prints for a reply of the coordinator, which answers in
- * JSON only (doc/requests.md): the tables of pmon ps, hosts, groups,
- * queues, mailbox, snapshot, problems, tools and tasks, the results of
- * stop, continue and kill, and the breakpoint requests' answers.
+ * The words pmon prints for what the coordinator says in JSON (it
+ * answers in JSON only, doc/requests.md): the tables of pmon ps, hosts,
+ * groups, queues, mailbox, snapshot, problems, tools and tasks, the
+ * results of stop, continue and kill, the breakpoint requests' answers,
+ * and the problems and notices of the stream as pmon trace and pmon
+ * watch print them.  A wait is written one way everywhere
+ * (render_wait).
  *
  * Each renderer reads the reply with jansson and writes its lines to a
  * buffer first: a reply it cannot read (a coordinator of another
  * version, say) prints nothing but an error, never half a table.
  */
+#include <sys/syscall.h>
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,13 +20,9 @@
 #include <string.h>
 
 #include <jansson.h>
+#include <pvm3.h>
 
 #include "pmon-tool.h"
-
-/* pvm_putinfo's flags (pvm3.h), as the mailbox table names them. */
-#define MBOX_PERSISTENT		1
-#define MBOX_MULTI_INSTANCE	2
-#define MBOX_OVERWRITABLE	4
 
 /* --- fields -------------------------------------------------------- */
 
@@ -151,9 +152,15 @@ problem_unpack(FILE *fp, const json_t *p)
 	return 0;
 }
 
-/* Where a task waits: pvm_recv(t40002, any), pvm_barrier(g). */
-static void
-put_wait(FILE *fp, const json_t *w)
+/*
+ * Where a task waits, the one notation of every view (pmon ps, top,
+ * problems, trace): the call with what it waits for, as a program
+ * would write it but without blanks, so that a table stays columns:
+ * pvm_recv(t40002,any), pvm_recv(any,5), pvm_barrier(grp).  w is a
+ * task's "blocked" object or a deadlock's wait.
+ */
+void
+render_wait(FILE *fp, const json_t *w)
 {
 	long long from = num(w, "from"), tag = num(w, "tag");
 
@@ -163,9 +170,9 @@ put_wait(FILE *fp, const json_t *w)
 	}
 	fprintf(fp, "%s(", str(w, "in"));
 	if (from == -1)
-		fputs("any, ", fp);
+		fputs("any,", fp);
 	else
-		fprintf(fp, "t%x, ", (unsigned)from);
+		fprintf(fp, "t%x,", (unsigned)from);
 	if (tag == -1)
 		fputs("any)", fp);
 	else
@@ -187,17 +194,18 @@ problem_deadlock(FILE *fp, const json_t *p)
 	fputc(':', fp);
 	json_array_foreach(waits, i, v) {
 		fprintf(fp, " t%x in ", (unsigned)num(v, "tid"));
-		put_wait(fp, v);
+		render_wait(fp, v);
 	}
 	return 0;
 }
 
 /*
- * One problem's line: its kind, then what it is in words.  A problem of
- * a kind this pmon does not know shows its JSON instead.
+ * One problem's line: its kind (in a column width wide; "deadlock
+ * (over)" once no longer the case), then what it is in words.  A problem
+ * of a kind this pmon does not know shows its JSON instead.
  */
 void
-render_problem(FILE *fp, const json_t *p)
+render_problem(FILE *fp, const json_t *p, int width)
 {
 	static const struct {
 		const char	*kind;
@@ -210,10 +218,13 @@ render_problem(FILE *fp, const json_t *p)
 		{ "unpack_mismatch", problem_unpack },
 	};
 	const char *kind = str(p, "kind");
-	char *buf = NULL, *js;
+	char *buf = NULL, *js, col[64];
 	size_t len = 0, i;
 	int rv = -1;
 	FILE *tx;
+
+	snprintf(col, sizeof(col), "%s%s", kind[0] != '\0' ? kind : "?",
+	    json_is_true(json_object_get(p, "over")) ? " (over)" : "");
 
 	if ((tx = open_memstream(&buf, &len)) != NULL) {
 		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -223,9 +234,9 @@ render_problem(FILE *fp, const json_t *p)
 			rv = -1;
 	}
 	if (rv == 0)
-		fprintf(fp, "%-15s %s\n", kind, buf);
+		fprintf(fp, "%-*s %s\n", width, col, buf);
 	else if ((js = json_dumps(p, JSON_COMPACT)) != NULL) {
-		fprintf(fp, "%-15s %s\n", kind[0] != '\0' ? kind : "?", js);
+		fprintf(fp, "%-*s %s\n", width, col, js);
 		free(js);
 	}
 	free(buf);
@@ -241,9 +252,12 @@ task_unmonitored(const json_t *t)
 	    strcmp(str(t, "state"), "ended") == 0;
 }
 
-/* Where a task is: blocked in a call, killed by another, or "-". */
-static void
-task_where(const json_t *t, char *buf, size_t len)
+/*
+ * Where a task is, for the WHERE column of pmon ps and top: blocked in
+ * a call (render_wait), killed by another task (by t40002), or "-".
+ */
+void
+render_where(const json_t *t, char *buf, size_t len)
 {
 	const json_t *b = json_object_get(t, "blocked");
 	unsigned long long seq;
@@ -256,7 +270,7 @@ task_where(const json_t *t, char *buf, size_t len)
 	if (b != NULL) {
 		if ((fp = open_memstream(&w, &wlen)) == NULL)
 			return;
-		put_wait(fp, b);
+		render_wait(fp, b);
 		if (fclose(fp) == 0)
 			snprintf(buf, len, "%s", w);
 		free(w);
@@ -273,6 +287,10 @@ table_tasks(FILE *fp, const json_t *tasks)
 	const json_t *t, *s, *r;
 	size_t i;
 
+	if (json_array_size(tasks) == 0) {
+		fputs("no tasks\n", fp);
+		return;
+	}
 	fprintf(fp, "%-9s %-12s %-14s %-11s %-24s %-14s %-14s %s\n", "TID",
 	    "HOST", "PROGRAM", "STATE", "WHERE", "SENT", "RECV", "LOST");
 	json_array_foreach(tasks, i, t) {
@@ -284,7 +302,7 @@ table_tasks(FILE *fp, const json_t *tasks)
 		    unum(r, "bytes"));
 		if (task_unmonitored(t))	/* nothing of it is seen */
 			strcpy(sent, "-"), strcpy(recv, "-");
-		task_where(t, where, sizeof(where));
+		render_where(t, where, sizeof(where));
 		fprintf(fp, "t%-8x %-12s %-14s %-11s %-24s %-14s %-14s %llu\n",
 		    (unsigned)num(t, "tid"), name(t, "host"), name(t, "program"),
 		    str(t, "state"), where, sent, recv, unum(t, "lost"));
@@ -297,6 +315,10 @@ table_hosts(FILE *fp, const json_t *hosts)
 	const json_t *h;
 	size_t i;
 
+	if (json_array_size(hosts) == 0) {
+		fputs("no hosts\n", fp);
+		return;
+	}
 	fprintf(fp, "%-9s %-20s %-10s %s\n", "HOST", "NAME", "ARCH", "AGENT");
 	json_array_foreach(hosts, i, h)
 		fprintf(fp, "t%-8x %-20s %-10s %s\n",
@@ -310,6 +332,10 @@ table_groups(FILE *fp, const json_t *groups)
 	const json_t *g, *m, *waiting;
 	size_t i, j;
 
+	if (json_array_size(groups) == 0) {
+		fputs("no groups\n", fp);
+		return;
+	}
 	fprintf(fp, "%-16s %s\n", "GROUP", "MEMBERS (TID:INST) / BARRIER");
 	json_array_foreach(groups, i, g) {
 		fprintf(fp, "%-16s", str(g, "name"));
@@ -332,8 +358,14 @@ static int
 table_queues(FILE *fp, const json_t *queues)
 {
 	const json_t *q, *m;
-	size_t i, j;
+	size_t i, j, n = 0;
 
+	json_array_foreach(queues, i, q)
+		n += json_array_size(json_object_get(q, "messages"));
+	if (n == 0) {
+		fputs("no messages queued\n", fp);
+		return 0;
+	}
 	fprintf(fp, "%-9s %-9s %-6s %-8s %s\n", "TID", "FROM", "TAG", "BYTES",
 	    "SEND");
 	json_array_foreach(queues, i, q)
@@ -354,6 +386,10 @@ table_traffic(FILE *fp, const json_t *traffic)
 	const json_t *p;
 	size_t i;
 
+	if (json_array_size(traffic) == 0) {
+		fputs("no messages sent\n", fp);
+		return;
+	}
 	fprintf(fp, "%-9s %-9s %-8s %s\n", "FROM", "TO", "MSGS", "BYTES");
 	json_array_foreach(traffic, i, p)
 		fprintf(fp, "t%-8x t%-8x %-8llu %llu\n", (unsigned)num(p, "from"),
@@ -367,15 +403,19 @@ table_mailbox(FILE *fp, const json_t *mailbox)
 	long long flags;
 	size_t i;
 
+	if (json_array_size(mailbox) == 0) {
+		fputs("the mailbox is empty\n", fp);
+		return;
+	}
 	fprintf(fp, "%-16s %-6s %-9s %-10s %s\n", "NAME", "INDEX", "OWNER",
 	    "BYTES", "FLAGS");
 	json_array_foreach(mailbox, i, e) {
 		flags = num(e, "flags");
 		fprintf(fp, "%-16s %-6lld t%-8x %-10lld %s%s%s\n",
 		    str(e, "name"), num(e, "index"), (unsigned)num(e, "owner"),
-		    num(e, "bytes"), flags & MBOX_PERSISTENT ? "persistent " :
-		    "", flags & MBOX_MULTI_INSTANCE ? "multi " : "",
-		    flags & MBOX_OVERWRITABLE ? "overwritable" : "");
+		    num(e, "bytes"), flags & PvmMboxPersistent ? "persistent " :
+		    "", flags & PvmMboxMultiInstance ? "multi " : "",
+		    flags & PvmMboxOverWritable ? "overwritable" : "");
 	}
 }
 
@@ -384,9 +424,16 @@ table_problems(FILE *fp, const json_t *doc, const json_t *problems)
 {
 	const json_t *p;
 	size_t i;
+	int over;
 
-	json_array_foreach(problems, i, p)
-		render_problem(fp, p);
+	if (json_array_size(problems) == 0 &&
+	    unum(doc, "problems_not_kept") == 0)
+		fputs("no problems\n", fp);
+	/* The problems of now first, then those over, each in order. */
+	for (over = 0; over < 2; over++)
+		json_array_foreach(problems, i, p)
+			if (json_is_true(json_object_get(p, "over")) == over)
+				render_problem(fp, p, 15);
 	if (unum(doc, "problems_not_kept") > 0)
 		fprintf(fp, "... and %llu more, not kept (each was sent to the "
 		    "tools when found)\n", unum(doc, "problems_not_kept"));
@@ -427,6 +474,134 @@ render_state(FILE *fp, const json_t *doc)
 	return 0;
 }
 
+/* --- notices ----------------------------------------------------------- */
+
+/* " t40002 t40003" */
+static void
+put_tids(FILE *fp, const json_t *tids)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(tids, i, v)
+		fprintf(fp, " t%x", (unsigned)json_integer_value(v));
+}
+
+/* "tool 3 (pmon-gdb)", "tool 3", or "no tool" (tool 0). */
+static void
+put_tool(FILE *fp, const json_t *n)
+{
+	if (num(n, "tool") == 0)
+		fputs("no tool", fp);
+	else if (str(n, "name")[0] != '\0')
+		fprintf(fp, "tool %u (%s)", (unsigned)num(n, "tool"),
+		    str(n, "name"));
+	else
+		fprintf(fp, "tool %u", (unsigned)num(n, "tool"));
+}
+
+/* stopped, continued, killed: the tasks, who did it, and why. */
+static void
+notice_tasks(FILE *fp, const json_t *n, const char *what)
+{
+	fputs("task", fp);
+	if (json_array_size(json_object_get(n, "tasks")) != 1)
+		fputc('s', fp);
+	put_tids(fp, json_object_get(n, "tasks"));
+	fprintf(fp, " %s", what);
+	if (num(n, "tool") != 0) {	/* 0: a command's, nobody's */
+		fputs(" by ", fp);
+		put_tool(fp, n);
+	}
+	if (num(n, "breakpoint") != 0)
+		fprintf(fp, " at breakpoint %u", (unsigned)num(n, "breakpoint"));
+}
+
+/* A lost notice: how many events, and each task's gap. */
+static void
+notice_lost(FILE *fp, const json_t *n)
+{
+	const json_t *t;
+	size_t i;
+
+	put_tool(fp, n);
+	fprintf(fp, " lost %llu events and %llu problems", unum(n, "events"),
+	    unum(n, "problems"));
+	json_array_foreach(json_object_get(n, "tasks"), i, t)
+		fprintf(fp, "%s t%x %llu-%llu (%llu)", i ? "," : ":",
+		    (unsigned)num(t, "tid"), unum(t, "first"), unum(t, "last"),
+		    unum(t, "events"));
+}
+
+/*
+ * A notice (doc/control.md) in words, one line: what a tool did, a
+ * breakpoint that fired, a task pmon does not instrument, a host that
+ * left, what this tool lost.  One this pmon does not know shows its
+ * JSON.
+ */
+void
+render_notice(FILE *fp, const json_t *n)
+{
+	const char *what = str(n, "notice");
+	char *js;
+
+	if (strcmp(what, "attached") == 0 || strcmp(what, "detached") == 0 ||
+	    strcmp(what, "degraded") == 0) {
+		put_tool(fp, n);
+		fprintf(fp, " %s", strcmp(what, "degraded") == 0 ?
+		    "did not keep up and is now lossy" : what);
+	} else if (strcmp(what, "stopped") == 0 ||
+	    strcmp(what, "continued") == 0 || strcmp(what, "killed") == 0)
+		notice_tasks(fp, n, what);
+	else if (strcmp(what, "breakpoint") == 0) {
+		fprintf(fp, "breakpoint %u %s by ", (unsigned)num(n, "id"),
+		    str(n, "what"));
+		put_tool(fp, n);
+		fprintf(fp, ": %s", str(n, "text"));
+	} else if (strcmp(what, "hit") == 0)
+		fprintf(fp, "breakpoint %u hit by t%x (%llu hits)",
+		    (unsigned)num(n, "breakpoint"), (unsigned)num(n, "tid"),
+		    unum(n, "hits"));
+	else if (strcmp(what, "unmonitored") == 0)
+		fprintf(fp, "t%x runs unmonitored: %s, pid %llu on %s",
+		    (unsigned)num(n, "tid"), name(n, "program"), unum(n, "pid"),
+		    name(n, "host"));
+	else if (strcmp(what, "unmonitored_ended") == 0)
+		fprintf(fp, "unmonitored t%x ended", (unsigned)num(n, "tid"));
+	else if (strcmp(what, "host_deleted") == 0)
+		fprintf(fp, "host %s (t%x) left the virtual machine",
+		    str(n, "host"), (unsigned)num(n, "host_tid"));
+	else if (strcmp(what, "lost") == 0)
+		notice_lost(fp, n);
+	else if ((js = json_dumps(n, JSON_COMPACT)) != NULL) {
+		fputs(js, fp);
+		free(js);
+	}
+	fputc('\n', fp);
+}
+
+/*
+ * A problem or a notice as it comes in the stream (JSON, len bytes), as
+ * pmon trace and pmon watch print it: "problem: KIND WORDS" or "notice:
+ * WORDS", one line.
+ */
+void
+render_stream_object(FILE *fp, const char *type, const char *json,
+    size_t len)
+{
+	json_t *o = json_loadb(json, len, 0, NULL);
+
+	fprintf(fp, "%s: ", type);
+	if (!json_is_object(o)) {
+		fwrite(json, 1, len, fp);
+		fputc('\n', fp);
+	} else if (strcmp(type, "problem") == 0)
+		render_problem(fp, o, 0);
+	else
+		render_notice(fp, o);
+	json_decref(o);
+}
+
 /* --- the other replies ----------------------------------------------- */
 
 static int
@@ -447,26 +622,93 @@ render_tools(FILE *fp, const json_t *doc)
 	return 0;
 }
 
-/* "tasks": what /proc says of each task, or why nothing. */
+/* A process state letter of /proc/PID/stat, in words. */
+static const char *
+proc_state(const char *letter)
+{
+	static const struct {
+		char		 c;
+		const char	*word;
+	} states[] = {
+		{ 'R', "running" }, { 'S', "sleeping" }, { 'D', "disk" },
+		{ 'T', "stopped" }, { 't', "traced" }, { 'Z', "zombie" },
+		{ 'X', "dead" }, { 'I', "idle" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (letter[0] == states[i].c)
+			return states[i].word;
+	return letter[0] != '\0' ? letter : "?";
+}
+
+/*
+ * The system call a task sleeps in (/proc/PID/syscall), by name: the
+ * ones a PVM task waits in, and the number for the others.
+ */
+static const char *
+syscall_name(long long nr, char *buf, size_t size)
+{
+#define SC(name)	{ SYS_##name, #name }
+	static const struct {
+		long		 nr;
+		const char	*name;
+	} calls[] = {
+		SC(read), SC(write), SC(readv), SC(writev), SC(ppoll),
+		SC(pselect6), SC(epoll_pwait), SC(nanosleep),
+		SC(clock_nanosleep), SC(wait4), SC(waitid), SC(futex),
+		SC(accept4), SC(connect), SC(recvfrom), SC(recvmsg),
+		SC(sendto), SC(sendmsg), SC(rt_sigsuspend),
+		SC(rt_sigtimedwait), SC(msgrcv), SC(semtimedop),
+#ifdef SYS_select
+		SC(select), SC(poll), SC(epoll_wait), SC(accept), SC(pause),
+#endif
+	};
+#undef SC
+	size_t i;
+
+	if (nr < 0)
+		return "-";		/* running, or not readable */
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (calls[i].nr == nr)
+			return calls[i].name;
+	snprintf(buf, size, "syscall %lld", nr);
+	return buf;
+}
+
+/*
+ * "tasks": what the model and /proc say of each task, a row each; a
+ * target without one says why.
+ */
 static int
 render_proc(FILE *fp, const json_t *doc)
 {
 	const json_t *tasks = json_object_get(doc, "tasks"), *t, *pr;
+	char cpu[48], sc[32];
 	size_t i;
+	int head = 0;
 
 	if (!json_is_array(tasks))
 		return -1;
+	if (json_array_size(tasks) == 0)
+		fputs("no tasks\n", fp);
 	json_array_foreach(tasks, i, t) {
 		if ((pr = json_object_get(t, "proc")) == NULL) {
 			fprintf(fp, "%s: %s\n", str(t, "object"),
 			    str(t, "error"));
 			continue;
 		}
-		fprintf(fp, "t%x\t%c\tthreads %llu\tcpu %llu+%llu ms\t"
-		    "rss %llu kB\tsyscall %lld\n", (unsigned)num(t, "tid"),
-		    str(pr, "state")[0], unum(pr, "threads"),
-		    unum(pr, "utime_ms"), unum(pr, "stime_ms"),
-		    unum(pr, "rss_kb"), num(pr, "syscall"));
+		if (!head++)
+			fprintf(fp, "%-9s %-14s %-11s %-9s %7s %-13s %9s %s\n",
+			    "TID", "PROGRAM", "STATE", "PROCESS", "THREADS",
+			    "CPU_MS(U+S)", "RSS_KB", "SLEEPS_IN");
+		snprintf(cpu, sizeof(cpu), "%llu+%llu", unum(pr, "utime_ms"),
+		    unum(pr, "stime_ms"));
+		fprintf(fp, "t%-8x %-14s %-11s %-9s %7llu %-13s %9llu %s\n",
+		    (unsigned)num(t, "tid"), name(t, "program"),
+		    str(t, "state"), proc_state(str(pr, "state")),
+		    unum(pr, "threads"), cpu, unum(pr, "rss_kb"),
+		    syscall_name(num(pr, "syscall"), sc, sizeof(sc)));
 	}
 	return 0;
 }
@@ -508,6 +750,8 @@ render_breakpoints(FILE *fp, const json_t *doc)
 
 	if (!json_is_array(bps))
 		return -1;
+	if (json_array_size(bps) == 0)
+		fputs("no breakpoints\n", fp);
 	json_array_foreach(bps, i, b)
 		fprintf(fp, "%u\t%s\ttool %u\t%llu hits\t%s\n",
 		    (unsigned)num(b, "id"), json_is_true(json_object_get(b,

@@ -13,6 +13,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -69,6 +70,21 @@ static int
 spawn_end(const struct pmon_event *ev)
 {
 	return ev->call == PMON_CALL_spawn && ev->phase == PMON_PHASE_END;
+}
+
+/* Calls that return a tid (or a host's), which text writes as PVM does. */
+static int
+returns_tid(const struct pmon_event *ev)
+{
+	switch (ev->call) {
+	case PMON_CALL_mytid:
+	case PMON_CALL_parent:
+	case PMON_CALL_gettid:
+	case PMON_CALL_tidtohost:
+		return ev->rc > 0;
+	default:
+		return 0;
+	}
 }
 
 size_t
@@ -494,13 +510,16 @@ put_msg_text(char *o, const struct pmon_event *ev, enum msg_role role)
 {
 	*o++ = ' ';
 	o = put_tid_text(o, role == ROLE_SEND ? ev->tid : ev->peer);
-	o = PUT(o, " -> ");
-	if (role != ROLE_SEND)
+	if (role != ROLE_SEND) {
+		o = PUT(o, " -> ");
 		o = put_tid_text(o, ev->tid);
-	else if (multi_dest(ev->call))
+	} else if (multi_dest(ev->call) && ev->npeers > 0) {
+		o = PUT(o, " -> ");
 		o = put_tids_text(o, ev->peers, ev->npeers);
-	else
+	} else if (!multi_dest(ev->call)) {
+		o = PUT(o, " -> ");
 		o = put_tid_text(o, ev->peer);
+	}	/* a multicast's end: its begin lists where it went */
 	o = PUT(o, " tag ");
 	o = trace_fmt_i64(o, ev->tag);
 	if (ev->ctx > 0) {	/* a context of pvm_newcontext */
@@ -525,9 +544,70 @@ put_msg_text(char *o, const struct pmon_event *ev, enum msg_role role)
 	return o;
 }
 
-/* id, host and program in their columns. */
+/* n, below 10^width, in width digits with leading zeros. */
 static char *
-put_head_text(char *o, const struct pmon_event *ev)
+put_zeros(char *o, uint64_t n, unsigned width)
+{
+	char *e = o + width;
+
+	while (e > o) {
+		*--e = (char)('0' + n % 10);
+		n /= 10;
+	}
+	return o + width;
+}
+
+/*
+ * The event's time in the clock's mode: seconds since the first event
+ * (rel), the local time of day (abs) or the corrected time in ns (tc),
+ * all from tc, the one timeline of every host; then a blank.
+ */
+static char *
+put_time(char *o, const struct pmon_event *ev, struct trace_clock *clk)
+{
+	uint64_t t = ev->t_corr;
+	time_t sec;
+	struct tm tm;
+	char *s = o;
+
+	switch (clk->mode) {
+	case TRACE_TIME_NONE:
+		return o;
+	case TRACE_TIME_TC:
+		o = trace_fmt_u64(o, t);
+		break;
+	case TRACE_TIME_ABS:
+		sec = (time_t)(t / 1000000000);
+		if (sec != clk->sec || clk->hms[0] == '\0') {
+			clk->sec = sec;
+			if (localtime_r(&sec, &tm) == NULL ||
+			    strftime(clk->hms, sizeof(clk->hms), "%H:%M:%S",
+			    &tm) == 0)
+				memcpy(clk->hms, "??:??:??", 9);
+		}
+		o = put_str(o, clk->hms, strlen(clk->hms));
+		*o++ = '.';
+		o = put_zeros(o, t % 1000000000, 9);
+		break;
+	default:
+		if (!clk->started) {
+			clk->started = 1;
+			clk->t0 = t;
+		}
+		t = t > clk->t0 ? t - clk->t0 : 0;
+		o = trace_fmt_u64(o, t / 1000000000);
+		*o++ = '.';
+		o = put_zeros(o, t % 1000000000, 9);
+	}
+	while (o - s < 13)
+		*o++ = ' ';
+	*o++ = ' ';
+	return o;
+}
+
+/* id, time, host and program in their columns. */
+static char *
+put_head_text(char *o, const struct pmon_event *ev, struct trace_clock *clk)
 {
 	char id[40], *e;
 
@@ -537,6 +617,8 @@ put_head_text(char *o, const struct pmon_event *ev)
 	*e = '\0';
 	o = put_padded(o, id, 14);
 	*o++ = ' ';
+	if (clk != NULL)
+		o = put_time(o, ev, clk);
 	o = put_padded(o, ev->task->host, 10);
 	*o++ = ' ';
 	o = put_padded(o, ev->task->program, 10);
@@ -544,13 +626,17 @@ put_head_text(char *o, const struct pmon_event *ev)
 	return o;
 }
 
-/* The event's line for people; out has trace_fmt_event_max(ev). */
+/*
+ * The event's line for people; out has trace_fmt_event_max(ev).  clk
+ * NULL: no time column.
+ */
 char *
-trace_fmt_event_text(char *o, const struct pmon_event *ev)
+trace_fmt_event_text(char *o, const struct pmon_event *ev,
+    struct trace_clock *clk)
 {
 	enum msg_role role = msg_role(ev->call);
 
-	o = put_head_text(o, ev);
+	o = put_head_text(o, ev, clk);
 	if (ev->flags & PMON_EV_LOST) {
 		o = PUT(o, "LOST ");
 		o = trace_fmt_u64(o, (uint32_t)ev->bytes);
@@ -588,12 +674,15 @@ trace_fmt_event_text(char *o, const struct pmon_event *ev)
 	if (ev->group[0] != '\0') {
 		o = PUT(o, " group ");
 		o = put_str(o, ev->group, strlen(ev->group));
-		o = PUT(o, " inst ");
-		o = trace_fmt_i64(o, ev->inst);
+		if (ev->inst != -1) {
+			o = PUT(o, " inst ");
+			o = trace_fmt_i64(o, ev->inst);
+		}
 	}
 	if (ev->phase == PMON_PHASE_END) {
 		o = PUT(o, " rc ");
-		o = trace_fmt_i64(o, ev->rc);
+		o = returns_tid(ev) ? put_tid_text(o, ev->rc) :
+		    trace_fmt_i64(o, ev->rc);
 	}
 	if (ev->flags & PMON_EV_AGAIN)
 		o = PUT(o, " again");

@@ -142,7 +142,7 @@ trace_problems_agree() {
 	local tr=$RUN/$VM.trace.json
 	jq -cS 'select(.type == "problem") | del(.type)' "$tr" | sort \
 	    >"$tr.problems"
-	jq -cS '.problems[]' "$1" | sort >"$1.lines"
+	jq -cS '.problems[] | del(.over)' "$1" | sort >"$1.lines"
 	cmp -s "$tr.problems" "$1.lines" || fail "$VM: the trace's problem \
 lines differ from pmon problems:
 trace: $(cat "$tr.problems")
@@ -199,7 +199,7 @@ proc_cpu() { proc_stat "$1" | awk '{ print $12 + $13 }'; }
 # --- deadpair: two tasks each receiving from the other ----------------------
 
 test_deadpair() {
-	local f=$RUN/deadpair.tids p c pp cp
+	local f=$RUN/deadpair.tids p c pp cp lo hi line
 	vm_start deadpair
 	exec_bg "$PROGS/deadpair" "$f"
 	wait_tids "$f" 2
@@ -223,8 +223,27 @@ test_deadpair() {
 	    ".in == \"pvm_recv\" and .from == $c and .tag == 1"
 	expect_blocked "$RUN/deadpair.snap" "$c" "$cp" \
 	    ".in == \"pvm_recv\" and .from == $p and .tag == 1"
+
+	# A kill ends the deadlock: it is history, listed as over after the
+	# problems of now, and so is anything the first death left behind
+	# (the other waiting on an exited task) once both are gone.
+	$PM_ON timeout 20 "$PMON" kill "$p,$c" </dev/null \
+	    >"$RUN/deadpair.kill" 2>&1 ||
+	    fail "pmon kill $p,$c: $(cat "$RUN/deadpair.kill")"
+	wait_problems "$RUN/deadpair.over.json" '([.problems[] |
+	    select(.kind == "deadlock" and .over == true)] | length == 1) and
+	    ([.problems[] | select(.over != true)] | length == 0)'
+	$PM_ON timeout 20 "$PMON" problems </dev/null \
+	    >"$RUN/deadpair.over.txt" 2>&1 ||
+	    fail "pmon problems: $(cat "$RUN/deadpair.over.txt")"
+	lo=$((p < c ? p : c)) hi=$((p < c ? c : p))
+	line='deadlock (over) t%x t%x: t%x in pvm_recv(t%x,1) t%x in pvm_recv(t%x,1)'
+	# shellcheck disable=SC2059
+	expect_eq "the deadlock's line once over" "$(printf "$line" "$lo" "$hi" \
+	    "$lo" "$hi" "$hi" "$lo")" "$(grep '^deadlock' \
+	    "$RUN/deadpair.over.txt")"
 	vm_stop
-	trace_problems_agree "$RUN/deadpair.json"
+	trace_problems_agree "$RUN/deadpair.over.json"
 }
 
 # --- cycle3: A waits for B, B for C, C for A --------------------------------

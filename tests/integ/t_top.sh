@@ -9,7 +9,7 @@
 #   a breakpoint stopped show as stopped (unreceived, both stopped as
 #   they enter pvm_exit);
 # - deadpair's two tasks are blocked in pvm_recv waiting for each other
-#   (WAIT names the partner and the tag);
+#   (WHERE names the call, the partner and the tag);
 # - bad options are refused with a clear error.
 . "$(dirname "$0")/lib.sh"
 pm_setup
@@ -81,7 +81,7 @@ master=$(awk '$1 == "master" { printf "t%x", $2 }' "$RUN/pingpong.log")
 top_rows "$RUN/top2.txt" 1 pingpong >"$RUN/pp.rows"
 expect_eq "exited pingpong tasks" $((k + 1)) \
     "$(awk '$3 == "exited"' "$RUN/pp.rows" | wc -l)"
-# TID PROGRAM STATE WAIT QUEUE QBYTES SENT SENT_B RECV RECV_B ...
+# TID PROGRAM STATE WHERE QUEUE QBYTES SENT SENT_B RECV RECV_B ...
 expect_eq "master's messages" "0 0 $((k * rounds + k)) $((k * rounds))" \
     "$(awk -v m="$master" '$1 == m { print $5, $6, $7, $9 }' "$RUN/pp.rows")"
 expect_eq "workers' messages" "$k" "$(awk -v m="$master" -v r=$rounds \
@@ -141,8 +141,8 @@ p=$(awk '$1 == "parent" { printf "t%x", $2 }' "$f")
 c=$(awk '$1 == "child" { printf "t%x", $2 }' "$f")
 blocked_pair() {
 	timeout 20 "$PMON" top -b -n 1 </dev/null >"$RUN/top4.txt" 2>&1 &&
-	    [ "$(awk -v p="$p" -v c="$c" '($1 == p && $4 == c "/1") ||
-	    ($1 == c && $4 == p "/1") { if ($3 == "blocked:pvm_recv") n++ }
+	    [ "$(awk -v p="$p" -v c="$c" '($1 == p && $4 == "pvm_recv(" c ",1)") ||
+	    ($1 == c && $4 == "pvm_recv(" p ",1)") { if ($3 == "blocked") n++ }
 	    END { print n + 0 }' "$RUN/top4.txt")" = 2 ]
 }
 wait_for 10 blocked_pair || fail "deadpair is not shown blocked: \

@@ -3,7 +3,8 @@
 # and writes them whenever its input runs dry: while a program is still
 # running but makes no more calls, every event it made is already in the
 # output of pmon trace --json and of the text trace, not held back until
-# the trace ends; the text trace says the same as the JSON one, and a
+# the trace ends; the text trace says the same as the JSON one (with a
+# time column, tids in hex also where a call returns one), and a
 # --quiet --summary trace counts the same events and calls.
 . "$(dirname "$0")/lib.sh"
 pm_setup
@@ -59,6 +60,15 @@ expect_eq "getsbuf ends in the JSON trace" "$N" "$(jq -s --argjson t "$tid" \
     .phase == "end")] | length' "$RUN/trace.json")"
 expect_eq "getsbuf ends in the text trace" "$N" \
     "$(grep -c " pvm_getsbuf *end " "$RUN/trace.txt")"
+# After the id, the time: seconds since the first event, 9 decimals,
+# never back within a task; pvm_mytid returns burst's tid, in hex.
+hex=t$(printf %x "$tid")
+expect_eq "burst's lines with a time" $((2 * (N + 1))) "$(awk -v t="$hex" \
+    'index($1, t ":") == 1 && $2 ~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$/ &&
+    $2 + 0 >= last { last = $2 + 0; n++ } END { print n + 0 }' \
+    "$RUN/trace.txt")"
+expect_eq "pvm_mytid's end" 1 "$(grep -c "^$hex:[0-9]* .* pvm_mytid *end *rc $hex\$" \
+    "$RUN/trace.txt")"
 
 kill "$(awk '$1 == "ready" { print $3 }' "$log")"
 wait_for 10 pid_dead "$BURST" || fail "burst ignored SIGTERM"

@@ -469,6 +469,42 @@ test_deadlock_grows(void)
 	sdone(s);
 }
 
+/*
+ * A deadlock a kill ended is over: "over":true in the JSON (worked out
+ * as it is written, so a model loaded from the snapshot says the same),
+ * "deadlock (over)" in pmon problems, after the problems of now.
+ */
+static void
+test_problem_over(void)
+{
+	struct state *s = srig(), *n;
+	char *j, *t;
+
+	srecv_begin(s, A, B, 1);
+	srecv_begin(s, B, A, 2);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	j = sjson(s, STATE_PROBLEMS, 0);
+	CU_ASSERT(has(j, "\"kind\":\"deadlock\"") && !has(j, "\"over\""));
+	free(j);
+	state_task_gone(s, A);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	j = sjson(s, STATE_PROBLEMS, 0);
+	CU_ASSERT(has(j, "{\"kind\":\"deadlock\",\"tasks\":[262145,262146],"));
+	CU_ASSERT(has(j, ",\"over\":true}"));
+	/* B still waits, on an exited task: a problem of now, first. */
+	t = stable(s, STATE_PROBLEMS);
+	CU_ASSERT(strncmp(t, "waits_on_exited t40002 waits in pvm_recv on "
+	    "t40001, which exited\ndeadlock (over) t40001 t40002: ", 96) == 0);
+	free(t);
+	n = sreload(s);
+	t = sjson(n, STATE_PROBLEMS, 0);
+	CU_ASSERT_STRING_EQUAL(t, j);
+	free(t);
+	free(j);
+	state_free(n);
+	sdone(s);
+}
+
 /* A request and a reply, then both exit: nothing to report. */
 static void
 test_clean_exchange(void)
@@ -1096,7 +1132,7 @@ test_text(void)
 	buf = stable(s, STATE_ALL);
 	CU_ASSERT(has(buf, "TID       HOST"));
 	CU_ASSERT(has(buf, "t40001    vm           a              blocked     "
-	    "pvm_recv(t40002, 1)"));
+	    "pvm_recv(t40002,1)"));
 	CU_ASSERT(has(buf, "LINUX64"));
 	CU_ASSERT(has(buf, "deadlock        t40001 t40002:"));
 	free(buf);
@@ -2346,6 +2382,7 @@ test_load_bad(void)
 
 static CU_TestInfo state_tests[] = {
 	{ "deadlock of a pair", test_deadlock_pair },
+	{ "a problem that is over", test_problem_over },
 	{ "deadlock of a 3-cycle", test_deadlock_cycle3 },
 	{ "a deadlock that grows is one problem", test_deadlock_grows },
 	{ "no deadlock while a message or task can help",

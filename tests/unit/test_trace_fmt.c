@@ -70,7 +70,7 @@ w_event_json(char *o, const void *ev)
 static char *
 w_event_text(char *o, const void *ev)
 {
-	return trace_fmt_event_text(o, ev);
+	return trace_fmt_event_text(o, ev, NULL);
 }
 
 static char *
@@ -161,11 +161,14 @@ ref_msg_text(FILE *f, const struct pmon_event *ev, int role)
 	char a[16], b[16];
 
 	if (role == 1) {
-		fprintf(f, " %s -> ", ref_tidstr(ev->tid, a, sizeof(a)));
-		if (ev->call == PMON_CALL_mcast || ev->call == PMON_CALL_bcast)
+		fprintf(f, " %s", ref_tidstr(ev->tid, a, sizeof(a)));
+		if (ev->call != PMON_CALL_mcast && ev->call != PMON_CALL_bcast)
+			fprintf(f, " -> %s", ref_tidstr(ev->peer, b,
+			    sizeof(b)));
+		else if (ev->npeers > 0) {
+			fputs(" -> ", f);
 			ref_tids(f, ev->peers, ev->npeers);
-		else
-			fprintf(f, "%s", ref_tidstr(ev->peer, b, sizeof(b)));
+		}
 	} else
 		fprintf(f, " %s -> %s", ref_tidstr(ev->peer, a, sizeof(a)),
 		    ref_tidstr(ev->tid, b, sizeof(b)));
@@ -220,8 +223,16 @@ ref_event_text(const struct pmon_event *ev, size_t *len)
 			ref_tids(f, ev->peers, ev->npeers);
 		}
 		if (ev->group[0] != '\0')
-			fprintf(f, " group %s inst %d", ev->group, ev->inst);
-		if (ev->phase == PMON_PHASE_END)
+			fprintf(f, " group %s", ev->group);
+		if (ev->group[0] != '\0' && ev->inst != -1)
+			fprintf(f, " inst %d", ev->inst);
+		if (ev->phase == PMON_PHASE_END && ev->rc > 0 &&
+		    (ev->call == PMON_CALL_mytid ||
+		    ev->call == PMON_CALL_parent ||
+		    ev->call == PMON_CALL_gettid ||
+		    ev->call == PMON_CALL_tidtohost))
+			fprintf(f, " rc t%x", (unsigned)ev->rc);
+		else if (ev->phase == PMON_PHASE_END)
 			fprintf(f, " rc %d", ev->rc);
 	}
 	fputc('\n', f);
@@ -373,6 +384,123 @@ test_lost(void)
 		ev.flags = PMON_EV_LOST | (i & 1 ? PMON_EV_INCONSISTENT : 0);
 		ev.bytes = counts[i];
 		CU_ASSERT(check_event(&ev));
+	}
+}
+
+/* The line of ev with the clock, as a string to free. */
+static char *
+timed_line(const struct pmon_event *ev, struct trace_clock *clk)
+{
+	char *buf = malloc(trace_fmt_event_max(ev) + 1), *e;
+
+	CU_ASSERT_FATAL(buf != NULL);
+	e = trace_fmt_event_text(buf, ev, clk);
+	*e = '\0';
+	return buf;
+}
+
+/*
+ * The time column after the id: seconds since the first event (rel),
+ * the time of day (abs), tc in ns, or none; all from tc, never the
+ * host's own t.
+ */
+static void
+test_time(void)
+{
+	struct trace_clock rel = { .mode = TRACE_TIME_REL };
+	struct trace_clock tc = { .mode = TRACE_TIME_TC };
+	struct trace_clock abs = { .mode = TRACE_TIME_ABS };
+	struct trace_clock none = { .mode = TRACE_TIME_NONE };
+	uint64_t t0 = 1795000000123456789ULL;	/* 2026-11-19 */
+	struct pmon_event ev;
+	char want[64], hms[16], *l, *plain;
+	time_t sec = (time_t)(t0 / 1000000000);
+	struct tm tm;
+
+	event_init(&ev, PMON_CALL_mytid, PMON_PHASE_BEGIN);
+	ev.t_ns = 7;
+	ev.t_corr = t0;
+	l = timed_line(&ev, &rel);
+	CU_ASSERT(strstr(l, " 0.000000000   ") == l + 14);
+	free(l);
+	ev.t_corr = t0 + 12 * 1000000000ULL + 5;
+	l = timed_line(&ev, &rel);
+	CU_ASSERT(strstr(l, " 12.000000005  ") == l + 14);
+	free(l);
+	l = timed_line(&ev, &tc);
+	snprintf(want, sizeof(want), " %llu ",
+	    (unsigned long long)ev.t_corr);
+	CU_ASSERT(strstr(l, want) == l + 14);
+	free(l);
+	ev.t_corr = t0;
+	localtime_r(&sec, &tm);
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	snprintf(want, sizeof(want), " %s.123456789 ", hms);
+	l = timed_line(&ev, &abs);
+	CU_ASSERT(strstr(l, want) == l + 14);
+	free(l);
+	/* Without a column, the line is the one without a clock. */
+	l = timed_line(&ev, &none);
+	plain = timed_line(&ev, NULL);
+	CU_ASSERT_STRING_EQUAL(l, plain);
+	free(l);
+	free(plain);
+}
+
+/*
+ * Problems and notices in words (render.c), as pmon trace and pmon
+ * watch print them: each notice of doc/control.md, a deadlock over.
+ */
+static void
+test_words(void)
+{
+	static const struct {
+		const char	*json;
+		const char	*line;
+	} cases[] = {
+		{ "{\"notice\":\"attached\",\"tool\":3,\"name\":\"pmon-gdb\"}",
+		    "notice: tool 3 (pmon-gdb) attached\n" },
+		{ "{\"notice\":\"stopped\",\"tool\":3,\"tasks\":[262146],"
+		    "\"breakpoint\":2}",
+		    "notice: task t40002 stopped by tool 3 at breakpoint 2\n" },
+		{ "{\"notice\":\"killed\",\"tool\":0,\"tasks\":[262146,"
+		    "262147]}", "notice: tasks t40002 t40003 killed\n" },
+		{ "{\"notice\":\"breakpoint\",\"tool\":3,\"id\":2,\"what\":"
+		    "\"added\",\"text\":\"on enter pvm_send tag 3 do stop *\"}",
+		    "notice: breakpoint 2 added by tool 3: on enter pvm_send "
+		    "tag 3 do stop *\n" },
+		{ "{\"notice\":\"hit\",\"breakpoint\":2,\"tid\":262146,"
+		    "\"hits\":1}", "notice: breakpoint 2 hit by t40002 (1 hits)\n" },
+		{ "{\"notice\":\"unmonitored\",\"tid\":262145,\"parent\":0,"
+		    "\"pid\":4711,\"host\":\"vm\",\"program\":\"outsider\"}",
+		    "notice: t40001 runs unmonitored: outsider, pid 4711 on vm\n" },
+		{ "{\"notice\":\"host_deleted\",\"host_tid\":524288,"
+		    "\"host\":\"node2\"}",
+		    "notice: host node2 (t80000) left the virtual machine\n" },
+		{ "{\"notice\":\"degraded\",\"tool\":5,\"name\":\"pmon-trace\"}",
+		    "notice: tool 5 (pmon-trace) did not keep up and is now "
+		    "lossy\n" },
+		{ "{\"notice\":\"lost\",\"tool\":5,\"events\":67172,"
+		    "\"problems\":0,\"tasks\":[{\"tid\":262147,\"first\":4100,"
+		    "\"last\":40020,\"events\":35921}]}",
+		    "notice: tool 5 lost 67172 events and 0 problems: t40003 "
+		    "4100-40020 (35921)\n" },
+		{ "{\"notice\":\"new\",\"x\":1}", "notice: {\"notice\":\"new\","
+		    "\"x\":1}\n" },
+	};
+	char *buf;
+	size_t len, i;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf = NULL;
+		fp = open_memstream(&buf, &len);
+		CU_ASSERT_FATAL(fp != NULL);
+		render_stream_object(fp, "notice", cases[i].json,
+		    strlen(cases[i].json));
+		fclose(fp);
+		CU_ASSERT_STRING_EQUAL(buf, cases[i].line);
+		free(buf);
 	}
 }
 
@@ -610,6 +738,8 @@ test_random(void)
 static CU_TestInfo trace_fmt_tests[] = {
 	{ "every call, phase and flag", test_every_call },
 	{ "lost markers", test_lost },
+	{ "the time column", test_time },
+	{ "notices in words", test_words },
 	{ "destination and children lists", test_lists },
 	{ "integers at every width and limit", test_integers },
 	{ "escaped strings", test_escapes },

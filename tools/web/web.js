@@ -31,6 +31,10 @@ const groupsShown = new Set();
 
 const $ = (id) => document.getElementById(id);
 const hex = (tid) => 't' + Number(tid).toString(16);
+// Where a task waits, as every pmon view writes it (tools/render.c,
+// render_wait): pvm_recv(t40004,1), pvm_recv(any,any), pvm_barrier(g).
+const waitText = (b) => b.group !== undefined ? b.in + '(' + b.group + ')' :
+  b.in + '(' + (b.from > 0 ? hex(b.from) : 'any') + ',' + (b.tag >= 0 ? b.tag : 'any') + ')';
 
 function el(name, attrs, parent) {
   const e = document.createElementNS(SVGNS, name);
@@ -563,12 +567,12 @@ function drawWaitArrows(svg, st, where) {
     const b = st.blockedOf(m);
     if (!b || b.group !== undefined || !where.has(t)) continue;
     if (b.from > 0 && where.has(b.from)) {
-      line(svg, where.get(t), where.get(b.from), 'wait', 'recv tag ' + b.tag,
+      line(svg, where.get(t), where.get(b.from), 'wait', waitText(b),
         { 'data-from': t, 'data-to': b.from });
     } else {
       const [x, y] = where.get(t);
       el('text', { x: x + 22, y: y - 18, class: 'small wait', 'data-arrow': 'wait',
-        'data-from': t }, svg).textContent = 'recv any';
+        'data-from': t }, svg).textContent = waitText(b);
     }
   }
 }
