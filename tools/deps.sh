@@ -10,7 +10,7 @@ zlib1g-dev libjansson-dev"
 # jq, gdb (t_gdb), a browser and curl (the web view), the exports'
 # readers.
 TEST_PKGS="$BUILD_PKGS libotf2-trace-dev libcunit1-dev iproute2 util-linux procps psmisc jq gdb chromium \
-curl otf2-tools pajeng pkg-config groff-base"
+curl otf2-tools pajeng vite pkg-config groff-base"
 
 case $1 in
 demo) pkgs=$BUILD_PKGS ;;

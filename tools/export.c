@@ -111,6 +111,7 @@ struct export {
 	int		 started;
 	uint64_t	 start_ns;
 	int64_t		 last_t;
+	int		 finishing;	/* in export_finish */
 	int		 failed;
 	char		 err[256];
 };
@@ -288,6 +289,12 @@ int64_t
 export_last_t(struct export *x)
 {
 	return x->last_t;
+}
+
+int
+export_finishing(struct export *x)
+{
+	return x->finishing;
 }
 
 uint64_t
@@ -1029,12 +1036,27 @@ export_on_notice(const char *json, size_t len, void *arg)
 	const char *kind = NULL;
 	json_t *j;
 
-	if (x->failed || (j = json_loadb(json, len, 0, NULL)) == NULL)
+	if (x->failed)
+		return;
+	if (x->fmt->json != NULL && x->fmt->json(x, "notice", json, len) ==
+	    -1)
+		return;
+	if ((j = json_loadb(json, len, 0, NULL)) == NULL)
 		return;
 	if (json_unpack(j, "{s:s}", "notice", &kind) == 0 &&
 	    strcmp(kind, "lost") == 0)
 		export_loosen(x, 0, INT64_MAX);
 	json_decref(j);
+}
+
+/* A PROBLEM: to the format that wants it. */
+static void
+export_on_problem(const char *json, size_t len, void *arg)
+{
+	struct export *x = arg;
+
+	if (!x->failed && x->fmt->json != NULL)
+		x->fmt->json(x, "problem", json, len);
 }
 
 static void
@@ -1133,6 +1155,7 @@ export_finish(struct export *x)
 {
 	size_t i;
 
+	x->finishing = 1;
 	for (i = 0; i < x->ntasks && !x->failed; i++)
 		export_close_open(x, x->tasks[i]);
 	if (x->fmt->end(x) == -1)
@@ -1209,7 +1232,7 @@ cmd_export(const struct cmd_args *a)
 {
 	struct pmon_callbacks cb = { .task = export_on_task,
 	    .event = export_on_event, .notice = export_on_notice,
-	    .frame = export_on_frame };
+	    .problem = export_on_problem, .frame = export_on_frame };
 	struct export x;
 	struct pmon *p = NULL;
 	int rv;

@@ -111,6 +111,14 @@ struct export_format {
 	/* The task ended: no event of it follows.  May be NULL. */
 	int	(*gone)(struct export *, const struct export_task *);
 	int	(*end)(struct export *);
+	/*
+	 * What the stream says besides events, at its place in the
+	 * stream: a PROBLEM ("problem", doc/state.md) or a NOTICE
+	 * ("notice", doc/control.md), as the coordinator's JSON.  May be
+	 * NULL; -1 is a write error.
+	 */
+	int	(*json)(struct export *, const char *what, const char *json,
+		    size_t len);
 };
 
 extern const struct export_format export_chrome;
@@ -128,6 +136,8 @@ size_t		 export_nhosts(struct export *);
 const struct export_host *export_host_at(struct export *, size_t);
 const struct export_task *export_task_of(struct export *, int32_t tid);
 int64_t		 export_last_t(struct export *);	/* the greatest t */
+/* 1 while export_finish closes the calls left open, at the end. */
+int		 export_finishing(struct export *);
 /*
  * No event, message or spawn still to come can be written at a time
  * before this: the least of the live tasks' last times and of the

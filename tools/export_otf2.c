@@ -13,7 +13,16 @@
  * in order, which is PVM's own order for messages between two tasks
  * with one tag.  A send is recorded at its begin (a pvm_bcast at its
  * end, when its receivers are known), a receive at the end of the
- * receive that got it.  Lost records are a MeasurementOnOff pair.
+ * receive that got it.  Lost records are a MeasurementOnOff pair.  A
+ * receive or barrier that never ended lasts until the task's end was
+ * announced, or the end of the trace.
+ *
+ * The communicator is defined as OTF2 wants it, which otf2-print checks:
+ * a COMM_LOCATIONS group of every location, a COMM_GROUP of ranks into
+ * it, and the communicator over the COMM_GROUP.  ViTE 1.2 keeps only
+ * COMM_LOCATIONS groups, so it reports the COMM_GROUP as not implemented
+ * and finds no rank through it; it then takes the rank as the location,
+ * so rank = location number = index in both groups: its arrows are right.
  */
 #include <sys/mman.h>
 
@@ -52,11 +61,24 @@ struct otf2_buf {
 	int		  evt;		/* event chunks (mapped, pooled) */
 };
 
+/*
+ * A blocking call (a receive, a barrier) that got no end: its Leave is
+ * held back until it is known whether an event of its task follows (the
+ * end was lost: the call is left at that event) or not (the task ended,
+ * or the stream did: the call is left at the end of the trace).
+ */
+struct otf2_pend {
+	int		  open;
+	int		  call;
+	int64_t		  t;		/* the task's last time */
+};
+
 struct otf2 {
 	OTF2_Archive	 *archive;
 	OTF2_EvtWriter	**evt;		/* by location: task number */
 	uint64_t	 *count;	/* events by location, once closed */
 	uint8_t		 *closed;	/* by location: its task ended */
+	struct otf2_pend *pend;		/* by location: a Leave held back */
 	size_t		  nevt;
 	long		 *loc;		/* by task index: its location */
 	size_t		  nloc;
@@ -217,6 +239,10 @@ otf2_room(struct export *x, struct otf2 *o, size_t loc)
 	if ((p = realloc(o->closed, n)) == NULL)
 		return export_fail(x, "out of memory");
 	o->closed = p;
+	if ((p = reallocarray(o->pend, n, sizeof(*o->pend))) == NULL)
+		return export_fail(x, "out of memory");
+	o->pend = p;
+	memset(o->pend + o->nevt, 0, (n - o->nevt) * sizeof(*o->pend));
 	memset(o->evt + o->nevt, 0, (n - o->nevt) * sizeof(*o->evt));
 	memset(o->count + o->nevt, 0, (n - o->nevt) * sizeof(*o->count));
 	memset(o->closed + o->nevt, 0, n - o->nevt);
@@ -360,16 +386,38 @@ otf2_end_call(struct export *x, OTF2_EvtWriter *w,
 	    otf2_region(o, ev->call)), "Leave");
 }
 
+/*
+ * Leaves the call held open at location loc (if any), at time tm or its
+ * task's last time, whichever is later.
+ */
+static int
+otf2_pending(struct export *x, OTF2_EvtWriter *w, long loc, int64_t tm)
+{
+	struct otf2 *o = export_data(x);
+	struct otf2_pend *p = &o->pend[loc];
+
+	if (!p->open)
+		return 0;
+	p->open = 0;
+	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL,
+	    otf2_time(x, tm > p->t ? tm : p->t), otf2_region(o, p->call)),
+	    "Leave");
+}
+
 static int
 otf2_event(struct export *x, const struct export_event *e)
 {
 	const struct pmon_event *ev = e->ev;
 	OTF2_TimeStamp ts = otf2_time(x, e->t);
+	long loc = otf2_loc(x, e->task);
 	OTF2_EvtWriter *w;
 	int closed;
 
-	if ((w = otf2_writer(x, otf2_loc(x, e->task), &closed)) == NULL)
+	if ((w = otf2_writer(x, loc, &closed)) == NULL)
 		return closed ? 0 : -1;
+	/* An event of its task follows a call held open: it ended here. */
+	if (otf2_pending(x, w, loc, e->t) == -1)
+		return -1;
 	if (ev->flags & PMON_EV_LOST) {
 		if (otf2_check(x, OTF2_EvtWriter_MeasurementOnOff(w, NULL, ts,
 		    OTF2_MEASUREMENT_OFF), "MeasurementOnOff") == -1)
@@ -390,22 +438,37 @@ otf2_event(struct export *x, const struct export_event *e)
 	return otf2_end_call(x, w, e, ts);
 }
 
-/* An open region is left at the task's last time. */
+/*
+ * An open region is left at the task's last time; a blocking one is
+ * held back (struct otf2_pend): a task blocked to its end, in a deadlock
+ * say, stays in its receive until the end of the trace.
+ */
 static int
 otf2_unfinished(struct export *x, const struct export_task *t,
     const struct export_call *call, int64_t tm)
 {
 	struct otf2 *o = export_data(x);
+	long loc = otf2_loc(x, t);
 	OTF2_EvtWriter *w;
 	int closed;
 
-	if ((w = otf2_writer(x, otf2_loc(x, t), &closed)) == NULL)
+	if ((w = otf2_writer(x, loc, &closed)) == NULL)
 		return closed ? 0 : -1;
+	if (export_is_blocking(call->call)) {
+		o->pend[loc].open = 1;
+		o->pend[loc].call = call->call;
+		o->pend[loc].t = tm;
+		return 0;
+	}
 	return otf2_check(x, OTF2_EvtWriter_Leave(w, NULL, otf2_time(x, tm),
 	    otf2_region(o, call->call)), "Leave");
 }
 
-/* Counts a location's events and closes its writer (written out). */
+/*
+ * Counts a location's events and closes its writer (written out), after
+ * leaving a call held open at the latest time the stream has reached:
+ * the end of the trace, or when the task's end was announced.
+ */
 static int
 otf2_close_loc(struct export *x, struct otf2 *o, size_t loc)
 {
@@ -413,6 +476,8 @@ otf2_close_loc(struct export *x, struct otf2 *o, size_t loc)
 
 	if (o->evt[loc] == NULL)
 		return 0;
+	if (otf2_pending(x, o->evt[loc], (long)loc, export_last_t(x)) == -1)
+		return -1;
 	OTF2_EvtWriter_GetNumberOfEvents(o->evt[loc], &o->count[loc]);
 	e = OTF2_Archive_CloseEvtWriter(o->archive, o->evt[loc]);
 	o->evt[loc] = NULL;
@@ -421,7 +486,9 @@ otf2_close_loc(struct export *x, struct otf2 *o, size_t loc)
 
 /*
  * The task ended: its call left open (if any) is left, and its writer
- * closed, which writes its events out and gives its chunks back.
+ * closed, which writes its events out and gives its chunks back.  A
+ * blocked call lasts until the task's end was announced: no event says
+ * when it died, but it was after everything the stream held then.
  */
 static int
 otf2_gone(struct export *x, const struct export_task *t)
@@ -526,7 +593,10 @@ otf2_system(struct export *x, OTF2_GlobalDefWriter *g)
 	return otf2_check(x, rv, "system tree");
 }
 
-/* Group 0: the locations; group 1: the ranks; comm 0 over them. */
+/*
+ * Group 0: the locations (COMM_LOCATIONS); group 1: the ranks, indices
+ * into group 0 (COMM_GROUP); comm 0 over group 1.  Rank i is location i.
+ */
 static int
 otf2_comm(struct export *x, OTF2_GlobalDefWriter *g)
 {
@@ -608,6 +678,7 @@ otf2_end(struct export *x)
 	free(o->evt);
 	free(o->count);
 	free(o->closed);
+	free(o->pend);
 	free(o->loc);
 	free(o);
 	export_set_data(x, NULL);
@@ -615,6 +686,7 @@ otf2_end(struct export *x)
 }
 
 const struct export_format export_otf2 = {
-	"otf2", otf2_begin, otf2_task, otf2_event, otf2_unfinished, otf2_gone,
-	otf2_end
+	.name = "otf2", .begin = otf2_begin, .task = otf2_task,
+	.event = otf2_event, .unfinished = otf2_unfinished, .gone = otf2_gone,
+	.end = otf2_end
 };

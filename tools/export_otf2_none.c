@@ -22,5 +22,5 @@ otf2_none_end(struct export *x)
 
 /* Nothing but begin and end is called: begin fails. */
 const struct export_format export_otf2 = {
-	"otf2", otf2_none_begin, NULL, NULL, NULL, NULL, otf2_none_end
+	.name = "otf2", .begin = otf2_none_begin, .end = otf2_none_end
 };

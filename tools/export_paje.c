@@ -2,56 +2,69 @@
  * A Paje trace (ViTE, pajeng; checked with pj_dump, Debian's pajeng
  * having no pj_validate): the header defines the events (%EventDef),
  * then the types: containers root -> Host -> Task, a Task's State
- * (computing, pvm, blocked), links Message and Spawn between tasks, and
- * Lost and Breakpoint events.  Times are seconds of corrected time (tc)
- * from the start of the trace, with nanoseconds.
+ * (the call it is in, by name, or computing), links Message and Spawn
+ * between tasks, and Lost, Breakpoint and Problem events.  Times are
+ * seconds of corrected time (tc) from the trace's first event, with
+ * nanoseconds.
  *
  * Paje wants its events in time order, and the causal stream is only
  * ordered per task, so the lines wait in a reordering window: a heap
- * keyed by time (containers created first and destroyed last at equal
- * times, otherwise in stream order).  A line is written once no line
- * still to come can be earlier: when its time is before the horizon
- * (export_horizon: the live tasks' last times, the messages and spawns
- * still waited for).  The window holds at most --window lines; when it
- * is full, its earliest line is written anyway, and a line that then
- * comes with an earlier time than one written already is written at
- * that later time (counted, and said at the end).  Until then the file
- * is the one a sort of the whole run would give.
+ * keyed by time (in stream order at equal times).  A line is written
+ * once no line still to come can be earlier: when its time is before
+ * the horizon (export_horizon: the live tasks' last times, the messages
+ * and spawns still waited for).  The window holds at most --window
+ * lines; when it is full, its earliest line is written anyway, and a
+ * line that then comes with an earlier time than one written already is
+ * written at that later time (counted, and said at the end).  Until
+ * then the file is the one a sort of the whole run would give.
+ *
+ * Viewers draw the rows in the order the containers were made, so a
+ * task's container is made when the first of its lines is written,
+ * and the containers of all tasks whose first lines are written
+ * together (one pass of the horizon) are made together, in tid order,
+ * at the time of the pass's first line: a run that fits the window
+ * gets every row in tid order.  A task with no line gets no container.
  *
  * A message is a link only when its receive got it (both ends come from
- * the receive's end), so every link ends.  A task's container is created
- * at its first event, a host's with its earliest task.
+ * the receive's end), so every link ends.  The coordinator's deadlocks,
+ * pmon kill and the tool's lost events are Problem events; a call still
+ * open at the end (blocked, killed) lasts until the end of the trace,
+ * which is then put a little after the last event so that it shows.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "export.h"
 #include "pmon-tool.h"
 
 /* What may come at one time, in this order. */
-enum paje_prio {
-	PRIO_HOST, PRIO_CREATE, PRIO_EVENT, PRIO_DESTROY, PRIO_HOST_DESTROY
-};
+enum paje_prio { PRIO_EVENT, PRIO_DESTROY, PRIO_HOST_DESTROY };
 #define PRIO_SHIFT	56
 
 enum paje_kind {
 	L_HOST_CREATE, L_TASK_CREATE, L_STATE, L_LINK_START, L_LINK_END,
-	L_LOST, L_BREAK, L_TASK_DESTROY, L_HOST_DESTROY
+	L_LOST, L_BREAK, L_PROBLEM, L_TASK_DESTROY, L_HOST_DESTROY
 };
 
-enum paje_value { V_COMPUTING, V_PVM, V_BLOCKED, V_MSG, V_SPAWN };
+enum paje_value { V_MSG = 1, V_SPAWN };
+
+/* A Problem event's kind (its line's a). */
+enum paje_problem { P_DEADLOCK, P_KILLED, P_GAP, P_ENDED_IN, P_STILL_IN };
 
 /* One line of the file, waiting for its turn. */
 struct paje_line {
 	int64_t		 t;
-	uint64_t	 order;		/* prio << PRIO_SHIFT | index or serial */
+	uint64_t	 order;		/* prio << PRIO_SHIFT | serial */
 	uint64_t	 link;		/* a link's key */
 	uint32_t	 who;		/* task index, or host index */
 	uint8_t		 kind;		/* enum paje_kind */
 	uint8_t		 value;		/* enum paje_value */
-	int32_t		 a, b;		/* tag and bytes, count, breakpoint */
+	int32_t		 a, b;		/* the state's call; tag and bytes;
+					   count; breakpoint; problem */
 };
 
 /* The heap moves keys; the lines stay in their slots. */
@@ -61,6 +74,12 @@ struct paje_key {
 	uint32_t	 slot;
 };
 
+/* A task whose container a pass of the horizon makes. */
+struct paje_new {
+	uint32_t	 tid;
+	uint32_t	 index;
+};
+
 struct paje {
 	struct paje_key	*heap;		/* the window: a 4-ary heap */
 	struct paje_line *line;		/* by slot */
@@ -68,10 +87,14 @@ struct paje {
 	size_t		 n, size, nidle, used;
 	uint64_t	 serial;	/* stream order of event lines */
 	uint64_t	 links;
-	uint8_t		*created;	/* by task index */
-	uint8_t		*host_done;	/* by host index: its line is out */
+	uint8_t		*created;	/* by task index: its container is */
+	int32_t		*open;		/* by task index: the call left open */
+	struct paje_new	*batch;		/* by task index */
+	uint8_t		*host_made;	/* by host index */
 	size_t		 ntasks, nhosts;
 	uint64_t	 since, every;	/* events between horizon checks */
+	int		 started;	/* a line is out: t0 is set */
+	int64_t		 t0;		/* the first line's time: 0 */
 	int64_t		 written_t;	/* time of the last line out */
 	uint64_t	 forced;	/* lines out because the window was full */
 	uint64_t	 late;		/* lines out after their time */
@@ -84,11 +107,18 @@ struct paje {
  * heap, and the scan costs about one slot per event.
  */
 #define PAJE_CHECK_MIN	256
-/* An event makes at most this many lines (a state, two links, the
- * containers). */
+/* An event makes at most this many lines (a state, two links). */
 #define PAJE_EVENT_LINES	8
 /* Room for one line: a name is at most 1023 bytes (PMON_STR_MAX). */
 #define PAJE_LINE	2048
+/*
+ * A call open at the end lasts until the end of the trace, which is
+ * then a tenth of the trace's length after its last event, at least
+ * PAJE_TAIL_MIN ns: a deadlock is the last thing a run does, and a
+ * state of no width is not drawn.
+ */
+#define PAJE_TAIL_MIN	1000000
+#define PAJE_TAIL_DIV	10
 
 static const char paje_header[] =
     "%EventDef PajeDefineContainerType 0\n"
@@ -131,10 +161,8 @@ static const char paje_types[] =
     "2 SPAWN 0 TASK TASK \"Spawn\"\n"
     "3 LOST TASK \"Lost events\"\n"
     "3 BREAK TASK \"Breakpoint\"\n"
-    "4 computing STATE \"computing\" \"0.2 0.7 0.2\"\n"
-    "4 pvm STATE \"in PVM call\" \"0.9 0.8 0.1\"\n"
-    "4 blocked STATE \"blocked\" \"0.9 0.2 0.2\"\n";
-
+    "3 PROBLEM TASK \"Problem\"\n"
+    "4 computing STATE \"computing\" \"0.2 0.7 0.2\"\n";
 
 static int
 paje_before(const struct paje_key *k, const struct paje_key *m)
@@ -241,15 +269,45 @@ paje_add(struct export *x, int64_t t, uint8_t kind, unsigned who,
 	return paje_push(x, p, &l);
 }
 
-/* A container's line: at equal times, by index. */
-static int
-paje_container(struct export *x, int64_t t, uint8_t kind, unsigned who,
-    enum paje_prio prio)
+/* The colour of a call's state: blocked red, sends blue, receives cyan. */
+static const char *
+paje_color(int call)
 {
-	struct paje_line l = { .t = t, .kind = kind, .who = who };
+	if (export_is_blocking(call))
+		return "0.9 0.2 0.2";
+	if (export_is_send(call))
+		return "0.3 0.5 1.0";
+	if (export_is_recv(call))
+		return "0.3 0.8 0.9";
+	if (call == PMON_CALL_HANDLER || call == PMON_CALL_SIGNAL)
+		return "0.7 0.5 0.9";
+	return "0.9 0.8 0.1";
+}
 
-	l.order = (uint64_t)prio << PRIO_SHIFT | who;
-	return paje_push(x, export_data(x), &l);
+/* A state value per call, named as the call ("pvm_recv"). */
+static int
+paje_values(struct export *x)
+{
+	const char *name;
+	char *o;
+	int c;
+
+	for (c = PMON_CALL_NONE + 1; c < PMON_CALL_MAX; c++) {
+		if (c == PMON_CALL_LOST || c == PMON_CALL_BREAK)
+			continue;
+		name = pmon_call_name(c);
+		if ((o = export_reserve(x, 128)) == NULL)
+			return -1;
+		o = export_put_lit(o, "4 ");
+		o = export_put_str(o, name);
+		o = export_put_lit(o, " STATE \"");
+		o = export_put_str(o, name);
+		o = export_put_lit(o, "\" \"");
+		o = export_put_str(o, paje_color(c));
+		o = export_put_lit(o, "\"\n");
+		export_commit(x, o);
+	}
+	return 0;
 }
 
 static int
@@ -261,9 +319,24 @@ paje_begin(struct export *x)
 		return export_fail(x, "out of memory");
 	p->every = PAJE_CHECK_MIN;
 	export_set_data(x, p);
-	if (export_write(x, paje_header, sizeof(paje_header) - 1) == -1)
+	if (export_write(x, paje_header, sizeof(paje_header) - 1) == -1 ||
+	    export_write(x, paje_types, sizeof(paje_types) - 1) == -1)
 		return -1;
-	return export_write(x, paje_types, sizeof(paje_types) - 1);
+	return paje_values(x);
+}
+
+/* Grows an array of n elements of size bytes to want, zeroed. */
+static int
+paje_resize(void *arrp, size_t n, size_t want, size_t size)
+{
+	void **arr = arrp;
+	char *a;
+
+	if ((a = reallocarray(*arr, want, size)) == NULL)
+		return -1;
+	memset(a + n * size, 0, (want - n) * size);
+	*arr = a;
+	return 0;
 }
 
 static int
@@ -271,44 +344,24 @@ paje_task(struct export *x, const struct export_task *t, int new_host)
 {
 	struct paje *p = export_data(x);
 	size_t want = export_ntasks(x), hosts = export_nhosts(x);
-	uint8_t *n;
 
+	(void)t;
 	(void)new_host;
 	if (want > p->ntasks) {
-		if ((n = realloc(p->created, want)) == NULL)
+		if (paje_resize(&p->created, p->ntasks, want, 1) == -1 ||
+		    paje_resize(&p->open, p->ntasks, want,
+		    sizeof(*p->open)) == -1 ||
+		    paje_resize(&p->batch, p->ntasks, want,
+		    sizeof(*p->batch)) == -1)
 			return export_fail(x, "out of memory");
-		memset(n + p->ntasks, 0, want - p->ntasks);
-		p->created = n;
 		p->ntasks = want;
 	}
 	if (hosts > p->nhosts) {
-		if ((n = realloc(p->host_done, hosts)) == NULL)
+		if (paje_resize(&p->host_made, p->nhosts, hosts, 1) == -1)
 			return export_fail(x, "out of memory");
-		memset(n + p->nhosts, 0, hosts - p->nhosts);
-		p->host_done = n;
 		p->nhosts = hosts;
 	}
-	(void)t;
 	return 0;
-}
-
-/*
- * A task's container at its first event, and its host's: the host's
- * line is offered with each of its tasks, and the earliest one is
- * written.
- */
-static int
-paje_create(struct export *x, const struct export_task *t, int64_t tm)
-{
-	struct paje *p = export_data(x);
-
-	if (p->created[t->index])
-		return 0;
-	p->created[t->index] = 1;
-	if (paje_container(x, tm, L_HOST_CREATE, t->host->index,
-	    PRIO_HOST) == -1)
-		return -1;
-	return paje_container(x, tm, L_TASK_CREATE, t->index, PRIO_CREATE);
 }
 
 /* A link from the event that started it to e's task. */
@@ -328,19 +381,19 @@ paje_link(struct export *x, uint8_t value, const struct export_send *s,
 	    bytes);
 }
 
-static uint8_t
+/* The call the task is in after e, or 0 (computing). */
+static int32_t
 paje_state(const struct export_event *e)
 {
 	const struct pmon_event *ev = e->ev;
-	int call = ev->call;
 
 	/* A message handler's end: back in the call it interrupted. */
-	if (call == PMON_CALL_HANDLER && ev->phase == PMON_PHASE_END &&
+	if (ev->call == PMON_CALL_HANDLER && ev->phase == PMON_PHASE_END &&
 	    e->task->has_outer)
-		call = e->task->outer.call;
-	else if (ev->phase == PMON_PHASE_END)
-		return V_COMPUTING;
-	return export_is_blocking(call) ? V_BLOCKED : V_PVM;
+		return e->task->outer.call;
+	if (ev->phase == PMON_PHASE_END)
+		return 0;
+	return ev->call;
 }
 
 /* Names we did not choose (hosts, programs) lose their quotes. */
@@ -358,9 +411,6 @@ paje_clean(char *dst, const char *src)
 static char *
 paje_value(char *p, const struct paje_line *l)
 {
-	static const char *const states[] = { "computing", "pvm",
-	    "blocked" };
-
 	switch (l->value) {
 	case V_MSG:
 		p = export_put_lit(p, " \"tag ");
@@ -368,12 +418,33 @@ paje_value(char *p, const struct paje_line *l)
 		p = export_put_lit(p, ", ");
 		p = trace_fmt_i64(p, l->b);
 		return export_put_lit(p, " B\"");
-	case V_SPAWN:
-		return export_put_lit(p, " \"spawn\"");
 	default:
-		*p++ = ' ';
-		return export_put_str(p, states[l->value]);
+		return export_put_lit(p, " \"spawn\"");
 	}
+}
+
+/* A Problem event's value, in words. */
+static char *
+paje_problem(char *p, const struct paje_line *l)
+{
+	switch (l->a) {
+	case P_DEADLOCK:
+		p = export_put_lit(p, " \"deadlock of ");
+		p = trace_fmt_i64(p, l->b);
+		return export_put_lit(p, " tasks\"");
+	case P_KILLED:
+		return export_put_lit(p, " \"killed (pmon kill)\"");
+	case P_GAP:
+		return export_put_lit(p, " \"events lost (tool queue full)\"");
+	case P_ENDED_IN:
+		p = export_put_lit(p, " \"ended in ");
+		break;
+	default:
+		p = export_put_lit(p, " \"still in ");
+		break;
+	}
+	p = export_put_str(p, pmon_call_name(l->b));
+	return export_put_lit(p, "\"");
 }
 
 /* What follows the time in a container's line: "k3 TASK h0 \"...\"". */
@@ -409,7 +480,7 @@ paje_rest_container(struct export *x, char *p, const struct paje_line *l)
 	}
 }
 
-/* What follows the time: "STATE k3 pvm", "MSG 0 k3 \"tag 1, 4 B\" l9"... */
+/* What follows the time: "STATE k3 pvm_recv", "MSG 0 k3 \"tag 1, 4 B\" l9". */
 static char *
 paje_rest(struct export *x, char *p, const struct paje_line *l)
 {
@@ -417,7 +488,9 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 	case L_STATE:
 		p = export_put_lit(p, " STATE k");
 		p = trace_fmt_u64(p, l->who);
-		return paje_value(p, l);
+		*p++ = ' ';
+		return export_put_str(p, l->a == 0 ? "computing" :
+		    pmon_call_name(l->a));
 	case L_LINK_START:
 	case L_LINK_END:
 		if (l->value == V_MSG)
@@ -440,6 +513,10 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 		p = export_put_lit(p, " \"breakpoint ");
 		p = trace_fmt_i64(p, l->a);
 		return export_put_lit(p, "\"");
+	case L_PROBLEM:
+		p = export_put_lit(p, " PROBLEM k");
+		p = trace_fmt_u64(p, l->who);
+		return paje_problem(p, l);
 	default:
 		return paje_rest_container(x, p, l);
 	}
@@ -448,19 +525,18 @@ paje_rest(struct export *x, char *p, const struct paje_line *l)
 /*
  * Writes one line.  Times never go backwards in the file: a line that
  * comes too late for its time (the window was full) takes the time of
- * the last line out.
+ * the last line out.  The first line out is time 0.
  */
 static int
-paje_write(struct export *x, struct paje *p, struct paje_line *l)
+paje_put(struct export *x, struct paje *p, struct paje_line *l)
 {
 	static const char *const num[] = { "5", "5", "7", "8", "9", "10",
-	    "10", "6", "6" };
+	    "10", "10", "6", "6" };
 	char *o;
 
-	if (l->kind == L_HOST_CREATE) {
-		if (p->host_done[l->who])
-			return 0;
-		p->host_done[l->who] = 1;
+	if (!p->started) {
+		p->started = 1;
+		p->t0 = p->written_t = l->t;
 	}
 	if (l->t < p->written_t) {
 		p->late++;
@@ -473,11 +549,83 @@ paje_write(struct export *x, struct paje *p, struct paje_line *l)
 		return -1;
 	o = export_put_str(o, num[l->kind]);
 	*o++ = ' ';
-	o = export_put_fixed(o, l->t, 1000000000, 9);
+	o = export_put_fixed(o, l->t - p->t0, 1000000000, 9);
 	o = paje_rest(x, o, l);
 	*o++ = '\n';
 	export_commit(x, o);
 	return 0;
+}
+
+/* A container's line, written at once. */
+static int
+paje_put_container(struct export *x, struct paje *p, int64_t t,
+    uint8_t kind, unsigned who)
+{
+	struct paje_line l = { .t = t, .kind = kind, .who = who };
+
+	return paje_put(x, p, &l);
+}
+
+/* Task k's container at t, and its host's if that has none yet. */
+static int
+paje_make(struct export *x, struct paje *p, unsigned k, int64_t t)
+{
+	unsigned h = export_task_at(x, k)->host->index;
+
+	p->created[k] = 1;
+	if (!p->host_made[h]) {
+		p->host_made[h] = 1;
+		if (paje_put_container(x, p, t, L_HOST_CREATE, h) == -1)
+			return -1;
+	}
+	return paje_put_container(x, p, t, L_TASK_CREATE, k);
+}
+
+static int
+paje_tid_cmp(const void *a, const void *b)
+{
+	const struct paje_new *m = a, *n = b;
+
+	return m->tid != n->tid ? (m->tid < n->tid ? -1 : 1) : 0;
+}
+
+/*
+ * Before the lines earlier than h go out: the containers of the tasks
+ * that have their first among them, in tid order, at the first one's
+ * time.
+ */
+static int
+paje_make_batch(struct export *x, struct paje *p, int64_t h)
+{
+	const struct paje_line *l;
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++) {
+		if (h != INT64_MAX && p->heap[i].t >= h)
+			continue;
+		l = &p->line[p->heap[i].slot];
+		if (l->kind < L_STATE || l->kind > L_PROBLEM ||
+		    p->created[l->who])
+			continue;
+		p->created[l->who] = 2;		/* in the batch */
+		p->batch[n].tid = (uint32_t)export_task_at(x, l->who)->tid;
+		p->batch[n++].index = l->who;
+	}
+	qsort(p->batch, n, sizeof(*p->batch), paje_tid_cmp);
+	for (i = 0; i < n; i++)
+		if (paje_make(x, p, p->batch[i].index, p->heap[0].t) == -1)
+			return -1;
+	return 0;
+}
+
+/* A line of the window, after its task's container. */
+static int
+paje_write(struct export *x, struct paje *p, struct paje_line *l)
+{
+	if (l->kind >= L_STATE && l->kind <= L_PROBLEM &&
+	    p->created[l->who] != 1 && paje_make(x, p, l->who, l->t) == -1)
+		return -1;
+	return paje_put(x, p, l);
 }
 
 /* Writes every line earlier than h, or all with h = INT64_MAX. */
@@ -486,6 +634,10 @@ paje_flush(struct export *x, struct paje *p, int64_t h)
 {
 	struct paje_line l;
 
+	if (p->n == 0 || (h != INT64_MAX && p->heap[0].t >= h))
+		return 0;
+	if (paje_make_batch(x, p, h) == -1)
+		return -1;
 	while (p->n > 0 && (h == INT64_MAX || p->heap[0].t < h)) {
 		l = paje_pop(p);
 		if (paje_write(x, p, &l) == -1)
@@ -526,8 +678,6 @@ paje_lines(struct export *x, const struct export_event *e)
 	const struct pmon_event *ev = e->ev;
 	unsigned k = e->task->index;
 
-	if (paje_create(x, e->task, e->t) == -1)
-		return -1;
 	if (e->spawn != NULL && paje_link(x, V_SPAWN, e->spawn, e) == -1)
 		return -1;
 	if (ev->flags & PMON_EV_LOST)
@@ -536,40 +686,169 @@ paje_lines(struct export *x, const struct export_event *e)
 		return paje_add(x, e->t, L_BREAK, k, 0, ev->inst, 0);
 	if (e->send != NULL && paje_link(x, V_MSG, e->send, e) == -1)
 		return -1;
-	return paje_add(x, e->t, L_STATE, k, paje_state(e), 0, 0);
+	return paje_add(x, e->t, L_STATE, k, 0, paje_state(e), 0);
 }
 
 static int
 paje_event(struct export *x, const struct export_event *e)
 {
+	struct paje *p = export_data(x);
+
+	p->open[e->task->index] = 0;
 	if (paje_lines(x, e) == -1)
 		return -1;
-	return paje_window(x, export_data(x));
+	return paje_window(x, p);
 }
 
 /*
- * The end: tasks that had no event are created at the last time, every
- * container is destroyed then, and the window is written out.
+ * A call with no end: remembered until the task's next event, so that
+ * what is still open at the end is marked there.
  */
+static int
+paje_unfinished(struct export *x, const struct export_task *t,
+    const struct export_call *c, int64_t tm)
+{
+	struct paje *p = export_data(x);
+
+	(void)tm;
+	p->open[t->index] = c->call;
+	return 0;
+}
+
+/* A Problem event on each task of a JSON array of tids that had events. */
+static int
+paje_problem_tasks(struct export *x, json_t *tids, int64_t t, int kind,
+    int32_t b)
+{
+	const struct export_task *task;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(tids, i, v) {
+		task = export_task_of(x, (int32_t)json_integer_value(v));
+		if (task == NULL || task->events == 0)
+			continue;
+		if (paje_add(x, t, L_PROBLEM, task->index, 0, kind, b) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* A deadlock is there since the last of its tasks blocked. */
+static int
+paje_deadlock(struct export *x, json_t *tids)
+{
+	const struct export_task *task;
+	int64_t t = 0;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(tids, i, v) {
+		task = export_task_of(x, (int32_t)json_integer_value(v));
+		if (task != NULL && task->events > 0 && task->last_t > t)
+			t = task->last_t;
+	}
+	return paje_problem_tasks(x, tids, t, P_DEADLOCK,
+	    (int32_t)json_array_size(tids));
+}
+
+/* A lost notice: every live task may have lost events here. */
+static int
+paje_gap(struct export *x)
+{
+	const struct export_task *t;
+	size_t i;
+
+	for (i = 0; i < export_ntasks(x); i++) {
+		t = export_task_at(x, i);
+		if (t->events > 0 && !t->gone &&
+		    paje_add(x, export_last_t(x), L_PROBLEM, t->index, 0,
+		    P_GAP, 0) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * What the stream says besides events: deadlocks, kills and gaps, at
+ * the stream's time when they come (they carry none).
+ */
+static int
+paje_json(struct export *x, const char *what, const char *json, size_t len)
+{
+	const char *kind = NULL;
+	json_t *j, *tids = NULL;
+	int rv = 0;
+
+	if ((j = json_loadb(json, len, 0, NULL)) == NULL)
+		return 0;
+	if (strcmp(what, "problem") == 0 &&
+	    json_unpack(j, "{s:s, s:o}", "kind", &kind, "tasks", &tids) == 0 &&
+	    strcmp(kind, "deadlock") == 0 && json_is_array(tids))
+		rv = paje_deadlock(x, tids);
+	else if (strcmp(what, "notice") == 0 &&
+	    json_unpack(j, "{s:s}", "notice", &kind) == 0) {
+		if (strcmp(kind, "killed") == 0 &&
+		    json_unpack(j, "{s:o}", "tasks", &tids) == 0 &&
+		    json_is_array(tids))
+			rv = paje_problem_tasks(x, tids, export_last_t(x),
+			    P_KILLED, 0);
+		else if (strcmp(kind, "lost") == 0)
+			rv = paje_gap(x);
+	}
+	json_decref(j);
+	return rv;
+}
+
+/*
+ * The end of the trace: its last event, or after it when calls are
+ * still open (pvm_exit's aside: it has no end): each is marked there.
+ */
+static int
+paje_tail(struct export *x, struct paje *p, int64_t *end)
+{
+	const struct export_task *t;
+	int64_t tail;
+	size_t i;
+
+	*end = export_last_t(x);
+	for (i = 0; i < export_ntasks(x); i++)
+		if (p->created[i] && p->open[i] != 0 &&
+		    p->open[i] != PMON_CALL_exit)
+			break;
+	if (i == export_ntasks(x))
+		return 0;
+	tail = (*end - p->t0) / PAJE_TAIL_DIV;
+	*end += tail > PAJE_TAIL_MIN ? tail : PAJE_TAIL_MIN;
+	for (; i < export_ntasks(x); i++) {
+		t = export_task_at(x, i);
+		if (!p->created[i] || p->open[i] == 0 ||
+		    p->open[i] == PMON_CALL_exit)
+			continue;
+		if (paje_add(x, *end, L_PROBLEM, t->index, 0, t->gone ?
+		    P_ENDED_IN : P_STILL_IN, p->open[i]) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 paje_close(struct export *x, struct paje *p)
 {
-	int64_t end = export_last_t(x);
+	int64_t end;
 	size_t i;
 
+	if (paje_flush(x, p, INT64_MAX) == -1 || paje_tail(x, p, &end) == -1 ||
+	    paje_flush(x, p, INT64_MAX) == -1)
+		return -1;
 	for (i = 0; i < export_ntasks(x); i++)
-		if (paje_create(x, export_task_at(x, i), end) == -1)
-			return -1;
-	for (i = 0; i < export_ntasks(x); i++)
-		if (paje_container(x, end, L_TASK_DESTROY, (unsigned)i,
-		    PRIO_DESTROY) == -1)
+		if (p->created[i] && paje_put_container(x, p, end,
+		    L_TASK_DESTROY, (unsigned)i) == -1)
 			return -1;
 	for (i = 0; i < export_nhosts(x); i++)
-		if (paje_container(x, end, L_HOST_DESTROY, (unsigned)i,
-		    PRIO_HOST_DESTROY) == -1)
+		if (p->host_made[i] && paje_put_container(x, p, end,
+		    L_HOST_DESTROY, (unsigned)i) == -1)
 			return -1;
-	if (paje_flush(x, p, INT64_MAX) == -1)
-		return -1;
 	if (p->late > 0 && p->forced > 0)
 		export_warn(x, "the reordering window (%u lines) was full "
 		    "%" PRIu64 " times: %" PRIu64 " lines came after later "
@@ -599,12 +878,16 @@ paje_end(struct export *x)
 	free(p->line);
 	free(p->idle);
 	free(p->created);
-	free(p->host_done);
+	free(p->open);
+	free(p->batch);
+	free(p->host_made);
 	free(p);
 	export_set_data(x, NULL);
 	return rv;
 }
 
 const struct export_format export_paje = {
-	"paje", paje_begin, paje_task, paje_event, NULL, NULL, paje_end
+	.name = "paje", .begin = paje_begin, .task = paje_task,
+	.event = paje_event, .unfinished = paje_unfinished, .end = paje_end,
+	.json = paje_json
 };

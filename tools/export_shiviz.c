@@ -347,6 +347,6 @@ shiviz_end(struct export *x)
 }
 
 const struct export_format export_shiviz = {
-	"shiviz", shiviz_begin, shiviz_task, shiviz_event, NULL, shiviz_gone,
-	shiviz_end
+	.name = "shiviz", .begin = shiviz_begin, .task = shiviz_task,
+	.event = shiviz_event, .gone = shiviz_gone, .end = shiviz_end
 };
