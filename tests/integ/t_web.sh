@@ -137,6 +137,26 @@ sender=${2%%:*}
 expect_eq "frontier of $1 in task $sender (at least the send $2)" true \
     "$(jq --arg s "$sender" --argjson q "${2##*:}" \
         '.frontier[$s] | split(":")[1] | tonumber >= $q' "$RUN/frontier.json")"
+# The event's details, in words: hex ids, the exact corrected time of
+# the stream (19 digits, which a JavaScript number cannot hold).
+hexid() { printf 't%x:%s' "${1%%:*}" "${1##*:}"; }
+tc=$(grep -F "\"id\":\"$1\"," "$RUN/all.json" | grep -o '"tc":[0-9]*' | cut -d: -f2)
+for want in "event: $(hexid "$1")" "call: pvm_recv end" \
+    "matched send: $(hexid "$2")" "tc (ns): $tc"; do
+	jq -e --arg w "$want" '.details | index($w) != null' \
+	    "$RUN/frontier.json" >/dev/null ||
+	    fail "the details lack \"$want\": $(jq -c .details "$RUN/frontier.json")"
+done
+jq -e '.details | map(select(test("^time: \\+[0-9]+\\.[0-9]{9} s$"))) |
+    length == 1' "$RUN/frontier.json" >/dev/null ||
+    fail "no exact time in the details: $(jq -c .details "$RUN/frontier.json")"
+# The problems in words: deadpair's deadlock, waits as pmon ps writes them.
+lo=$((p < c ? p : c)) hi=$((p < c ? c : p))
+want=$(printf 'deadlock of 2 tasks: t%x in pvm_recv(t%x,1), t%x in pvm_recv(t%x,1)' \
+    "$lo" "$hi" "$hi" "$lo")
+jq -e --arg w "$want" '.problem_lines | index($w) != null' "$M" >/dev/null ||
+    fail "the problems panel lacks \"$want\": $(jq -c .problem_lines "$M")"
+
 # Step 0 is the attach snapshot, taken before any task started.
 chromium_model "&step=0" "$RUN/step0.json"
 expect_eq "states at step 0" '["new"]' \

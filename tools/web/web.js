@@ -51,6 +51,29 @@ function taskName(tid) {
 
 // --- the stream -------------------------------------------------------------
 
+// A line of the stream.  Times are ns since the epoch, above 2^53: as
+// JavaScript numbers they lose their last bits, so an event also keeps
+// each as whole seconds and nanoseconds, read from the line's digits.
+function parse(text) {
+  const m = JSON.parse(text);
+  if (m.type === undefined && m.id !== undefined) {
+    exactTime(m, text, 't');
+    exactTime(m, text, 'tc');
+  }
+  return m;
+}
+
+function exactTime(m, text, key) {
+  const i = text.indexOf('"' + key + '":');
+  if (i < 0) return;
+  const b = i + key.length + 3;
+  let e = b;
+  while (e < text.length && text.charCodeAt(e) >= 48 && text.charCodeAt(e) <= 57) e++;
+  const d = text.slice(b, e);
+  m[key + '_s'] = d.length > 9 ? Number(d.slice(0, -9)) : 0;
+  m[key + '_ns'] = Number(d.slice(-9));
+}
+
 function receive(m) {
   if (m.type === 'hello') {
     stream.reset();
@@ -99,7 +122,7 @@ function connect() {
   const once = TEST ? '&once=1' : '';
   const src = new EventSource('/events?k=' + encodeURIComponent(KEY) + once);
   src.onmessage = (e) => {
-    const m = JSON.parse(e.data);
+    const m = parse(e.data);
     if (m.type !== 'end') return receive(m);
     src.close();
     conn = 'loaded';
@@ -122,7 +145,7 @@ async function loadOnce() {
   const text = await r.text();
   const t0 = performance.now();
   for (const block of text.split('\n\n')) {
-    if (block.startsWith('data: ')) receive(JSON.parse(block.slice(6)));
+    if (block.startsWith('data: ')) receive(parse(block.slice(6)));
   }
   loadMs = performance.now() - t0;
   if (params.has('step')) {
@@ -155,6 +178,9 @@ async function writeModel() {
   out.segments = stream.segments.map((g) => ({ at: g.at, why: g.why }));
   out.steps = at;
   if (selected !== null) out.frontier = frontier;
+  out.details = [...document.querySelectorAll('#details tr')].map((tr) =>
+    [...tr.cells].map((c) => c.textContent).join(': '));
+  out.problem_lines = [...document.querySelectorAll('#problems li')].map((li) => li.textContent);
   try {
     const r = await fetch('/snapshot?k=' + encodeURIComponent(KEY));
     const snap = await r.json();
@@ -740,15 +766,125 @@ function drawActivity() {
 
 // --- details of the selected event ------------------------------------------
 
+const tidText = (t) => t === -1 ? 'any' : hex(t);
+const idText = (id) => {
+  const [t, q] = String(id).split(':');
+  return hex(t) + ':' + q;
+};
+const ns9 = (n) => String(n).padStart(9, '0');
+const TID_CALLS = new Set(['pvm_mytid', 'pvm_parent', 'pvm_gettid', 'pvm_tidtohost']);
+
+// ev's time since the first event, exact: "+1.000000123 s".
+function since(ev) {
+  const f = stream.events[0];
+  if (!f || ev.tc_s === undefined) return '';
+  let s = ev.tc_s - f.tc_s, n = ev.tc_ns - f.tc_ns;
+  if (n < 0) { s -= 1; n += 1e9; }
+  return '+' + s + '.' + ns9(n) + ' s';
+}
+
+// The rows of the details table, label and value, in words.
+function detailRows(ev) {
+  const rows = [['event', idText(ev.id)],
+    ['task', hex(ev.tid) + ' ' + ev.program + ' on ' + ev.host]];
+  if (ev.call === 'lost') {
+    rows.push(['lost', num(ev.count ?? 0) + ' events']);
+  } else rows.push(['call', ev.call + ' ' + (ev.phase || '')]);
+  if (ev.src !== undefined) rows.push(['from', tidText(ev.src)]);
+  if (ev.dst !== undefined) {
+    rows.push(['to', Array.isArray(ev.dst) ? ev.dst.map(hex).join(' ') : tidText(ev.dst)]);
+  }
+  if (ev.tag !== undefined) rows.push(['tag', ev.tag === -1 ? 'any' : String(ev.tag)]);
+  if (ev.ctx > 0) rows.push(['context', String(ev.ctx)]);
+  if (ev.bytes >= 0 && ev.call !== 'lost') rows.push(['size', num(ev.bytes) + ' B']);
+  if (ev.match !== undefined) rows.push(['matched send', idText(ev.match)]);
+  if (ev.unmatched) rows.push(['matched send', ev.sender === 'unmonitored' ? 'none (an unmonitored task)' : 'none']);
+  if (Array.isArray(ev.children)) rows.push(['children', ev.children.map(hex).join(' ')]);
+  if (ev.group !== undefined && ev.group !== '') {
+    rows.push(['group', ev.group + (ev.inst >= 0 ? ', instance ' + ev.inst : '')]);
+  }
+  if (ev.rc !== undefined) rows.push(['returned', TID_CALLS.has(ev.call) && ev.rc > 0 ? hex(ev.rc) : String(ev.rc)]);
+  rows.push(['time', since(ev)]);
+  if (ev.tc_s !== undefined) {
+    rows.push(['tc (ns)', ev.tc_s + ns9(ev.tc_ns)], ['t, its host (ns)', ev.t_s + ns9(ev.t_ns)]);
+  }
+  for (const f of ['inconsistent', 'again']) if (ev[f]) rows.push(['note', f]);
+  return rows;
+}
+
 function drawDetails() {
   const d = $('details');
   if (selected === null) return;
   const ev = stream.events[selected];
-  const { i, preds, x, episode, ...shown } = ev;
-  void i; void preds; void x; void episode;
-  d.textContent = JSON.stringify(shown, null, 1) + '\n\nfrontier (last event before it, per task):\n' +
-    Object.entries(frontier || {}).map(([t, id]) => hex(t) + ' ' + id).join('\n');
+  const tb = document.createElement('table');
+  for (const [k, v] of detailRows(ev)) {
+    const tr = tb.insertRow();
+    tr.insertCell().textContent = k;
+    tr.insertCell().textContent = v;
+  }
+  const fr = document.createElement('p');
+  fr.textContent = 'frontier (the last event before it, per task): ' +
+    Object.values(frontier || {}).map(idText).join(', ');
+  d.replaceChildren(tb, fr);
   d.dataset.event = ev.id;
+}
+
+// --- problems in words, their events and tasks links ---------------------
+
+// Where a task waits, as every pmon view writes it (waitText).
+function waitWords(w) {
+  return hex(w.tid) + ' in ' + waitText(w);
+}
+
+// A problem's sentence: text pieces and links to the events it names.
+function problemParts(p) {
+  const ev = (id) => ({ id });
+  switch (p.kind) {
+    case 'deadlock':
+      return ['deadlock of ' + p.tasks.length + ' tasks: ' + p.waits.map(waitWords).join(', ')];
+    case 'waits_on_exited':
+      return [hex(p.tid) + ' waits in ' + p.in + ' on ' + hex(p.exited) + ', which exited'];
+    case 'unreceived':
+      return [hex(p.tid) + ' exited with a message from ' + hex(p.from) + ' unreceived: tag ' +
+        p.tag + ', ' + num(p.bytes) + ' B, sent at ', ev(p.send)];
+    case 'race':
+      return [hex(p.tid) + ': the wildcard receive ', ev(p.recv), ' got ', ev(p.sends[0]), '; ',
+        ev(p.sends[1]), ' could have come first'];
+    case 'unpack_mismatch':
+      return [hex(p.tid) + ': ' + p.unpacked + ' at ', ev(p.at), ', ' + num(p.offset) +
+        ' B into the message of ', ev(p.send), ' (tag ' + p.tag + '), ' +
+        (p.packed ? 'where ' + p.packed + ' was packed' : 'past its end')];
+    default: {
+      const { type, kind, ...rest } = p;
+      void type;
+      return [kind + ' ' + JSON.stringify(rest)];
+    }
+  }
+}
+
+function drawProblems() {
+  const ul = $('problems');
+  ul.replaceChildren();
+  for (const p of stream.problems) {
+    const li = document.createElement('li');
+    li.className = p.over ? 'over' : '';
+    for (const part of problemParts(p)) {
+      if (typeof part === 'string') li.append(part);
+      else {
+        const a = document.createElement('a');
+        a.href = '#';
+        a.textContent = idText(part.id);
+        a.onclick = (e) => {
+          e.preventDefault();
+          follow = false;
+          selectEvent(stream.byId.get(part.id));
+        };
+        li.append(a);
+      }
+    }
+    if (p.over) li.append(' (over)');
+    ul.appendChild(li);
+  }
 }
 
 function render() {
@@ -776,11 +912,7 @@ function render() {
     drawSpawn(st);
   }
   drawDetails();
-  $('problems').textContent = stream.problems.map((p) => {
-    const { type, kind, ...rest } = p;
-    void type;
-    return kind + ' ' + JSON.stringify(rest);
-  }).join('\n\n');
+  drawProblems();
 }
 
 const num = (n) => Number(n).toLocaleString('en-US');
@@ -874,7 +1006,7 @@ function benchMain() {
   x.send();
   const t0 = performance.now();
   for (const block of x.responseText.split('\n\n')) {
-    if (block.startsWith('data: ')) receive(JSON.parse(block.slice(6)));
+    if (block.startsWith('data: ')) receive(parse(block.slice(6)));
   }
   loadMs = performance.now() - t0;
   render();
