@@ -102,6 +102,10 @@ arrows=$((3 * n + mix + 3))
 expect_eq "arrows (matched messages)" $arrows "$(jq .arrows "$M")"
 expect_eq "arrows drawn in the space-time diagram" $arrows \
     "$(jq .drawn.spacetime_arrows "$M")"
+# Each spawned task's arrow from its parent's pvm_spawn.
+expect_eq "spawn arrows in the space-time diagram" \
+    "$(jq '[.tasks[] | select(.parent > 0)] | length' "$RUN/snap.json")" \
+    "$(jq .drawn.spacetime_spawns "$M")"
 expect_eq "task icons in the concurrency view" "$(jq '.tasks | length' "$RUN/snap.json")" \
     "$(jq .drawn.task_icons "$M")"
 expect_eq "nodes of the spawn tree" "$(jq '.tasks | length' "$RUN/snap.json")" \

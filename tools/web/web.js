@@ -27,6 +27,7 @@ let playing = null;
 let dirty = false;
 let zoom = 1;            // space-time and activity: visible fraction 1/zoom
 let pan = 0;             // left edge, 0..1 of the whole axis
+const zoomOf = {};       // per time mode, the zoom it was left at
 const groupsShown = new Set();
 
 const $ = (id) => document.getElementById(id);
@@ -222,6 +223,7 @@ function drawnCounts() {
     arrows_wait: q('#concurrency [data-arrow="wait"]'),
     spawn_nodes: q('#spawn [data-task]'),
     spacetime_arrows: spacetimeDrawn,
+    spacetime_spawns: spacetimeSpawns,
     spacetime_losses: spacetimeLost,
     slider_marks: q('#lossmarks option'),
   };
@@ -264,7 +266,13 @@ function setupControls() {
     }, 50);
   };
   $('timemode').value = timeMode;
-  $('timemode').onchange = (e) => { timeMode = e.target.value; schedule(); };
+  $('timemode').onchange = (e) => {
+    zoomOf[timeMode] = { zoom, pan };      // each mode keeps its own
+    timeMode = e.target.value;
+    ({ zoom, pan } = zoomOf[timeMode] || { zoom: 1, pan: 0 });
+    schedule();
+  };
+  $('zoomreset').onclick = () => { zoom = 1; pan = 0; schedule(); };
   $('squeeze').onchange = (e) => { squeeze = e.target.checked; schedule(); };
   for (const b of document.querySelectorAll('#tabs button')) {
     b.onclick = () => { view = b.dataset.view; schedule(); };
@@ -282,7 +290,26 @@ function setupControls() {
       schedule();
     };
   }
-  $('stcanvas').onclick = (e) => selectEvent(hitEvent(e.offsetX, e.offsetY));
+  dragToPan($('stcanvas'));
+  $('stcanvas').onclick = (e) => {
+    if (!dragged) selectEvent(hitEvent(e.offsetX, e.offsetY));
+  };
+  $('stcanvas').ondblclick = () => { zoom = 1; pan = 0; schedule(); };
+}
+
+// Drag to pan the zoomed axis; a drag is not a click.
+let dragged = false;
+function dragToPan(c) {
+  let x0 = null, pan0 = 0;
+  c.onmousedown = (e) => { x0 = e.offsetX; pan0 = pan; dragged = false; };
+  c.onmousemove = (e) => {
+    if (x0 === null || zoom <= 1) return;
+    const dx = e.offsetX - x0;
+    if (Math.abs(dx) > 3) dragged = true;
+    pan = Math.max(0, Math.min(1 - 1 / zoom, pan0 - dx / ((c.clientWidth - LEFT - 10) * zoom)));
+    schedule();
+  };
+  c.onmouseup = c.onmouseleave = () => { x0 = null; };
 }
 
 async function control(text) {
@@ -352,7 +379,8 @@ function drawSpacetime() {
   const order = taskOrder();
   const rowOf = new Map(order.map((t, i) => [t, i]));
   const w = c.clientWidth || 1000;
-  const h = Math.max(200, order.length * ROW + 40);
+  const rows = Math.max(160, order.length * ROW + 20);
+  const h = rows + AXIS_H;
   c.width = w;
   c.height = h;
   const g = c.getContext('2d');
@@ -362,13 +390,19 @@ function drawSpacetime() {
   for (const t of order) {
     g.fillStyle = '#333';
     g.fillText(taskName(t), 4, y(t) + 4);
-    g.strokeStyle = '#bbb';
+    g.strokeStyle = '#9ccc65';   // computing, between calls
     g.beginPath();
     g.moveTo(LEFT, y(t));
     g.lineTo(w - 10, y(t));
     g.stroke();
   }
-  if (timeMode === 'real' && squeeze) drawGaps(g, h, w);
+  drawAxis(g, w, rows);
+  // What lies on the time axis never covers the task names.
+  g.save();
+  g.beginPath();
+  g.rect(LEFT - 4, 0, w - LEFT + 4, rows);
+  g.clip();
+  if (timeMode === 'real' && squeeze) drawGaps(g, rows);
   const evs = stream.events;
   const pos = new Float64Array(evs.length);
   if (timeMode === 'real') {
@@ -380,6 +414,8 @@ function drawSpacetime() {
   }
   hitList = [];
   spacetimeDrawn = 0;
+  drawCallBars(g, pos, y, w);
+  drawSpawnArrows(g, pos, y);
   for (const [s, r] of stream.arrows) {
     const a = pos[s], b = pos[r];
     if ((a < LEFT && b < LEFT) || (a > w && b > w)) continue;
@@ -397,8 +433,104 @@ function drawSpacetime() {
     hitList.push([x, y(e.tid), i]);
   }
   drawLosses(g, pos, y, w);
-  drawCursor(g, pos, h);
+  drawCursor(g, pos, rows);
   drawFrontier(g, pos, y);
+  g.restore();
+}
+
+const AXIS_H = 34;
+const CALL_COLOUR = { pvm: '#ffca28', blocked: '#e53935' };
+
+// Each call as a bar from its begin to its end (to the right edge while
+// it has none, a deadlock's receive say): red while blocked, amber in
+// any other PVM call; the row's green line between calls is computing.
+function drawCallBars(g, pos, y, w) {
+  const open = new Map();     // tid -> index of its open begin
+  const evs = stream.events;
+  const bar = (i, x2) => {
+    const e = evs[i];
+    const blocked = window.PmonModel.BLOCKING.has(e.call);
+    g.fillStyle = CALL_COLOUR[blocked ? 'blocked' : 'pvm'];
+    g.globalAlpha = i < step ? 0.85 : 0.3;
+    g.fillRect(pos[i], y(e.tid) - 3, Math.max(1, x2 - pos[i]), 6);
+  };
+  for (let i = 0; i < evs.length; i++) {
+    const e = evs[i];
+    if (e.phase === 'begin' && e.call !== 'pvm_exit') open.set(e.tid, i);
+    else if (e.phase === 'end' && open.has(e.tid)) {
+      const b = open.get(e.tid);
+      open.delete(e.tid);
+      if (evs[b].call === e.call && !(pos[i] < LEFT || pos[b] > w)) bar(b, pos[i]);
+    }
+  }
+  for (const b of open.values()) if (pos[b] <= w) bar(b, w - 10);
+  g.globalAlpha = 1;
+}
+
+// A spawned task's arrow: from its parent's pvm_spawn to its first event.
+let spacetimeSpawns = 0;
+function drawSpawnArrows(g, pos, y) {
+  spacetimeSpawns = 0;
+  g.strokeStyle = '#8e24aa';
+  g.setLineDash([4, 3]);
+  for (const [tid, info] of stream.info) {
+    const evs = stream.byTask.get(tid);
+    if (!info.parent || !info.spawn_seq || !evs || !evs.length) continue;
+    const from = stream.byId.get(info.parent + ':' + info.spawn_seq);
+    if (from === undefined) continue;
+    arrow(g, pos[from], y(info.parent), pos[evs[0]], y(tid));
+    spacetimeSpawns++;
+  }
+  g.setLineDash([]);
+}
+
+// The axis under the rows: time since the first event, with units, in
+// real time; the logical clock's steps in partial order.
+function drawAxis(g, w, top) {
+  const span = w - LEFT - 10;
+  g.strokeStyle = '#555';
+  g.fillStyle = '#333';
+  g.font = '10px sans-serif';
+  g.beginPath();
+  g.moveTo(LEFT, top + 4);
+  g.lineTo(w - 10, top + 4);
+  g.stroke();
+  const at = (x) => pan + (x - LEFT) / (span * zoom);   // 0..1 of the axis
+  let label;
+  if (timeMode === 'real' && stream.events.length > 0) {
+    const ax = realAxis();
+    const t0 = ax.ts[0];
+    const seen = (at(w - 10) - at(LEFT)) * ax.total;
+    const unit = seen >= 2e9 ? [1e9, 's'] : seen >= 2e6 ? [1e6, 'ms'] : seen >= 2e3 ? [1e3, 'µs'] : [1, 'ns'];
+    label = (f) => ((realTime(ax, f) - t0) / unit[0]).toFixed(unit[0] > 1 ? 3 : 0) + ' ' + unit[1];
+    g.fillText('time since the first event' + (squeeze ? ' (idle gaps squeezed)' : ''), LEFT, top + 30);
+  } else {
+    const end = logicalEnd();
+    label = (f) => String(Math.round(f * end));
+    g.fillText('logical time (causal order, not real time)', LEFT, top + 30);
+  }
+  for (let k = 0; k <= 8; k++) {
+    const x = LEFT + k * span / 8;
+    g.beginPath();
+    g.moveTo(x, top + 4);
+    g.lineTo(x, top + 8);
+    g.stroke();
+    const text = label(at(x));
+    const tw = g.measureText(text).width;
+    g.fillText(text, Math.min(Math.max(LEFT, x - tw / 2), w - 10 - tw), top + 18);
+  }
+  g.font = '11px sans-serif';
+}
+
+// The time at position f (0..1) of the squeezed axis (realPos's inverse).
+function realTime(ax, f) {
+  const a = f * ax.total;
+  let lo = 0, hi = ax.at.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (ax.at[mid] <= a) lo = mid; else hi = mid - 1;
+  }
+  return ax.ts[lo] + (a - ax.at[lo]);
 }
 
 // Where pmon web lost events (doc/web.md, "Losses"): on the line of
@@ -441,18 +573,37 @@ function drawLosses(g, pos, y, w) {
   g.font = '11px sans-serif';
 }
 
+// The squeezed idle gaps, each labelled with the time it removed.
 function drawGaps(g, h) {
   const ax = realAxis();
+  const limit = (ax.ts[ax.ts.length - 1] - ax.ts[0]) / 50;
   g.strokeStyle = '#e08';
+  g.fillStyle = '#e08';
+  g.font = '10px sans-serif';
   g.setLineDash([3, 3]);
+  let lastEnd = -Infinity;
   for (const i of ax.gaps) {
     const x = toPx(ax.at[i] / ax.total, $('stcanvas').width) - 2;
     g.beginPath();
     g.moveTo(x, 10);
-    g.lineTo(x, h - 10);
+    g.lineTo(x, h - 4);
     g.stroke();
+    const text = '−' + dur(ax.ts[i] - ax.ts[i - 1] - limit);
+    if (x - 2 > lastEnd) {
+      g.fillText(text, x + 2, 10);
+      lastEnd = x + 2 + g.measureText(text).width;
+    }
   }
   g.setLineDash([]);
+  g.font = '11px sans-serif';
+}
+
+// A duration in ns, in the unit that suits it: 1.25 s, 340 ms, 12 µs.
+function dur(ns) {
+  if (ns >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
+  if (ns >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
+  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
+  return Math.round(ns) + ' ns';
 }
 
 function arrow(g, x1, y1, x2, y2) {
