@@ -131,6 +131,10 @@ class Stream {
     ev.i = i;
     ev.preds = [];              // causal predecessors in other tasks
     const mine = this.byTask.get(ev.tid);
+    // The begin of the call this event ends, for the space-time bars.
+    const prev = mine === undefined ? undefined : this.events[mine[mine.length - 1]];
+    ev.begin = ev.phase === 'end' && prev !== undefined && prev.phase === 'begin' &&
+      prev.call === ev.call ? prev.i : -1;
     if (mine === undefined) {
       this.byTask.set(ev.tid, [i]);
       this.spawnEdge(ev);

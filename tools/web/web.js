@@ -53,27 +53,32 @@ function taskName(tid) {
 // --- the stream -------------------------------------------------------------
 
 // A line of the stream.  Times are ns since the epoch, above 2^53: as
-// JavaScript numbers they lose their last bits, so an event also keeps
-// each as whole seconds and nanoseconds, read from the line's digits.
+// JavaScript numbers they keep steps of 256 ns, so an event also keeps
+// the nanoseconds within the second of t and tc, read from the line's
+// digits (exact); the seconds follow from the number (exactNs).
 function parse(text) {
   const m = JSON.parse(text);
   if (m.type === undefined && m.id !== undefined) {
-    exactTime(m, text, 't');
-    exactTime(m, text, 'tc');
+    m.t_ns = lastDigits(text, '"t":');
+    m.tc_ns = lastDigits(text, '"tc":');
   }
   return m;
 }
 
-function exactTime(m, text, key) {
-  const i = text.indexOf('"' + key + '":');
-  if (i < 0) return;
-  const b = i + key.length + 3;
+// The last nine digits of the integer after key in text, or -1.
+function lastDigits(text, key) {
+  let b = text.indexOf(key);
+  if (b < 0) return -1;
+  b += key.length;
   let e = b;
-  while (e < text.length && text.charCodeAt(e) >= 48 && text.charCodeAt(e) <= 57) e++;
-  const d = text.slice(b, e);
-  m[key + '_s'] = d.length > 9 ? Number(d.slice(0, -9)) : 0;
-  m[key + '_ns'] = Number(d.slice(-9));
+  for (let c = text.charCodeAt(e); c >= 48 && c <= 57; c = text.charCodeAt(++e));
+  let n = 0;
+  for (let k = Math.max(b, e - 9); k < e; k++) n = n * 10 + text.charCodeAt(k) - 48;
+  return n;
 }
+
+// [seconds, nanoseconds] of a time and its exact last digits.
+const exactNs = (t, ns) => [Math.round((t - ns) / 1e9), ns];
 
 function receive(m) {
   if (m.type === 'hello') {
@@ -387,21 +392,14 @@ function drawSpacetime() {
   g.clearRect(0, 0, w, h);
   g.font = '11px sans-serif';
   const y = (tid) => 20 + rowOf.get(tid) * ROW;
+  g.strokeStyle = '#9ccc65';   // computing, between calls
+  g.beginPath();
   for (const t of order) {
-    g.fillStyle = '#333';
-    g.fillText(taskName(t), 4, y(t) + 4);
-    g.strokeStyle = '#9ccc65';   // computing, between calls
-    g.beginPath();
     g.moveTo(LEFT, y(t));
     g.lineTo(w - 10, y(t));
-    g.stroke();
   }
+  g.stroke();
   drawAxis(g, w, rows);
-  // What lies on the time axis never covers the task names.
-  g.save();
-  g.beginPath();
-  g.rect(LEFT - 4, 0, w - LEFT + 4, rows);
-  g.clip();
   if (timeMode === 'real' && squeeze) drawGaps(g, rows);
   const evs = stream.events;
   const pos = new Float64Array(evs.length);
@@ -435,36 +433,46 @@ function drawSpacetime() {
   drawLosses(g, pos, y, w);
   drawCursor(g, pos, rows);
   drawFrontier(g, pos, y);
-  g.restore();
+  // Last, the names, over a blank margin: nothing drawn covers them.
+  g.clearRect(0, 0, LEFT - 4, rows);
+  g.fillStyle = '#333';
+  for (const t of order) g.fillText(taskName(t), 4, y(t) + 4);
 }
 
 const AXIS_H = 34;
-const CALL_COLOUR = { pvm: '#ffca28', blocked: '#e53935' };
+// In a PVM call, blocked; then both beyond the step, paler.
+const CALL_COLOURS = ['#ffca28', '#e53935', '#ffeeb8', '#f7b9b8'];
 
 // Each call as a bar from its begin to its end (to the right edge while
 // it has none, a deadlock's receive say): red while blocked, amber in
 // any other PVM call; the row's green line between calls is computing.
+// Bars narrower than a pixel where the row already has one are not
+// drawn again: an unzoomed storm costs a bar per pixel, not per call.
 function drawCallBars(g, pos, y, w) {
-  const open = new Map();     // tid -> index of its open begin
   const evs = stream.events;
-  const bar = (i, x2) => {
-    const e = evs[i];
-    const blocked = window.PmonModel.BLOCKING.has(e.call);
-    g.fillStyle = CALL_COLOUR[blocked ? 'blocked' : 'pvm'];
-    g.globalAlpha = i < step ? 0.85 : 0.3;
-    g.fillRect(pos[i], y(e.tid) - 3, Math.max(1, x2 - pos[i]), 6);
-  };
-  for (let i = 0; i < evs.length; i++) {
-    const e = evs[i];
-    if (e.phase === 'begin' && e.call !== 'pvm_exit') open.set(e.tid, i);
-    else if (e.phase === 'end' && open.has(e.tid)) {
-      const b = open.get(e.tid);
-      open.delete(e.tid);
-      if (evs[b].call === e.call && !(pos[i] < LEFT || pos[b] > w)) bar(b, pos[i]);
+  const blocking = window.PmonModel.BLOCKING;
+  let style = -1;
+  for (const [tid, mine] of stream.byTask) {
+    const ry = y(tid) - 3;
+    let lastPix = -1;
+    for (let k = 0; k < mine.length; k++) {
+      const i = mine[k], b = evs[i].begin;
+      const last = k === mine.length - 1 && evs[i].phase === 'begin' && evs[i].call !== 'pvm_exit';
+      if (b < 0 && !last) continue;
+      const from = last ? i : b;
+      const x1 = pos[from], x2 = last ? w - 10 : pos[i];
+      if (x2 < LEFT || x1 > w) continue;
+      const px = Math.floor(x2);
+      if (x2 - x1 < 1 && px === lastPix) continue;
+      lastPix = px;
+      const s = (blocking.has(evs[from].call) ? 1 : 0) + (from < step ? 0 : 2);
+      if (s !== style) {    // a colour is parsed each time it is set
+        style = s;
+        g.fillStyle = CALL_COLOURS[s];
+      }
+      g.fillRect(x1, ry, Math.max(1, x2 - x1), 6);
     }
   }
-  for (const b of open.values()) if (pos[b] <= w) bar(b, w - 10);
-  g.globalAlpha = 1;
 }
 
 // A spawned task's arrow: from its parent's pvm_spawn to its first event.
@@ -928,11 +936,13 @@ const TID_CALLS = new Set(['pvm_mytid', 'pvm_parent', 'pvm_gettid', 'pvm_tidtoho
 // ev's time since the first event, exact: "+1.000000123 s".
 function since(ev) {
   const f = stream.events[0];
-  if (!f || ev.tc_s === undefined) return '';
-  let s = ev.tc_s - f.tc_s, n = ev.tc_ns - f.tc_ns;
+  if (!f || ev.tc_ns < 0 || f.tc_ns < 0) return '';
+  const [s1, n1] = exactNs(ev.tc, ev.tc_ns), [s0, n0] = exactNs(f.tc, f.tc_ns);
+  let s = s1 - s0, n = n1 - n0;
   if (n < 0) { s -= 1; n += 1e9; }
   return '+' + s + '.' + ns9(n) + ' s';
 }
+const exactText = (t, ns) => ns < 0 ? String(t) : exactNs(t, ns)[0] + ns9(ns);
 
 // The rows of the details table, label and value, in words.
 function detailRows(ev) {
@@ -956,8 +966,8 @@ function detailRows(ev) {
   }
   if (ev.rc !== undefined) rows.push(['returned', TID_CALLS.has(ev.call) && ev.rc > 0 ? hex(ev.rc) : String(ev.rc)]);
   rows.push(['time', since(ev)]);
-  if (ev.tc_s !== undefined) {
-    rows.push(['tc (ns)', ev.tc_s + ns9(ev.tc_ns)], ['t, its host (ns)', ev.t_s + ns9(ev.t_ns)]);
+  if (ev.tc !== undefined) {
+    rows.push(['tc (ns)', exactText(ev.tc, ev.tc_ns)], ['t, its host (ns)', exactText(ev.t, ev.t_ns)]);
   }
   for (const f of ['inconsistent', 'again']) if (ev[f]) rows.push(['note', f]);
   return rows;
