@@ -274,31 +274,56 @@ dl_remember(struct state *s, int32_t *tids, size_t n)
 }
 
 /*
- * Non-zero when json is a deadlock as this file writes it (and a
- * snapshot brings it back) whose tasks are all in tids (increasing).
+ * Calls fn for each task of a deadlock as this file writes it (and a
+ * snapshot brings it back: its task list first) until fn returns
+ * non-zero, and returns that; 0 when fn never did, -1 when json is no
+ * such deadlock.
  */
-static int
-dl_problem_within(const char *json, const int32_t *tids, size_t n)
+int
+state_deadlock_tasks(const char *json, int (*fn)(int32_t, const void *),
+    const void *arg)
 {
 	static const char pre[] = "{\"kind\":\"deadlock\",\"tasks\":[";
 	const char *p;
 	char *end;
-	int32_t tid;
 	long v;
+	int rv;
 
 	if (strncmp(json, pre, sizeof(pre) - 1) != 0)
-		return 0;
+		return -1;
 	p = json + sizeof(pre) - 1;
 	do {
 		v = strtol(p, &end, 10);
 		if (end == p || v <= 0 || v > INT32_MAX)
-			return 0;
-		tid = (int32_t)v;
-		if (bsearch(&tid, tids, n, sizeof(*tids), state_cmp_tid) == NULL)
-			return 0;
+			return -1;
+		if ((rv = fn((int32_t)v, arg)) != 0)
+			return rv;
 		p = end;
 	} while (*p++ == ',');
-	return p[-1] == ']';
+	return p[-1] == ']' ? 0 : -1;
+}
+
+struct dl_set {
+	const int32_t	*tids;		/* increasing */
+	size_t		 n;
+};
+
+static int
+dl_outside(int32_t tid, const void *arg)
+{
+	const struct dl_set *set = arg;
+
+	return bsearch(&tid, set->tids, set->n, sizeof(*set->tids),
+	    state_cmp_tid) == NULL;
+}
+
+/* Non-zero when json is a deadlock whose tasks are all in tids. */
+static int
+dl_problem_within(const char *json, const int32_t *tids, size_t n)
+{
+	struct dl_set set = { tids, n };
+
+	return state_deadlock_tasks(json, dl_outside, &set) == 0;
 }
 
 static char *

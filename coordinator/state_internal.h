@@ -453,6 +453,12 @@ void	state_report_race(struct state *, const struct task *t,
 void	state_report_unpack(struct state *, const struct task *t,
 	    const struct record *r, const struct pkrun *run);
 
+/* state_deadlock.c */
+
+/* Each task of a deadlock's JSON to fn, until fn says stop. */
+int	state_deadlock_tasks(const char *json,
+	    int (*fn)(int32_t, const void *), const void *arg);
+
 /* state_write.c */
 
 /* The tasks shown, by tid (to free). */

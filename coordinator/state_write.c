@@ -330,6 +330,12 @@ task_waits(const struct state *s, long tid)
 	    state_task_wait(s, t) != WAIT_NONE;
 }
 
+static int
+task_waits_not(int32_t tid, const void *s)
+{
+	return !task_waits(s, tid);
+}
+
 /*
  * Whether a problem about a state, a deadlock or a wait on an exited
  * task, is over: one of its tasks waits no more (it was killed, say).
@@ -340,26 +346,11 @@ task_waits(const struct state *s, long tid)
 static int
 problem_over(const struct state *s, const char *json)
 {
-	static const char dl[] = "{\"kind\":\"deadlock\",\"tasks\":[";
 	static const char we[] = "{\"kind\":\"waits_on_exited\",\"tid\":";
-	const char *p;
-	char *end;
-	long tid;
 
 	if (strncmp(json, we, sizeof(we) - 1) == 0)
 		return !task_waits(s, strtol(json + sizeof(we) - 1, NULL, 10));
-	if (strncmp(json, dl, sizeof(dl) - 1) != 0)
-		return 0;
-	p = json + sizeof(dl) - 1;
-	do {
-		tid = strtol(p, &end, 10);
-		if (end == p)
-			return 0;
-		if (!task_waits(s, tid))
-			return 1;
-		p = end;
-	} while (*p++ == ',');
-	return 0;
+	return state_deadlock_tasks(json, task_waits_not, s) == 1;
 }
 
 /* The problems, each with "over":true once it is over. */

@@ -315,6 +315,17 @@ pmon_trace() {
 	pid_alive "$TRACE_PID" || fail "pmon trace exited: $(cat "$out.err")"
 }
 
+# pmon_record FILE [OUT]: pmon record -o FILE in the background, its
+# output in OUT.out and OUT.err (default $RUN/record), until its socket
+# is connected.  Sets REC_PID.
+pmon_record() {
+	local out=${2:-$RUN/record}
+	bg $PM_ON "$PMON" record -o "$1" </dev/null >"$out.out" 2>"$out.err"
+	REC_PID=$BG_PID
+	wait_for 10 trace_connected "$REC_PID" ||
+	    fail "pmon record did not connect: $(cat "$out.err")"
+}
+
 trace_connected() {
 	pid_alive "$1" || return 1
 	$PM_ON ss -xpn state established 2>/dev/null | grep -q "pid=$1,"

@@ -24,10 +24,7 @@ command -v jq >/dev/null || fail "jq is needed (.ci/run installs it)"
 start_pvmd
 pmon_start
 REC=$RUN/run.pmr
-bg "$PMON" record -o "$REC" </dev/null >"$RUN/record.out" 2>"$RUN/record.err"
-REC_PID=$BG_PID
-wait_for 10 trace_connected "$REC_PID" ||
-    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+pmon_record "$REC"
 bg "$PMON" export --format=chrome -o "$RUN/live.json" </dev/null \
     >"$RUN/live.out" 2>"$RUN/live.err"
 LIVE_PID=$BG_PID

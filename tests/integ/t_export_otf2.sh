@@ -32,10 +32,7 @@ MSGS=$((N * ROUNDS + N - 1))	# the rounds' sends and task 0's mcast
 start_pvmd
 pmon_start
 REC=$RUN/run.pmr
-bg "$PMON" record -o "$REC" </dev/null >"$RUN/record.out" 2>"$RUN/record.err"
-REC_PID=$BG_PID
-wait_for 10 trace_connected "$REC_PID" ||
-    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+pmon_record "$REC"
 timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
 

@@ -29,11 +29,7 @@ vm_start() {
 	mkdir -p "$PVM_TMP"
 	start_pvmd
 	pmon_start
-	bg "$PMON" record -o "$RUN/$VM.pmr" </dev/null >"$RUN/$VM.rec.out" \
-	    2>"$RUN/$VM.rec.err"
-	REC_PID=$BG_PID
-	wait_for 10 trace_connected "$REC_PID" ||
-	    fail "$VM: pmon record did not connect: $(cat "$RUN/$VM.rec.err")"
+	pmon_record "$RUN/$VM.pmr" "$RUN/$VM.rec"
 	pmon_trace "$RUN/$VM.json"
 }
 

@@ -23,10 +23,7 @@ start_pvmd
 pmon_start -Q 1048576 -W 1 -R 16777216
 
 REC=$RUN/run.pmr
-bg "$PMON" record -o "$REC" </dev/null >"$RUN/record.out" 2>"$RUN/record.err"
-REC_PID=$BG_PID
-wait_for 10 trace_connected "$REC_PID" ||
-    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+pmon_record "$REC"
 timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
 

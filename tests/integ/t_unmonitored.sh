@@ -23,10 +23,7 @@ tid=$(cat "$RUN/server.tid")
 htid=$(printf 't%x' "$tid")
 pmon_start
 REC=$RUN/run.pmr
-bg "$PMON" record -o "$REC" </dev/null >"$RUN/record.out" 2>"$RUN/record.err"
-REC_PID=$BG_PID
-wait_for 10 trace_connected "$REC_PID" ||
-    fail "pmon record did not connect: $(cat "$RUN/record.err")"
+pmon_record "$REC"
 pmon_trace "$RUN/trace.json"
 
 # pmon ps shows it, from pvmd's list, once seen twice (a second apart).
