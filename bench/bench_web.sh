@@ -1,14 +1,16 @@
 #!/bin/bash
-# bench_web.sh: what pmon web's page costs with 10,000 and with 100,000
-# events loaded (BENCHMARKS.md, "make bench-web"), side by side in one
-# run.
+# bench_web.sh: what pmon web's page costs with 10,000, 100,000 and
+# 1,000,000 events loaded (BENCHMARKS.md, "make bench-web"), side by side
+# in one run.
 #
-#	bench_web.sh [-n RUNS]
+#	bench_web.sh [-n RUNS] [-s SIZES]
+#
+# SIZES (default "p250 p2500 s12500"): pN is `pingpong 2 N 64` (48 N + 44
+# events), sN is `storm 8 N` (80 N + 130 events).
 #
 # A private virtual machine (tests/integ/lib.sh: everything started here
 # is stopped by pid, also on failure), pmon on it; for each size a fresh
-# `pmon web --port 0` attaches, `pmon exec pingpong 2 ROUNDS 64` makes the
-# events, and headless Chromium loads the page RUNS times with ?bench=1:
+# `pmon web --port 0` attaches, the program makes the events, and headless Chromium loads the page RUNS times with ?bench=1:
 # the page times parsing and modelling the stream, drawing each view,
 # one step back (the state recomputed from the snapshot), one step
 # forward, and the frontier of the last event.  Prints, per size, the
@@ -16,10 +18,12 @@
 . "$(dirname "$0")/../tests/integ/lib.sh"
 
 runs=5
-while getopts "n:" o; do
+sizes="p250 p2500 s12500"
+while getopts "n:s:" o; do
 	case $o in
 	n) runs=$OPTARG ;;
-	*) echo "usage: bench_web.sh [-n runs]" >&2; exit 2 ;;
+	s) sizes=$OPTARG ;;
+	*) echo "usage: bench_web.sh [-n runs] [-s sizes]" >&2; exit 2 ;;
 	esac
 done
 CHROMIUM=${CHROMIUM:-$(command -v chromium)}
@@ -29,16 +33,20 @@ need_pmon
 start_pvmd
 pmon_start
 
-# measure ROUNDS: one size, RUNS page loads; prints one line of medians.
+# measure SIZE: one size, RUNS page loads; prints one line of medians.
 measure() {
-	local rounds=$1 url web i
-	bg "$PMON" web --port 0 </dev/null >"$RUN/web.out" 2>"$RUN/web.err"
+	local rounds=${1#?} url web i
+	bg "$PMON" web --port 0 --keep 2000000 </dev/null >"$RUN/web.out" 2>"$RUN/web.err"
 	web=$BG_PID
 	wait_for 10 grep -q '^http://' "$RUN/web.out" || fail "pmon web"
 	url=$(head -n 1 "$RUN/web.out")
 	timeout 20 "$PMON" flush >/dev/null || fail "flush"
-	pmon_exec "$PROGS/pingpong" 2 "$rounds" 64 "$RUN/pp.$rounds" ||
-	    fail "pingpong failed"
+	case $1 in
+	p*) pmon_exec "$PROGS/pingpong" 2 "$rounds" 64 "$RUN/pp.$rounds" ||
+	    fail "pingpong failed" ;;
+	s*) pmon_exec "$PROGS/storm" 8 "$rounds" || fail "storm failed" ;;
+	*) fail "bad size $1" ;;
+	esac
 	timeout 20 "$PMON" flush >/dev/null || fail "flush"
 	: >"$RUN/t.$rounds"
 	for i in $(seq "$runs"); do
@@ -56,6 +64,7 @@ measure() {
 	    "events=\($n) " + ([$k[] as $x | [$t[][$x]] | sort |
 	    "\($x)=\(.[length / 2 | floor])"] | join(" "))' "$RUN/t.$rounds"
 }
-measure 250
-measure 2500
+for size in $sizes; do
+	measure "$size"
+done
 pass

@@ -25,13 +25,273 @@ function sendsAt(ev) {
   return SENDS.has(ev.call) && ev.phase === 'begin';
 }
 
+const NONE = Object.freeze([]);
+
+// Call names as small numbers, for the columns.
+const CALLS = {
+  names: [],
+  blocking: [],                 // by code: BLOCKING.has(name)
+  codes: new Map(),
+  code(name) {
+    let c = this.codes.get(name);
+    if (c === undefined) {
+      c = this.names.length;
+      this.names.push(name);
+      this.blocking.push(BLOCKING.has(name));
+      this.codes.set(name, c);
+    }
+    return c;
+  },
+};
+CALLS.LOST = CALLS.code('lost');
+CALLS.EXIT = CALLS.code('pvm_exit');
+CALLS.PROBE = CALLS.code('pvm_probe');
+CALLS.BARRIER = CALLS.code('pvm_barrier');
+
+// The last nine digits of the integer after key in text, or -1: an
+// event's time in ns is above 2^53, where a JavaScript number keeps
+// steps of 256 ns, so the exact nanoseconds within its second are read
+// from the line (the seconds follow from the number).
+function lastDigits(text, key) {
+  let b = text.indexOf(key);
+  if (b < 0) return -1;
+  b += key.length;
+  let e = b;
+  for (let c = text.charCodeAt(e); c >= 48 && c <= 57; c = text.charCodeAt(++e));
+  let n = 0;
+  for (let k = Math.max(b, e - 9); k < e; k++) n = n * 10 + text.charCodeAt(k) - 48;
+  return n;
+}
+
+// What a row of the stream needs of an event, read from its line in
+// one pass without building the line's object: a million JSON.parse
+// objects are most of the cost of loading a million events.  The line
+// is flat JSON from one writer (tools/trace_fmt.c: numbers, strings,
+// arrays of numbers); readLine says false for anything else -- an
+// escape, an object -- and JSON.parse reads that line instead.  One
+// record, reused.
+const R = { tid: 0, seq: 0, call: '', phase: '', mtid: -1, mseq: -1, group: '',
+  t: -1, tc: -1 };
+
+function readLine(text, from, to) {
+  if (text.slice(from, to).indexOf('\\') >= 0) return false;
+  R.tid = R.seq = -1;
+  R.call = R.phase = R.group = '';
+  R.mtid = R.mseq = -1;
+  R.t = R.tc = -1;
+  let p = from + 1;
+  while (p < to) {
+    if (text.charCodeAt(p) !== 34) return false;
+    const k = p + 1, ke = text.indexOf('"', k);
+    const klen = ke - k;
+    p = ke + 2;
+    const c = text.charCodeAt(p);
+    if (c === 34) {                             // a string
+      const e = text.indexOf('"', p + 1);
+      if (klen === 4 && text.startsWith('call', k)) R.call = text.slice(p + 1, e);
+      else if (klen === 5 && text.startsWith('phase', k)) {
+        const f = text.charCodeAt(p + 1);
+        R.phase = f === 98 ? 'begin' : f === 101 ? 'end' : text.slice(p + 1, e);
+      } else if (klen === 5 && text.startsWith('match', k)) {
+        let q = p + 1, v = 0;
+        for (let d; (d = text.charCodeAt(q) - 48) >= 0 && d <= 9; q++) v = v * 10 + d;
+        R.mtid = v;
+        v = 0;
+        for (q++; q < e; q++) v = v * 10 + text.charCodeAt(q) - 48;
+        R.mseq = v;
+      } else if (klen === 5 && text.startsWith('group', k)) R.group = text.slice(p + 1, e);
+      p = e + 1;
+    } else if (c === 91) {                      // an array of numbers
+      p = text.indexOf(']', p) + 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {      // a number
+      const key = klen === 3 ? (text.startsWith('tid', k) ? 1 : text.startsWith('seq', k) ? 2 : 0) :
+        klen === 1 && text.charCodeAt(k) === 116 ? 3 : klen === 2 && text.startsWith('tc', k) ? 4 : 0;
+      let e = p + (c === 45 ? 1 : 0);
+      for (let d; (d = text.charCodeAt(e)) >= 48 && d <= 57; e++);
+      if (key !== 0) {
+        // At most 9 digits exact at a time: a time of 19 is rounded
+        // once, as JSON.parse would within a unit in the last place.
+        let hi = 0, lo = 0;
+        const mid = Math.max(p, e - 9);
+        for (let q = p; q < mid; q++) hi = hi * 10 + text.charCodeAt(q) - 48;
+        for (let q = mid; q < e; q++) lo = lo * 10 + text.charCodeAt(q) - 48;
+        const v = hi * 1e9 + lo;
+        if (c === 45 || text.charCodeAt(e) === 46 || (text.charCodeAt(e) | 32) === 101) return false;
+        if (key === 1) R.tid = v;
+        else if (key === 2) R.seq = v;
+        else if (key === 3) R.t = v;
+        else R.tc = v;
+      } else {
+        for (let d; (d = text.charCodeAt(e)) !== 44 && d !== 125; e++);
+      }
+      p = e;
+    } else if (c === 116 || c === 102 || c === 110) {  // true, false, null
+      for (let d; (d = text.charCodeAt(p)) !== 44 && d !== 125; p++);
+    } else return false;
+    const d = text.charCodeAt(p);
+    if (d === 44) p++;
+    else if (d === 125) break;
+    else return false;
+  }
+  return R.tid >= 0 && R.seq >= 0 && R.call !== '';
+}
+
+// The same record from an event's object.
+function recordOf(m) {
+  R.tid = m.tid;
+  R.seq = m.seq;
+  R.call = m.call;
+  R.phase = m.phase || '';
+  R.mtid = R.mseq = -1;
+  if (typeof m.match === 'string') {
+    const c = m.match.indexOf(':');
+    R.mtid = +m.match.slice(0, c);
+    R.mseq = +m.match.slice(c + 1);
+  }
+  R.group = m.group || '';
+  R.t = m.t !== undefined ? m.t : -1;
+  R.tc = m.tc !== undefined ? m.tc : -1;
+  return R;
+}
+
 function dests(ev) {
   const d = Array.isArray(ev.dst) ? ev.dst : [ev.dst];
   return [...new Set(d)].filter((t) => t > 0 && t !== ev.tid);
 }
 
+// A growable column of numbers: .a holds them (re-read it after a push).
+// Every column is a Float64Array, so that a push is one kind of store.
+class Column {
+  constructor() {
+    this.a = new Float64Array(256);
+    this.n = 0;
+  }
+
+  push(v) {
+    if (this.n === this.a.length) {
+      const b = new Float64Array(this.a.length * 2);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = v;
+  }
+}
+
+// Rows of numbers in one Float64Array: field f of row k is
+// a[k * width + f] (re-read .a after an add).  One array per table, not
+// one per field: a row costs one check for room.
+class Table {
+  constructor(width) {
+    this.width = width;
+    this.a = new Float64Array(256 * width);
+    this.n = 0;
+  }
+
+  // A new row; returns where it starts in .a.
+  add() {
+    const o = this.n * this.width;
+    if (o === this.a.length) {
+      // Four times as large: a million rows cost few copies (and few
+      // collections of the arrays left behind).
+      const b = new Float64Array(this.a.length * 4);
+      b.set(this.a);
+      this.a = b;
+    }
+    this.n++;
+    return o;
+  }
+}
+
+// What a task does from one of its events to its next, as the views
+// colour it.
+const COMPUTING = 0, IN_CALL = 1, BLOCKED = 2, LOST = 3;
+
+// The fields of a line's row (Line).
+const L = { IDX: 0, SEQ: 1, X: 2, TC: 3, KIND: 4, CALL_X: 5, BLOCKED_X: 6,
+  CALL_T: 7, BLOCKED_T: 8, LOST_T: 9, WIDTH: 10 };
+
+// One task's events in order, with what the views need to draw a
+// million of them without looking at each: per event (a row of .t) its
+// stream index, seq, logical position and corrected time, what the task
+// did until its next event, and the time spent in calls, blocked and in
+// lost events before it on both axes (running sums: the share of any
+// stretch is a difference).
+class Line {
+  constructor(tid, ord) {
+    this.tid = tid;
+    this.ord = ord;             // lines before it in the stream
+    this.n = 0;
+    this.t = new Table(L.WIDTH);
+    this.lastCall = -1;         // the last event's call code, and
+    this.lastBegin = false;     // whether it began a call still open
+  }
+
+  // Event i (seq, call code, begin or not, logical position x, time
+  // tc) closes the stretch after the line's last event; ends: it ends
+  // the call the last event began.
+  push(i, seq, code, isBegin, x, tc, ends) {
+    const o = this.t.add(), a = this.t.a;
+    if (o > 0) {
+      const p = o - L.WIDTH;
+      let kind = COMPUTING;
+      if (seq !== a[p + L.SEQ] + 1 && this.lastCall !== CALLS.LOST) kind = LOST;
+      else if (ends) kind = CALLS.blocking[code] ? BLOCKED : IN_CALL;
+      a[p + L.KIND] = kind;
+      const dx = x - a[p + L.X], dt = Math.max(0, tc - a[p + L.TC]);
+      a[o + L.CALL_X] = a[p + L.CALL_X] + (kind === IN_CALL ? dx : 0);
+      a[o + L.BLOCKED_X] = a[p + L.BLOCKED_X] + (kind === BLOCKED ? dx : 0);
+      a[o + L.CALL_T] = a[p + L.CALL_T] + (kind === IN_CALL ? dt : 0);
+      a[o + L.BLOCKED_T] = a[p + L.BLOCKED_T] + (kind === BLOCKED ? dt : 0);
+      a[o + L.LOST_T] = a[p + L.LOST_T] + (kind === LOST ? dt : 0);
+    }
+    a[o + L.IDX] = i;
+    a[o + L.SEQ] = seq;
+    a[o + L.X] = x;
+    a[o + L.TC] = tc;
+    // Until the next event: a call begun and not ended runs on.
+    const open = isBegin && code !== CALLS.EXIT && code !== CALLS.LOST;
+    a[o + L.KIND] = open ? (CALLS.blocking[code] ? BLOCKED : IN_CALL) : COMPUTING;
+    this.lastCall = code;
+    this.lastBegin = open;
+    this.n++;
+  }
+
+  // Field f of row k.
+  at(k, f) {
+    return this.t.a[k * L.WIDTH + f];
+  }
+
+  // The last k (from lo on) whose field f is <= v: -1 (lo - 1) if none.
+  lastAtOrBefore(f, v, lo) {
+    const a = this.t.a;
+    let l = Math.max(lo, 0), h = this.n - 1;
+    if (h < l || a[l * L.WIDTH + f] > v) return l - 1;
+    while (l < h) {
+      const m = (l + h + 1) >> 1;
+      if (a[m * L.WIDTH + f] <= v) l = m; else h = m - 1;
+    }
+    return l;
+  }
+
+  // The first k whose stream index is at least i (n if none).
+  firstIndexFrom(i) {
+    return this.lastAtOrBefore(L.IDX, i - 1, 0) + 1;
+  }
+}
+
+// The fields of an event's row (Stream): where its line is (which of
+// the texts, from, to), its task, seq, call, phase (1 begin, 2 end, 0
+// neither), logical position, corrected time (ns) and its task's line
+// (Line.ord).
+const E = { TEXT: 0, FROM: 1, TO: 2, TID: 3, SEQ: 4, CALL: 5, PHASE: 6, X: 7, TC: 8, LINE: 9,
+  WIDTH: 10 };
+
 // The stream: every event in arrival order (a causal order), with the
 // logical position and causal edges the views and the frontier use.
+// An event is kept as its line, parsed again when a state applies it or
+// a view shows it (event(i)); what the views and the frontier need of
+// every event is kept in columns.  A million events so cost their text
+// and about a hundred bytes each, not a million objects.
 class Stream {
   constructor() { this.reset(); }
 
@@ -40,40 +300,99 @@ class Stream {
     this.segments = [];         // snapshots: {at, ord, state, why}
     this.hello = {};            // pmon web's counts of what it dropped
     this.ord = 0;               // messages so far (stream order)
-    this.events = [];
-    this.byId = new Map();      // "tid:seq" -> index
-    this.byTask = new Map();    // tid -> [index...]
-    this.arrows = [];           // [send index, receive end index]
+    this.n = 0;                 // events
+    this.texts = [];            // text the events' lines are in
+    this.e = new Table(E.WIDTH);  // a row per event
+    this.preds = new Map();     // index -> causal predecessors in other tasks
+    this.predsAt = -1;          // the last index given one
+    this.lines = new Map();     // tid -> Line
+    this.arrows = new Column(); // send index, receive end index, ...
     this.notices = [];
     this.losses = [];           // "lost" notices: {at, events, tasks, snapshot}
     this.problems = [];         // the last snapshot's and those after it
-    this.lastX = new Map();     // tid -> logical position of last event
     this.openBarrier = new Map(); // group -> [begin indexes]
+    this.episodes = new Map();  // barrier begin index -> its episode
     this.dropped = 0;
     this.bye = null;
     this.tcMin = Infinity;
     this.tcMax = 0;
   }
 
+  // A message of the stream (one that is not a line: tests).
   add(m) {
     m.ord = this.ord++;
     if (m.type === 'task') this.info.set(m.tid, m);
     else if (m.type === 'snapshot') this.addSnapshot(m);
     else if (m.type === 'problem') this.problems.push(m);
     else if (m.type === 'notice') {
-      m.at = this.events.length;      // applies after the events so far
+      m.at = this.n;      // applies after the events so far
       this.notices.push(m);
       if (m.notice === 'lost') this.losses.push(m);
       if (m.notice === 'unmonitored') this.info.set(m.tid, { ...m, unmonitored: true });
     }
     else if (m.type === 'bye') this.bye = m.reason;
-    else if (m.type === undefined && m.id !== undefined) this.addEvent(m);
+    else if (m.type === undefined && m.id !== undefined) {
+      const line = JSON.stringify(m);
+      this.texts.push(line);
+      this.addEvent(recordOf(m), this.texts.length - 1, 0, line.length);
+    }
+  }
+
+  // The message text[from, to) of the stream: null for an event (kept
+  // as where it is in text, not as an object), else the message.
+  addLine(text, from, to) {
+    const event = text.startsWith('{"id":', from);
+    if (!event || !readLine(text, from, to)) {
+      const m = JSON.parse(text.slice(from, to));
+      if (m.type !== undefined || m.id === undefined) {
+        this.add(m);
+        return m;
+      }
+      recordOf(m);
+    }
+    if (this.texts[this.texts.length - 1] !== text) this.texts.push(text);
+    this.ord++;
+    this.addEvent(R, this.texts.length - 1, from, to);
+    return null;
+  }
+
+  // Event i's line.
+  line(i) {
+    const o = i * E.WIDTH, a = this.e.a;
+    return this.texts[a[o + E.TEXT]].slice(a[o + E.FROM], a[o + E.TO]);
+  }
+
+  // Event i as its line says it.
+  event(i) {
+    return JSON.parse(this.line(i));
+  }
+
+  // The exact nanoseconds within the second of event i's time key ("t"
+  // or "tc"), from its line, or -1.
+  exactNs(i, key) {
+    return lastDigits(this.line(i), '"' + key + '":');
+  }
+
+  // The logical position after every event.
+  logicalEnd() {
+    let end = 0;
+    for (const l of this.lines.values()) if (l.n > 0) end = Math.max(end, l.at(l.n - 1, L.X));
+    return end + 1;
+  }
+
+  callOf(i) {
+    return CALLS.names[this.e.a[i * E.WIDTH + E.CALL]];
+  }
+
+  // Field f of event i's row (E).
+  at(i, f) {
+    return this.e.a[i * E.WIDTH + f];
   }
 
   // The state at this point of the stream: from here on, the page's
   // model starts from it.  It lists every problem found so far.
   addSnapshot(m) {
-    const seg = { at: this.events.length, ord: m.ord, state: m.state,
+    const seg = { at: this.n, ord: m.ord, state: m.state,
       why: m.why || (this.segments.length ? 'resync' : 'attach') };
     this.segments.push(seg);
     const loss = this.losses[this.losses.length - 1];
@@ -121,116 +440,142 @@ class Stream {
   // index of the task's last event before them and of its first after
   // them (undefined at either end).
   lossGap(tid, first) {
-    const mine = this.byTask.get(tid) || [];
-    const k = this.firstAfter(mine, first - 1);
-    return [mine[k - 1], mine[k]];
+    const l = this.lines.get(tid);
+    if (l === undefined) return [undefined, undefined];
+    const k = l.lastAtOrBefore(L.SEQ, first - 1, 0) + 1;
+    return [k > 0 ? l.at(k - 1, L.IDX) : undefined, k < l.n ? l.at(k, L.IDX) : undefined];
   }
 
-  addEvent(ev) {
-    const i = this.events.length;
-    ev.i = i;
-    ev.preds = [];              // causal predecessors in other tasks
-    const mine = this.byTask.get(ev.tid);
-    // The begin of the call this event ends, for the space-time bars.
-    const prev = mine === undefined ? undefined : this.events[mine[mine.length - 1]];
-    ev.begin = ev.phase === 'end' && prev !== undefined && prev.phase === 'begin' &&
-      prev.call === ev.call ? prev.i : -1;
-    if (mine === undefined) {
-      this.byTask.set(ev.tid, [i]);
-      this.spawnEdge(ev);
-    } else mine.push(i);
-    if (ev.match !== undefined && this.byId.has(ev.match)) {
-      const s = this.byId.get(ev.match);
-      ev.preds.push(s);
-      // pvm_probe sees the message arrive; the receive after it takes it.
-      if (ev.call !== 'pvm_probe') this.arrows.push([s, i]);
+  // The index of event "tid:seq" (or of tid, seq), undefined if not kept.
+  find(tid, seq) {
+    if (seq === undefined) {
+      const c = String(tid).indexOf(':');
+      if (c < 0) return undefined;
+      seq = +String(tid).slice(c + 1);
+      tid = +String(tid).slice(0, c);
     }
-    this.barrierEdges(ev);
-    let x = (this.lastX.get(ev.tid) || 0) + 1;
-    for (const p of ev.preds) x = Math.max(x, this.events[p].x + 1);
-    ev.x = x;
-    this.lastX.set(ev.tid, x);
-    if (ev.tc !== undefined) {
-      this.tcMin = Math.min(this.tcMin, ev.tc);
-      this.tcMax = Math.max(this.tcMax, ev.tc);
+    const l = this.lines.get(tid);
+    if (l === undefined) return undefined;
+    const k = l.lastAtOrBefore(L.SEQ, seq, 0);
+    return k >= 0 && l.at(k, L.SEQ) === seq ? l.at(k, L.IDX) : undefined;
+  }
+
+  addPred(i, j) {
+    this.predsAt = i;
+    const p = this.preds.get(i);
+    if (p === undefined) this.preds.set(i, [j]);
+    else p.push(j);
+  }
+
+  // An event (r: readLine's record) whose line is texts[text][from, to).
+  addEvent(r, text, from, to) {
+    const i = this.n++;
+    const tid = r.tid, seq = r.seq, phase = r.phase;
+    const code = CALLS.code(r.call);
+    let line = this.lines.get(tid);
+    if (line === undefined) {
+      line = new Line(tid, this.lines.size);
+      this.lines.set(tid, line);
+      this.spawnEdge(tid, i);
     }
-    this.byId.set(ev.id, i);
-    this.events.push(ev);
+    // It ends the call its task's last event began (the space-time bars).
+    const ends = phase === 'end' && line.lastBegin && line.lastCall === code;
+    if (r.mtid >= 0) {
+      const s = this.find(r.mtid, r.mseq);
+      if (s !== undefined) {
+        this.addPred(i, s);
+        // pvm_probe sees the message arrive; the receive after it takes it.
+        if (code !== CALLS.PROBE) {
+          this.arrows.push(s);
+          this.arrows.push(i);
+        }
+      }
+    }
+    if (code === CALLS.BARRIER) this.barrierEdges(tid, seq, phase, r.group, i);
+    const n = line.n;
+    let x = (n > 0 ? line.at(n - 1, L.X) : 0) + 1;
+    if (this.predsAt === i) for (const p of this.preds.get(i)) x = Math.max(x, this.at(p, E.X) + 1);
+    // A record without a time (lost events) sits at its task's last.
+    const last = n > 0 ? line.at(n - 1, L.TC) : -Infinity;
+    let tc = r.tc;
+    if (tc >= 0) {
+      if (tc < this.tcMin) this.tcMin = tc;
+      if (tc > this.tcMax) this.tcMax = tc;
+    } else {
+      tc = r.t >= 0 ? r.t : last;
+      if (tc === -Infinity) tc = Number.isFinite(this.tcMin) ? this.tcMin : 0;
+    }
+    const o = this.e.add(), a = this.e.a;
+    a[o + E.TEXT] = text;
+    a[o + E.FROM] = from;
+    a[o + E.TO] = to;
+    a[o + E.TID] = tid;
+    a[o + E.SEQ] = seq;
+    a[o + E.CALL] = code;
+    a[o + E.PHASE] = phase === 'begin' ? 1 : phase === 'end' ? 2 : 0;
+    a[o + E.X] = x;
+    a[o + E.TC] = tc;
+    a[o + E.LINE] = line.ord;
+    // Per task the axes only go forwards, so that a line is searchable.
+    line.push(i, seq, code, phase === 'begin', x, Math.max(tc, last), ends);
   }
 
   // A task's first event follows its parent's pvm_spawn begin.
-  spawnEdge(ev) {
-    const t = this.info.get(ev.tid);
+  spawnEdge(tid, i) {
+    const t = this.info.get(tid);
     if (t && t.parent > 0 && t.spawn_seq > 0) {
-      const p = this.byId.get(t.parent + ':' + t.spawn_seq);
-      if (p !== undefined) ev.preds.push(p);
+      const p = this.find(t.parent, t.spawn_seq);
+      if (p !== undefined) this.addPred(i, p);
     }
   }
 
   // A barrier's end follows every entry of its episode.
-  barrierEdges(ev) {
-    if (ev.call !== 'pvm_barrier') return;
-    let open = this.openBarrier.get(ev.group);
-    if (ev.phase === 'begin') {
+  barrierEdges(tid, seq, phase, group, i) {
+    let open = this.openBarrier.get(group);
+    if (phase === 'begin') {
       if (open === undefined || open.closed) {
         open = [];
-        this.openBarrier.set(ev.group, open);
+        this.openBarrier.set(group, open);
       }
-      open.push(ev.i);
-      ev.episode = open;
+      open.push(i);
+      this.episodes.set(i, open);
       return;
     }
-    const b = this.beginOf(ev);
-    if (b === undefined || !b.episode) return;
-    b.episode.closed = true;
-    for (const j of b.episode) if (this.events[j].tid !== ev.tid) ev.preds.push(j);
-  }
-
-  beginOf(ev) {
-    const i = this.byId.get(ev.tid + ':' + (ev.seq - 1));
-    return i === undefined ? undefined : this.events[i];
-  }
-
-  // The first index of a task's events (in seq order) with seq > lo.
-  firstAfter(mine, lo) {
-    let a = 0, b = mine.length;
-    while (a < b) {
-      const m = (a + b) >> 1;
-      if (this.events[mine[m]].seq <= lo) a = m + 1; else b = m;
-    }
-    return a;
+    const b = this.find(tid, seq - 1);
+    const episode = b === undefined ? undefined : this.episodes.get(b);
+    if (episode === undefined) return;
+    episode.closed = true;
+    for (const j of episode) if (this.at(j, E.TID) !== tid) this.addPred(i, j);
   }
 
   // Per task, the last event that causally precedes event i (its past
   // frontier): a walk back over program order, matched sends, spawns
   // and barrier entries.
   frontier(i) {
-    const ev = this.events[i];
+    const tid = this.at(i, E.TID), seq = this.at(i, E.SEQ);
     const reach = new Map();    // tid -> highest seq known to precede
     const work = [];
     const raise = (j) => {
-      const e = this.events[j];
-      const had = reach.get(e.tid) || 0;
-      if (e.seq > had) {
-        reach.set(e.tid, e.seq);
-        work.push([e.tid, had, e.seq]);
+      const t = this.at(j, E.TID), q = this.at(j, E.SEQ);
+      const had = reach.get(t) || 0;
+      if (q > had) {
+        reach.set(t, q);
+        work.push([t, had, q]);
       }
     };
-    for (const p of ev.preds) raise(p);
-    const prev = this.byId.get(ev.tid + ':' + (ev.seq - 1));
+    for (const p of this.preds.get(i) || NONE) raise(p);
+    const prev = this.find(tid, seq - 1);
     if (prev !== undefined) raise(prev);
     while (work.length > 0) {
-      const [tid, lo, hi] = work.pop();
-      const mine = this.byTask.get(tid);
-      for (let k = this.firstAfter(mine, lo); k < mine.length; k++) {
-        const e = this.events[mine[k]];
-        if (e.seq > hi) break;
-        for (const p of e.preds) raise(p);
+      const [t, lo, hi] = work.pop();
+      const l = this.lines.get(t);
+      for (let k = l.lastAtOrBefore(L.SEQ, lo, 0) + 1; k < l.n && l.at(k, L.SEQ) <= hi; k++) {
+        for (const p of this.preds.get(l.at(k, L.IDX)) || NONE) raise(p);
       }
     }
     const out = {};
-    for (const [tid, seq] of reach) {
-      if (tid !== ev.tid || seq < ev.seq) out[tid] = tid + ':' + seq;
+    for (const [t, q] of reach) {
+      if (t !== tid || q < seq) out[t] = t + ':' + q;
     }
     return out;
   }
@@ -248,14 +593,30 @@ class State {
     this.stopped = new Set();   // stopped by a tool or a breakpoint
     this.stream = stream;
     if (seg) this.fromSnapshot(seg.state);
-    // Announced but not in the snapshot: not started at its step.
-    for (const t of stream.info.values()) {
-      if (!this.tasks.has(t.tid)) this.task(t.tid).state = 'new';
-    }
+    this.announce();
     // Notices that came before the snapshot are in it already.
     const ns = stream.notices;
     this.nnotice = 0;           // notices applied
     while (seg && this.nnotice < ns.length && ns[this.nnotice].ord < seg.ord) this.nnotice++;
+  }
+
+  // Announced but not in the snapshot: not started at its step.
+  announce() {
+    for (const t of this.stream.info.values()) {
+      if (!this.tasks.has(t.tid)) this.task(t.tid).state = 'new';
+    }
+  }
+
+  // A copy to go on from, sharing nothing it changes.
+  clone() {
+    const c = Object.create(State.prototype);
+    Object.assign(c, this);
+    c.tasks = structuredClone(this.tasks);
+    c.queues = structuredClone(this.queues);
+    c.groups = structuredClone(this.groups);
+    c.stopped = new Set(this.stopped);
+    c.announce();
+    return c;
   }
 
   fromSnapshot(s) {
@@ -437,10 +798,10 @@ class State {
 
   // Moves forward to step n (the first n events applied).
   advance(n) {
-    const evs = this.stream.events;
-    for (; this.step < n && this.step < evs.length; this.step++) {
+    const stream = this.stream;
+    for (; this.step < n && this.step < stream.n; this.step++) {
       this.noticesUpTo(this.step);
-      this.apply(evs[this.step]);
+      this.apply(stream.event(this.step));
     }
     this.noticesUpTo(this.step);
   }
@@ -467,8 +828,8 @@ class State {
         sent: t.sent.msgs, received: t.received.msgs, last_seq: t.last_seq,
         parent: i.parent };
     });
-    return { step: this.step, events: this.stream.events.length,
-      arrows: this.stream.arrows.length,
+    return { step: this.step, events: this.stream.n,
+      arrows: this.stream.arrows.n / 2,
       base: this.seg ? { at: this.seg.at, why: this.seg.why } : null, tasks };
   }
 
@@ -504,5 +865,48 @@ class State {
   }
 }
 
-window.PmonModel = { Stream, State, SENDS, RECVS, BLOCKING };
+// The state at any step, kept every EVERY events of a segment as the
+// page goes past, so that going back applies at most that many events
+// (a million events take a second or more to apply from the start).
+class States {
+  constructor(stream) {
+    this.stream = stream;
+    this.kept = new Map();      // step -> state there (of its segment)
+    this.cur = new State(stream, null);
+  }
+
+  at(n) {
+    const stream = this.stream;
+    const seg = stream.segmentAt(n);
+    let st = this.cur;
+    if (n < st.step || seg !== st.seg) {
+      st = null;
+      for (let k = n - n % States.EVERY; k > (seg ? seg.at : 0); k -= States.EVERY) {
+        const c = this.kept.get(k);
+        if (c !== undefined && c.seg === seg) {
+          st = c.clone();
+          break;
+        }
+      }
+      if (st === null) st = new State(stream, seg);
+    }
+    while (st.step < n && st.step < stream.n) {
+      const next = Math.min(n, st.step - st.step % States.EVERY + States.EVERY);
+      st.advance(next);
+      if (st.step % States.EVERY === 0 && !this.kept.has(st.step)) this.keep(st);
+    }
+    st.noticesUpTo(st.step);
+    this.cur = st;
+    return st;
+  }
+
+  keep(st) {
+    if (this.kept.size >= States.MAX) this.kept.delete(this.kept.keys().next().value);
+    this.kept.set(st.step, st.clone());
+  }
+}
+States.EVERY = 20000;
+States.MAX = 200;
+
+window.PmonModel = { Stream, State, States, SENDS, RECVS, BLOCKING, COMPUTING, IN_CALL, BLOCKED, LOST, E, L };
 })();

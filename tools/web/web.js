@@ -6,7 +6,7 @@
 (() => {
 'use strict';
 
-const { Stream, State, SENDS } = window.PmonModel;
+const { Stream, States, SENDS } = window.PmonModel;
 const params = new URLSearchParams(location.search);
 const KEY = params.get('k') || '';
 const TEST = params.get('test') === '1';
@@ -14,7 +14,8 @@ const SVGNS = 'http://www.w3.org/2000/svg';
 const VIEWS = ['spacetime', 'concurrency', 'spawn', 'system', 'queues', 'activity'];
 
 const stream = new Stream();
-let state = new State(stream, null);
+let states = new States(stream);
+let state = states.cur;
 let conn = 'loading';    // the connection, as the header says it
 let step = 0;            // events applied in the shown state
 let follow = true;       // the step follows the end of the stream
@@ -52,36 +53,27 @@ function taskName(tid) {
 
 // --- the stream -------------------------------------------------------------
 
-// A line of the stream.  Times are ns since the epoch, above 2^53: as
-// JavaScript numbers they keep steps of 256 ns, so an event also keeps
-// the nanoseconds within the second of t and tc, read from the line's
-// digits (exact); the seconds follow from the number (exactNs).
-function parse(text) {
-  const m = JSON.parse(text);
-  if (m.type === undefined && m.id !== undefined) {
-    m.t_ns = lastDigits(text, '"t":');
-    m.tc_ns = lastDigits(text, '"tc":');
-  }
-  return m;
-}
-
-// The last nine digits of the integer after key in text, or -1.
-function lastDigits(text, key) {
-  let b = text.indexOf(key);
-  if (b < 0) return -1;
-  b += key.length;
-  let e = b;
-  for (let c = text.charCodeAt(e); c >= 48 && c <= 57; c = text.charCodeAt(++e));
-  let n = 0;
-  for (let k = Math.max(b, e - 9); k < e; k++) n = n * 10 + text.charCodeAt(k) - 48;
-  return n;
-}
-
-// [seconds, nanoseconds] of a time and its exact last digits.
+// Times are ns since the epoch, above 2^53: as JavaScript numbers they
+// keep steps of 256 ns, so the stream keeps the nanoseconds within the
+// second of t and tc, read from the line's digits (exact); the seconds
+// follow from the number.  [seconds, nanoseconds] of a time:
 const exactNs = (t, ns) => [Math.round((t - ns) / 1e9), ns];
 
-function receive(m) {
-  if (m.type === 'hello') {
+// The messages of the stream in text (SSE: "data: LINE" and a blank
+// line each); returns what is left of an unfinished one.
+let ended = false;              // the once=1 stream ended
+function feed(text) {
+  let at = 0;
+  for (let e; (e = text.indexOf('\n\n', at)) >= 0; at = e + 2) {
+    if (text.startsWith('data: ', at)) receive(text, at + 6, e);
+  }
+  return at === 0 ? text : text.slice(at);
+}
+
+// The message text[from, to).
+function receive(text, from, to) {
+  if (text.startsWith('{"type":"hello"', from)) {
+    const m = JSON.parse(text.slice(from, to));
     stream.reset();
     stream.hello = m;
     stream.dropped = m.dropped;
@@ -89,60 +81,87 @@ function receive(m) {
     restart();
     return;
   }
-  stream.add(m);
-  if (m.type === 'snapshot' && stream.segments.length === 1) restart();
-  if (m.type === 'bye') conn = 'coordinator gone';
-  if (follow) step = stream.events.length;
+  if (text.startsWith('{"type":"end"', from)) {
+    ended = true;
+    return;
+  }
+  const m = stream.addLine(text, from, to);
+  if (m !== null && m.type === 'snapshot' && stream.segments.length === 1) restart();
+  if (m !== null && m.type === 'bye') conn = 'coordinator gone';
+  if (follow) step = stream.n;
   schedule();
 }
 
 function restart() {
-  state = new State(stream, stream.segmentAt(0));
+  states = new States(stream);
+  state = states.at(0);
   selected = null;
   frontier = null;
 }
 
 // The state at the current step: forwards from the shown one, or again
 // from the last snapshot at or before the step (after a loss: the one
-// that followed it) when going back or across a snapshot.
+// that followed it) when going back or across a snapshot, by way of the
+// states kept on the way (States).
 function stateAt(n) {
-  const seg = stream.segmentAt(n);
-  if (n < state.step || seg !== state.seg) state = new State(stream, seg);
-  state.advance(n);
+  state = states.at(n);
   return state;
 }
 
+// A redraw at the next frame, and not sooner after the last than it
+// took (while a million events load, drawing takes at most half the
+// time).
+let drawnAt = 0, drawMs = 0;
 function schedule() {
   if (dirty) return;
   dirty = true;
-  requestAnimationFrame(() => {
+  const wait = drawnAt + drawMs - performance.now();
+  const later = () => requestAnimationFrame(() => {
     dirty = false;
+    const t0 = performance.now();
     render();
+    drawnAt = performance.now();
+    drawMs = drawnAt - t0;
   });
+  if (wait > 0) setTimeout(later, wait);
+  else later();
 }
 
-// The live stream.  With ?test=1&sse=1 the same EventSource path reads
-// /events?once=1 and writes the model at its end (tests: Chromium's
-// virtual time waits for a response that ends, not for a live one).
-function connect() {
+// The live stream, read in chunks as it arrives (a fetch, not an
+// EventSource: a million lines of backlog cost their parsing, not a DOM
+// event each, and the page draws between chunks).  It reconnects when
+// the stream breaks; pmon web then sends everything again, from its
+// hello.  With ?test=1&sse=1 the same path reads /events?once=1 and
+// writes the model at its end (tests: Chromium's virtual time waits
+// for a response that ends, not for a live one).
+async function connect() {
   const once = TEST ? '&once=1' : '';
-  const src = new EventSource('/events?k=' + encodeURIComponent(KEY) + once);
-  src.onmessage = (e) => {
-    const m = parse(e.data);
-    if (m.type !== 'end') return receive(m);
-    src.close();
-    conn = 'loaded';
-    render();
-    writeModel();
-  };
-  src.onerror = () => {
-    conn = 'disconnected; retrying';
+  for (;;) {
+    try {
+      const r = await fetch('/events?k=' + encodeURIComponent(KEY) + once);
+      if (!r.ok) throw new Error(r.status + ' ' + (await r.text()));
+      conn = 'live';
+      schedule();
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let rest = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        rest = feed(rest + value);
+        if (ended) {
+          conn = 'loaded';
+          render();
+          await writeModel();
+          return;
+        }
+      }
+      conn = 'disconnected; retrying';
+    } catch (e) {
+      conn = 'disconnected (' + e.message + '); retrying';
+    }
     schedule();
-  };
-  src.onopen = () => {
-    conn = 'live';
-    schedule();
-  };
+    await new Promise((ok) => setTimeout(ok, 2000));
+  }
 }
 
 let loadMs = 0;
@@ -150,15 +169,13 @@ async function loadOnce() {
   const r = await fetch('/events?once=1&k=' + encodeURIComponent(KEY));
   const text = await r.text();
   const t0 = performance.now();
-  for (const block of text.split('\n\n')) {
-    if (block.startsWith('data: ')) receive(parse(block.slice(6)));
-  }
+  feed(text);
   loadMs = performance.now() - t0;
   if (params.has('step')) {
     follow = false;
-    step = Math.min(+params.get('step'), stream.events.length);
+    step = Math.min(+params.get('step'), stream.n);
   }
-  if (params.has('select')) selectEvent(stream.byId.get(params.get('select')));
+  if (params.has('select')) selectEvent(stream.find(params.get('select')));
   conn = 'loaded';
   render();
   await writeModel();
@@ -168,7 +185,7 @@ async function loadOnce() {
 // snapshot, as JSON in <pre id=model> for tests that read the DOM.
 async function writeModel() {
   const steps = params.has('steps') ? params.get('steps').split(',').map(Number) : [];
-  const at = steps.filter((n) => n >= 0 && n <= stream.events.length).map((n) => stateAt(n).summary());
+  const at = steps.filter((n) => n >= 0 && n <= stream.n).map((n) => stateAt(n).summary());
   const out = stateAt(step).summary();
   out.view = view;
   out.dropped = stream.dropped;
@@ -190,7 +207,7 @@ async function writeModel() {
   try {
     const r = await fetch('/snapshot?k=' + encodeURIComponent(KEY));
     const snap = await r.json();
-    out.snapshot_diffs = step === stream.events.length ? state.compare(snap) : null;
+    out.snapshot_diffs = step === stream.n ? state.compare(snap) : null;
   } catch (e) {
     out.snapshot_diffs = ['no snapshot: ' + e];
   }
@@ -209,10 +226,14 @@ function bench() {
   const t = { load: Math.round(loadMs) };
   for (const v of VIEWS) t['render_' + v] = ms(() => { view = v; render(); });
   view = 'spacetime';
-  const n = stream.events.length;
+  const n = stream.n;
   t.step_back = ms(() => { step = n - 1; render(); });
   t.step_forward = ms(() => { step = n; render(); });
   t.frontier_last = ms(() => selectEvent(n - 1));
+  // A zoom into the middle of the run, then a pan: what a user does.
+  t.zoom = ms(() => { zoom = 16; pan = 0.5; render(); });
+  t.pan = ms(() => { pan = 0.52; render(); });
+  t.zoom_out = ms(() => { zoom = 1; pan = 0; render(); });
   view = shown;
   render();
   return t;
@@ -237,8 +258,8 @@ function drawnCounts() {
 // --- controls ---------------------------------------------------------------
 
 function setStep(n, keepFollow) {
-  step = Math.max(0, Math.min(n, stream.events.length));
-  if (!keepFollow) follow = step === stream.events.length;
+  step = Math.max(0, Math.min(n, stream.n));
+  if (!keepFollow) follow = step === stream.n;
   schedule();
 }
 
@@ -253,7 +274,7 @@ function setupControls() {
   $('back').onclick = () => setStep(step - 1);
   $('fwd').onclick = () => setStep(step + 1);
   $('start').onclick = () => setStep(0);
-  $('end').onclick = () => setStep(stream.events.length);
+  $('end').onclick = () => setStep(stream.n);
   $('slider').oninput = (e) => setStep(+e.target.value);
   $('play').onclick = () => {
     if (playing) {
@@ -262,12 +283,12 @@ function setupControls() {
       $('play').textContent = 'play';
       return;
     }
-    if (step >= stream.events.length) setStep(0);
+    if (step >= stream.n) setStep(0);
     $('play').textContent = 'pause';
     playing = setInterval(() => {
-      const n = Math.max(1, Math.round(stream.events.length / 400));
+      const n = Math.max(1, Math.round(stream.n / 400));
       setStep(step + n);
-      if (step >= stream.events.length) $('play').click();
+      if (step >= stream.n) $('play').click();
     }, 50);
   };
   $('timemode').value = timeMode;
@@ -288,10 +309,10 @@ function setupControls() {
     const c = $(id);
     c.onwheel = (e) => {
       e.preventDefault();
-      const f = e.deltaY < 0 ? 1.25 : 0.8;
-      const at = pan + (e.offsetX / c.clientWidth) / zoom;
-      zoom = Math.max(1, zoom * f);
-      pan = Math.max(0, Math.min(1 - 1 / zoom, at - (e.offsetX / c.clientWidth) / zoom));
+      const w = c.clientWidth || 1000;
+      const at = fromPx(e.offsetX, w);     // stays under the pointer
+      zoom = Math.max(1, zoom * (e.deltaY < 0 ? 1.25 : 0.8));
+      pan = clampPan(at - (e.offsetX - LEFT) / (zoom * spanPx(w)));
       schedule();
     };
   }
@@ -300,21 +321,51 @@ function setupControls() {
     if (!dragged) selectEvent(hitEvent(e.offsetX, e.offsetY));
   };
   $('stcanvas').ondblclick = () => { zoom = 1; pan = 0; schedule(); };
+  const ov = $('overview');
+  ov.onmousedown = (e) => {
+    overviewTo(e.offsetX);
+    ov.onmousemove = (m) => overviewTo(m.offsetX);
+  };
+  ov.onmouseup = ov.onmouseleave = () => { ov.onmousemove = null; };
 }
 
-// Drag to pan the zoomed axis; a drag is not a click.
+const clampPan = (p) => Math.max(0, Math.min(1 - 1 / zoom, p));
+
+// Drag to pan the zoomed axis, shift-drag to zoom into a box; a drag is
+// not a click.
 let dragged = false;
+let box = null;                 // [from, to] pixels of a shift-drag
 function dragToPan(c) {
-  let x0 = null, pan0 = 0;
-  c.onmousedown = (e) => { x0 = e.offsetX; pan0 = pan; dragged = false; };
+  let x0 = null, pan0 = 0, boxing = false;
+  c.onmousedown = (e) => {
+    x0 = e.offsetX;
+    pan0 = pan;
+    dragged = false;
+    boxing = e.shiftKey;
+  };
   c.onmousemove = (e) => {
-    if (x0 === null || zoom <= 1) return;
+    if (x0 === null) return;
     const dx = e.offsetX - x0;
     if (Math.abs(dx) > 3) dragged = true;
-    pan = Math.max(0, Math.min(1 - 1 / zoom, pan0 - dx / ((c.clientWidth - LEFT - 10) * zoom)));
+    if (boxing) box = [x0, e.offsetX];
+    else if (zoom > 1) pan = clampPan(pan0 - dx / (spanPx(c.clientWidth || 1000) * zoom));
     schedule();
   };
-  c.onmouseup = c.onmouseleave = () => { x0 = null; };
+  c.onmouseup = () => {
+    if (boxing && box && Math.abs(box[1] - box[0]) > 3) {
+      const w = c.clientWidth || 1000;
+      const a = fromPx(Math.min(...box), w), b = fromPx(Math.max(...box), w);
+      zoom = Math.max(1, 1 / Math.max(1e-12, b - a));
+      pan = clampPan(a);
+    }
+    x0 = null;
+    box = null;
+    schedule();
+  };
+  c.onmouseleave = () => {
+    x0 = null;
+    box = null;
+  };
 }
 
 async function control(text) {
@@ -326,62 +377,237 @@ async function control(text) {
 
 const ROW = 26;
 const LEFT = 110;
+const RIGHT = 10;
 
 function taskOrder() {
-  return [...stream.byTask.keys()].concat([...stream.info.keys()]
-    .filter((t) => !stream.byTask.has(t))).filter((t, i, a) => a.indexOf(t) === i)
+  return [...stream.lines.keys()].concat([...stream.info.keys()]
+    .filter((t) => !stream.lines.has(t))).filter((t, i, a) => a.indexOf(t) === i)
     .sort((a, b) => a - b);
 }
 
-// Real time with idle gaps squeezed (paper 001 section 4): a gap longer
-// than `limit' in which no task recorded anything is drawn `limit' wide.
+// Pixel px of a canvas w wide and u, 0..1 of the whole axis.
+const spanPx = (w) => Math.max(1, w - LEFT - RIGHT);
+const toPx = (u, w) => LEFT + (u - pan) * zoom * spanPx(w);
+const fromPx = (px, w) => pan + (px - LEFT) / (zoom * spanPx(w));
+
+// An axis maps a native coordinate (a logical position, or a corrected
+// time) to u and back, and names the columns of a task's line that
+// hold its events' coordinates and the running sums of its calls.
+function logicalAxis() {
+  const end = Math.max(2, stream.logicalEnd());
+  return {
+    real: false,
+    u: (c) => c / end,
+    c: (u) => u * end,
+    of: (i) => stream.at(i, E.X),
+    linear: [0, 1 / end],       // u = (c - origin) * scale
+    co: L.X,
+    sums: [L.CALL_X, L.BLOCKED_X, -1],
+    end,
+  };
+}
+
+// Real time on the corrected clock with idle gaps squeezed (paper 001,
+// section 4): a stretch longer than 1/50 of the run in which no task
+// recorded anything is drawn 1/50 wide.  The gaps are found per 1/1024
+// of the run (each bucket's first and last time: a gap is wider than
+// 20 buckets, so it lies between two occupied ones), in one pass over
+// the times and not a sort of them.
 let squeezeCache = null;
 function realAxis() {
-  const n = stream.events.length;
+  const n = stream.n;
   if (squeezeCache && squeezeCache.n === n && squeezeCache.on === squeeze) return squeezeCache;
-  const ts = stream.events.map((e) => e.tc).sort((a, b) => a - b);
-  const span = Math.max(1, ts[ts.length - 1] - ts[0]);
-  const limit = squeeze ? span / 50 : Infinity;
-  const at = [0];
-  const gaps = [];
-  for (let i = 1; i < ts.length; i++) {
-    const d = ts[i] - ts[i - 1];
-    if (d > limit) gaps.push(i);
-    at.push(at[i - 1] + Math.min(d, limit));
+  const ea = stream.e.a, W = E.WIDTH;
+  let t0 = Infinity, t1 = -Infinity;
+  for (let o = E.TC; o < n * W; o += W) {
+    if (ea[o] < t0) t0 = ea[o];
+    if (ea[o] > t1) t1 = ea[o];
   }
-  squeezeCache = { n, on: squeeze, ts, at, total: Math.max(1, at[at.length - 1]), gaps };
+  if (n === 0) t0 = t1 = 0;
+  const span = Math.max(1, t1 - t0);
+  const limit = squeeze ? span / 50 : Infinity;
+  const gaps = [];              // [last time before, first time after]
+  if (squeeze && n > 1) {
+    const B = 1024;
+    const lo = new Float64Array(B).fill(Infinity), hi = new Float64Array(B).fill(-Infinity);
+    for (let o = E.TC; o < n * W; o += W) {
+      const t = ea[o], b = Math.floor((t - t0) / span * (B - 1));
+      if (t < lo[b]) lo[b] = t;
+      if (t > hi[b]) hi[b] = t;
+    }
+    let prev = -1;
+    for (let b = 0; b < B; b++) {
+      if (lo[b] === Infinity) continue;
+      if (prev >= 0 && lo[b] - hi[prev] > limit) gaps.push([hi[prev], lo[b]]);
+      prev = b;
+    }
+  }
+  const at = [];                // each gap's start on the squeezed axis
+  let removed = 0;
+  for (const [a, b] of gaps) {
+    at.push(a - t0 - removed);
+    removed += b - a - limit;
+  }
+  const total = Math.max(1, span - removed);
+  // The last gap starting at or before v (on the axis: sq true).
+  const gapAt = (v, sq) => {
+    let k = -1;
+    while (k + 1 < gaps.length && (sq ? at[k + 1] : gaps[k + 1][0]) <= v) k++;
+    return k;
+  };
+  squeezeCache = {
+    n, on: squeeze, real: true, t0, t1, limit, gaps, at, total,
+    u: (c) => {
+      const k = gapAt(c, false);
+      if (k < 0) return (c - t0) / total;
+      const [a, b] = gaps[k];
+      return (c <= b ? at[k] + Math.min(c - a, limit) : at[k] + limit + c - b) / total;
+    },
+    c: (u) => {
+      const v = u * total, k = gapAt(v, true);
+      if (k < 0) return t0 + v;
+      return v <= at[k] + limit ? gaps[k][0] + v - at[k] : gaps[k][1] + v - at[k] - limit;
+    },
+    of: (i) => stream.at(i, E.TC),
+    linear: gaps.length === 0 ? [t0, 1 / total] : null,
+    co: L.TC,
+    sums: [L.CALL_T, L.BLOCKED_T, L.LOST_T],
+  };
   return squeezeCache;
 }
 
-// Position of time tc on the squeezed axis, 0..1.
-function realPos(ax, tc) {
-  let lo = 0, hi = ax.ts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (ax.ts[mid] <= tc) lo = mid; else hi = mid - 1;
+const axisOf = (mode) => mode === 'real' ? realAxis() : logicalAxis();
+
+// The native coordinate at each pixel edge of the visible axis.
+function pixelEdges(ax, w) {
+  const e = new Float64Array(spanPx(w) + 1);
+  for (let p = 0; p < e.length; p++) e[p] = ax.c(fromPx(LEFT + p, w));
+  return e;
+}
+
+// --- what the tasks did, per pixel ---------------------------------------------
+
+const { COMPUTING, IN_CALL, BLOCKED, LOST, E, L } = window.PmonModel;
+
+// Rectangles to fill, per colour, drawn in one path each.
+class Fills {
+  constructor() { this.by = new Map(); }
+  add(colour, x, y, w, h) {
+    let a = this.by.get(colour);
+    if (a === undefined) this.by.set(colour, a = []);
+    a.push(x, y, w, h);
   }
-  const extra = Math.min(tc - ax.ts[lo], (ax.at[lo + 1] ?? ax.at[lo]) - ax.at[lo]);
-  return (ax.at[lo] + Math.max(0, extra)) / ax.total;
+  draw(g) {
+    for (const [colour, a] of this.by) {
+      g.fillStyle = colour;
+      g.beginPath();
+      for (let k = 0; k < a.length; k += 4) g.rect(a[k], a[k + 1], a[k + 2], a[k + 3]);
+      g.fill();
+    }
+  }
 }
 
-function logicalEnd() {
-  let maxX = 1;
-  for (const x of stream.lastX.values()) maxX = Math.max(maxX, x);
-  return maxX + 1;
-}
-
-function toPx(pos, width) {
-  return LEFT + (pos - pan) * zoom * (width - LEFT - 10);
+// One task's line, pixel by pixel (Vampir's aggregation): each pixel of
+// the row shows how its stretch was spent -- blocked, in a call, events
+// lost, computing -- as stacked heights, so a pixel that holds a
+// thousand calls shows their share instead of whichever came last; a
+// call that fills the pixel fills its height.  The cost is a search per
+// pixel edge, whatever the number of events.  o: {ax, edges, y, h,
+// until (the coordinate where the line stops; Infinity: an open call
+// runs to the edge), limit (events considered), paleFrom (coordinate
+// from which the colours are pale, or Infinity), colours: [blocked,
+// call, lost, computing or null, and the pale four]}.
+function lineBars(fills, line, o) {
+  const a = line.t.a, W = L.WIDTH, co = o.ax.co, [call, blocked, lost] = o.ax.sums;
+  const n = Math.min(line.n, o.limit);
+  if (n === 0) return;
+  const first = a[co];
+  const end = Math.min(o.until, a[(n - 1) * W + L.KIND] === COMPUTING && n === line.n ?
+    a[(n - 1) * W + co] : o.until);
+  // Running sums at coordinate c: vc, vb, vl (k: the last event <= c).
+  let k = -1, vc = 0, vb = 0, vl = 0;
+  const sumsAt = (c) => {
+    c = Math.min(c, end);
+    k = line.lastAtOrBefore(co, c, k);
+    if (k >= n) k = n - 1;
+    if (k < 0) {
+      vc = vb = vl = 0;
+      return;
+    }
+    const r = k * W;
+    vc = a[r + call];
+    vb = a[r + blocked];
+    vl = lost >= 0 ? a[r + lost] : 0;
+    const next = k + 1 < n ? a[r + W + co] : end;
+    const d = Math.min(c, next) - a[r + co];
+    if (d > 0) {
+      const kind = a[r + L.KIND];
+      if (kind === IN_CALL) vc += d;
+      else if (kind === BLOCKED) vb += d;
+      else if (kind === LOST) vl += d;
+    }
+  };
+  const e = o.edges, H = o.h;
+  const h = (s) => s <= 0 ? 0 : Math.max(1, Math.round(H * s));
+  sumsAt(e[0]);
+  let c0 = vc, b0 = vb, l0 = vl;
+  let run = -1, runFrom = 0;
+  const flush = (to) => {
+    if (run <= 0) return;
+    const pale = run >> 24 & 1, hb = run & 0xff, hc = run >> 8 & 0xff, hl = run >> 16 & 0x7f;
+    const col = o.colours, base = pale ? 4 : 0;
+    let y = o.y + H;
+    const put = (hh, colour) => {
+      if (hh <= 0 || !colour) return;
+      y -= hh;
+      fills.add(colour, LEFT + runFrom, y, to - runFrom, hh);
+    };
+    put(hb, col[base]);
+    put(Math.min(hc, H - hb), col[base + 1]);
+    put(Math.min(hl, Math.max(0, H - hb - hc)), col[base + 2]);
+    put(Math.max(0, (run >> 25 & 0x7f) - hb - hc - hl), col[base + 3]);
+  };
+  for (let p = 0; p + 1 < e.length; p++) {
+    const a = e[p], b = e[p + 1];
+    sumsAt(b);
+    const dc = b - a;
+    let key = 0;
+    if (dc > 0 && b > first && a < end) {
+      const hb = h((vb - b0) / dc), hc = h((vc - c0) / dc), hl = h((vl - l0) / dc);
+      const covered = (Math.min(b, end) - Math.max(a, first)) / dc;
+      const hall = o.colours[3] ? Math.min(H, h(covered)) : 0;
+      key = hb | hc << 8 | hl << 16 | (a >= o.paleFrom ? 1 << 24 : 0) | hall << 25;
+      if ((key & 0x1ffffff) === 0 && hall === 0) key = 0;
+    }
+    if (key !== run) {
+      flush(p);
+      run = key;
+      runFrom = p;
+    }
+    c0 = vc;
+    b0 = vb;
+    l0 = vl;
+  }
+  flush(e.length - 1);
 }
 
 // --- space-time diagram -------------------------------------------------------
 
 let spacetimeDrawn = 0;
-let hitList = [];
+let spacetimeRows = [];         // the tasks, top to bottom, as last drawn
+const AXIS_H = 34;
+const ROW_Y = (r) => 20 + r * ROW;
+// Blocked, in a PVM call (no colour for lost or computing: the row's
+// green line); then the same beyond the step, paler.
+const CALL_COLOURS = ['#e53935', '#ffca28', null, null, '#f7b9b8', '#ffeeb8', null, null];
+// More messages than this on screen are drawn once per pixel pair,
+// without heads.
+const ARROWS_ONE_BY_ONE = 2000;
 
 function drawSpacetime() {
   const c = $('stcanvas');
   const order = taskOrder();
+  spacetimeRows = order;
   const rowOf = new Map(order.map((t, i) => [t, i]));
   const w = c.clientWidth || 1000;
   const rows = Math.max(160, order.length * ROW + 20);
@@ -391,102 +617,170 @@ function drawSpacetime() {
   const g = c.getContext('2d');
   g.clearRect(0, 0, w, h);
   g.font = '11px sans-serif';
-  const y = (tid) => 20 + rowOf.get(tid) * ROW;
+  const y = (tid) => ROW_Y(rowOf.get(tid));
   g.strokeStyle = '#9ccc65';   // computing, between calls
   g.beginPath();
   for (const t of order) {
     g.moveTo(LEFT, y(t));
-    g.lineTo(w - 10, y(t));
+    g.lineTo(w - RIGHT, y(t));
   }
   g.stroke();
-  drawAxis(g, w, rows);
-  if (timeMode === 'real' && squeeze) drawGaps(g, rows);
-  const evs = stream.events;
-  const pos = new Float64Array(evs.length);
-  if (timeMode === 'real') {
-    const ax = realAxis();
-    for (let i = 0; i < evs.length; i++) pos[i] = toPx(realPos(ax, evs[i].tc), w);
-  } else {
-    const end = logicalEnd();
-    for (let i = 0; i < evs.length; i++) pos[i] = toPx(evs[i].x / end, w);
+  const ax = axisOf(timeMode);
+  const edges = pixelEdges(ax, w);
+  drawAxis(g, ax, w, rows);
+  if (ax.real && squeeze) drawGaps(g, ax, w, rows);
+  const px = eventPx(ax, w);
+  const rowY = new Float64Array(stream.lines.size);
+  for (const line of stream.lines.values()) rowY[line.ord] = y(line.tid);
+  const fills = new Fills();
+  for (const [tid, line] of stream.lines) {
+    const ks = line.firstIndexFrom(step);
+    lineBars(fills, line, { ax, edges, y: y(tid) - 3, h: 6, until: Infinity, limit: line.n,
+      paleFrom: ks < line.n ? line.at(ks, ax.co) : Infinity, colours: CALL_COLOURS });
   }
-  hitList = [];
-  spacetimeDrawn = 0;
-  drawCallBars(g, pos, y, w);
-  drawSpawnArrows(g, pos, y);
-  for (const [s, r] of stream.arrows) {
-    const a = pos[s], b = pos[r];
-    if ((a < LEFT && b < LEFT) || (a > w && b > w)) continue;
-    g.strokeStyle = r < step ? '#1565c0' : '#cfd8e3';
-    arrow(g, a, y(evs[s].tid), b, y(evs[r].tid));
-    if (r < step) spacetimeDrawn++;
+  // A band of messages goes under the bars, single arrows over them.
+  if (!drawMessages(g, px, rowY, w, true)) {
+    fills.draw(g);
+    drawMessages(g, px, rowY, w, false);
+  } else fills.draw(g);
+  drawSpawnArrows(g, px, y);
+  drawMarks(g, ax, edges, y, w);
+  drawLosses(g, px, y, w);
+  drawCursor(g, px, rows);
+  drawFrontier(g, px, y);
+  if (box) {
+    g.fillStyle = 'rgba(21,101,192,0.15)';
+    g.fillRect(Math.min(...box), 0, Math.abs(box[1] - box[0]), rows);
   }
-  for (let i = 0; i < evs.length; i++) {
-    const x = pos[i];
-    if (x < LEFT - 2 || x > w) continue;
-    const e = evs[i];
-    g.fillStyle = i >= step ? '#ccc' : SENDS.has(e.call) ? '#1565c0' :
-      e.call === 'lost' ? '#d00' : e.phase === 'begin' ? '#555' : '#999';
-    g.fillRect(x - 2, y(e.tid) - 4, 4, 8);
-    hitList.push([x, y(e.tid), i]);
-  }
-  drawLosses(g, pos, y, w);
-  drawCursor(g, pos, rows);
-  drawFrontier(g, pos, y);
   // Last, the names, over a blank margin: nothing drawn covers them.
   g.clearRect(0, 0, LEFT - 4, rows);
   g.fillStyle = '#333';
   for (const t of order) g.fillText(taskName(t), 4, y(t) + 4);
+  drawOverview(w);
 }
 
-const AXIS_H = 34;
-// In a PVM call, blocked; then both beyond the step, paler.
-const CALL_COLOURS = ['#ffca28', '#e53935', '#ffeeb8', '#f7b9b8'];
+// Event i's pixel on the axis ax of a canvas w wide, as a function: a
+// multiplication where the axis is linear (partial order, real time
+// without squeezed gaps), which is what a hundred thousand arrows need.
+function eventPx(ax, w) {
+  const ea = stream.e.a, W = E.WIDTH, f = ax.real ? E.TC : E.X;
+  if (ax.linear) {
+    const [origin, scale] = ax.linear, k = scale * zoom * spanPx(w);
+    const b = LEFT - pan * zoom * spanPx(w);
+    return (i) => k * (ea[i * W + f] - origin) + b;
+  }
+  return (i) => toPx(ax.u(ea[i * W + f]), w);
+}
 
-// Each call as a bar from its begin to its end (to the right edge while
-// it has none, a deadlock's receive say): red while blocked, amber in
-// any other PVM call; the row's green line between calls is computing.
-// Bars narrower than a pixel where the row already has one are not
-// drawn again: an unzoomed storm costs a bar per pixel, not per call.
-function drawCallBars(g, pos, y, w) {
-  const evs = stream.events;
-  const blocking = window.PmonModel.BLOCKING;
-  let style = -1;
-  for (const [tid, mine] of stream.byTask) {
-    const ry = y(tid) - 3;
-    let lastPix = -1;
-    for (let k = 0; k < mine.length; k++) {
-      const i = mine[k], b = evs[i].begin;
-      const last = k === mine.length - 1 && evs[i].phase === 'begin' && evs[i].call !== 'pvm_exit';
-      if (b < 0 && !last) continue;
-      const from = last ? i : b;
-      const x1 = pos[from], x2 = last ? w - 10 : pos[i];
-      if (x2 < LEFT || x1 > w) continue;
-      const px = Math.floor(x2);
-      if (x2 - x1 < 1 && px === lastPix) continue;
-      lastPix = px;
-      const s = (blocking.has(evs[from].call) ? 1 : 0) + (from < step ? 0 : 2);
-      if (s !== style) {    // a colour is parsed each time it is set
-        style = s;
-        g.fillStyle = CALL_COLOURS[s];
-      }
-      g.fillRect(x1, ry, Math.max(1, x2 - x1), 6);
+// An arrow per message from its send to the receive that took it; with
+// more than ARROWS_ONE_BY_ONE on screen, a line per pixel pair between
+// two rows, without heads.  rowY: each line's (Line.ord) y.  band: draw
+// only if there are that many (then says true).
+function drawMessages(g, px, rowY, w, band) {
+  const ar = stream.arrows.a, na = stream.arrows.n, ea = stream.e.a, W = E.WIDTH;
+  const y = (i) => rowY[ea[i * W + E.LINE]];
+  const seen = new Int32Array(na / 2);
+  let ns = 0;
+  spacetimeDrawn = 0;
+  for (let k = 0; k < na; k += 2) {
+    const a = px(ar[k]), b = px(ar[k + 1]);
+    if ((a < LEFT && b < LEFT) || (a > w && b > w)) continue;
+    seen[ns++] = k;
+    if (ar[k + 1] < step) spacetimeDrawn++;
+  }
+  if (ns <= ARROWS_ONE_BY_ONE) {
+    if (band) return false;
+    for (let j = 0; j < ns; j++) {
+      const s = ar[seen[j]], r = ar[seen[j] + 1];
+      g.strokeStyle = r < step ? '#1565c0' : '#cfd8e3';
+      arrow(g, px(s), y(s), px(r), y(r));
+    }
+    return false;
+  }
+  // The last receive pixel drawn per send pixel and pair of rows (and
+  // before or after the step): most of a storm's arrows repeat one.
+  const rows = rowY.length, wp = Math.ceil(w) + 2;
+  const lastB = rows * rows * wp * 2 <= 1 << 23 ? new Int32Array(rows * rows * wp * 2).fill(-1) : null;
+  const drawn = lastB ? null : new Set();
+  const paths = [new Path2D(), new Path2D()];
+  for (let j = 0; j < ns; j++) {
+    const s = ar[seen[j]], r = ar[seen[j] + 1];
+    const a = Math.round(Math.min(Math.max(px(s), -1), w + 1)) + 1;
+    const b = Math.round(Math.min(Math.max(px(r), -1), w + 1)) + 1;
+    const before = r < step ? 0 : 1;
+    const ra = ea[s * W + E.LINE], rb = ea[r * W + E.LINE];
+    if (lastB) {
+      const key = (((ra * rows + rb) * wp + a) << 1) + before;
+      if (lastB[key] === b) continue;
+      lastB[key] = b;
+    } else {
+      const key = ((((ra * rows + rb) * wp + a) * wp + b) << 1) + before;
+      if (drawn.has(key)) continue;
+      drawn.add(key);
+    }
+    const p = paths[before];
+    p.moveTo(a - 1, rowY[ra]);
+    p.lineTo(b - 1, rowY[rb]);
+  }
+  g.strokeStyle = '#cfd8e3';
+  g.stroke(paths[1]);
+  // Light enough that the bars show through a band of messages.
+  g.strokeStyle = 'rgba(21,101,192,0.35)';
+  g.stroke(paths[0]);
+  return true;
+}
+
+// A mark per event where a row shows few enough to tell them apart.
+function drawMarks(g, ax, edges, y, w) {
+  const fills = new Fills();
+  const first = edges[0], last = edges[edges.length - 1];
+  for (const [tid, line] of stream.lines) {
+    const k0 = line.lastAtOrBefore(ax.co, first, 0) + 1;
+    const k1 = line.lastAtOrBefore(ax.co, last, k0);
+    if (k1 - k0 + 1 > edges.length / 3) continue;
+    const yy = y(tid) - 4;
+    for (let k = Math.max(0, k0 - 1); k <= Math.min(line.n - 1, k1 + 1); k++) {
+      const i = line.at(k, L.IDX), x = toPx(ax.u(line.at(k, ax.co)), w);
+      const call = stream.callOf(i);
+      fills.add(i >= step ? '#ccc' : SENDS.has(call) ? '#1565c0' : call === 'lost' ? '#d00' :
+        stream.at(i, E.PHASE) === 1 ? '#555' : '#999', x - 2, yy, 4, 8);
     }
   }
+  fills.draw(g);
+}
+
+// The event drawn nearest to (x, yy), within 8 pixels, or null.
+function hitEvent(x, yy) {
+  const c = $('stcanvas'), w = c.clientWidth || 1000;
+  const r = Math.round((yy - ROW_Y(0)) / ROW);
+  const line = stream.lines.get(spacetimeRows[r]);
+  if (line === undefined || Math.abs(yy - ROW_Y(r)) > 8) return null;
+  const ax = axisOf(timeMode);
+  const k = line.lastAtOrBefore(ax.co, ax.c(fromPx(x, w)), 0);
+  let best = null, bd = 8;
+  for (const j of [k, k + 1]) {
+    if (j < 0 || j >= line.n) continue;
+    const d = Math.abs(toPx(ax.u(line.at(j, ax.co)), w) - x);
+    if (d <= bd) {
+      bd = d;
+      best = line.at(j, L.IDX);
+    }
+  }
+  return best;
 }
 
 // A spawned task's arrow: from its parent's pvm_spawn to its first event.
 let spacetimeSpawns = 0;
-function drawSpawnArrows(g, pos, y) {
+function drawSpawnArrows(g, px, y) {
   spacetimeSpawns = 0;
   g.strokeStyle = '#8e24aa';
   g.setLineDash([4, 3]);
   for (const [tid, info] of stream.info) {
-    const evs = stream.byTask.get(tid);
-    if (!info.parent || !info.spawn_seq || !evs || !evs.length) continue;
-    const from = stream.byId.get(info.parent + ':' + info.spawn_seq);
+    const line = stream.lines.get(tid);
+    if (!info.parent || !info.spawn_seq || !line || !line.n) continue;
+    const from = stream.find(info.parent, info.spawn_seq);
     if (from === undefined) continue;
-    arrow(g, pos[from], y(info.parent), pos[evs[0]], y(tid));
+    arrow(g, px(from), y(info.parent), px(line.at(0, L.IDX)), y(tid));
     spacetimeSpawns++;
   }
   g.setLineDash([]);
@@ -494,27 +788,23 @@ function drawSpawnArrows(g, pos, y) {
 
 // The axis under the rows: time since the first event, with units, in
 // real time; the logical clock's steps in partial order.
-function drawAxis(g, w, top) {
-  const span = w - LEFT - 10;
+function drawAxis(g, ax, w, top) {
+  const span = spanPx(w);
   g.strokeStyle = '#555';
   g.fillStyle = '#333';
   g.font = '10px sans-serif';
   g.beginPath();
   g.moveTo(LEFT, top + 4);
-  g.lineTo(w - 10, top + 4);
+  g.lineTo(w - RIGHT, top + 4);
   g.stroke();
-  const at = (x) => pan + (x - LEFT) / (span * zoom);   // 0..1 of the axis
   let label;
-  if (timeMode === 'real' && stream.events.length > 0) {
-    const ax = realAxis();
-    const t0 = ax.ts[0];
-    const seen = (at(w - 10) - at(LEFT)) * ax.total;
+  if (ax.real) {
+    const seen = ax.c(fromPx(w - RIGHT, w)) - ax.c(fromPx(LEFT, w));
     const unit = seen >= 2e9 ? [1e9, 's'] : seen >= 2e6 ? [1e6, 'ms'] : seen >= 2e3 ? [1e3, 'µs'] : [1, 'ns'];
-    label = (f) => ((realTime(ax, f) - t0) / unit[0]).toFixed(unit[0] > 1 ? 3 : 0) + ' ' + unit[1];
+    label = (x) => ((ax.c(fromPx(x, w)) - ax.t0) / unit[0]).toFixed(unit[0] > 1 ? 3 : 0) + ' ' + unit[1];
     g.fillText('time since the first event' + (squeeze ? ' (idle gaps squeezed)' : ''), LEFT, top + 30);
   } else {
-    const end = logicalEnd();
-    label = (f) => String(Math.round(f * end));
+    label = (x) => String(Math.round(ax.c(fromPx(x, w))));
     g.fillText('logical time (causal order, not real time)', LEFT, top + 30);
   }
   for (let k = 0; k <= 8; k++) {
@@ -523,22 +813,11 @@ function drawAxis(g, w, top) {
     g.moveTo(x, top + 4);
     g.lineTo(x, top + 8);
     g.stroke();
-    const text = label(at(x));
+    const text = label(x);
     const tw = g.measureText(text).width;
-    g.fillText(text, Math.min(Math.max(LEFT, x - tw / 2), w - 10 - tw), top + 18);
+    g.fillText(text, Math.min(Math.max(LEFT, x - tw / 2), w - RIGHT - tw), top + 18);
   }
   g.font = '11px sans-serif';
-}
-
-// The time at position f (0..1) of the squeezed axis (realPos's inverse).
-function realTime(ax, f) {
-  const a = f * ax.total;
-  let lo = 0, hi = ax.at.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (ax.at[mid] <= a) lo = mid; else hi = mid - 1;
-  }
-  return ax.ts[lo] + (a - ax.at[lo]);
 }
 
 // Where pmon web lost events (doc/web.md, "Losses"): on the line of
@@ -546,17 +825,17 @@ function realTime(ax, f) {
 // to its first after them (at least 8 pixels), labelled with how many
 // where the label does not cover another.
 let spacetimeLost = 0;
-function drawLosses(g, pos, y, w) {
+function drawLosses(g, px, y, w) {
   spacetimeLost = 0;
   g.lineWidth = 5;
   g.font = '10px sans-serif';
   const labelEnd = new Map();   // tid -> right end of its last label
   for (const l of stream.losses) {
     for (const t of l.tasks || []) {
-      if (!stream.info.has(t.tid) && !stream.byTask.has(t.tid)) continue;
+      if (!stream.info.has(t.tid) && !stream.lines.has(t.tid)) continue;
       const [a, b] = stream.lossGap(t.tid, t.first);
-      let x1 = a === undefined ? LEFT : pos[a];
-      let x2 = b === undefined ? w - 10 : pos[b];
+      let x1 = a === undefined ? LEFT : px(a);
+      let x2 = b === undefined ? w - RIGHT : px(b);
       if (x2 - x1 < 8) {
         x1 = (x1 + x2) / 2 - 4;
         x2 = x1 + 8;
@@ -565,7 +844,7 @@ function drawLosses(g, pos, y, w) {
       g.strokeStyle = l.at <= step ? 'rgba(211,47,47,0.75)' : 'rgba(211,47,47,0.3)';
       g.beginPath();
       g.moveTo(Math.max(x1, LEFT), y(t.tid));
-      g.lineTo(Math.min(x2, w - 10), y(t.tid));
+      g.lineTo(Math.min(x2, w - RIGHT), y(t.tid));
       g.stroke();
       const text = 'lost ' + num(t.events);
       const lx = Math.max(x1, LEFT);
@@ -582,21 +861,20 @@ function drawLosses(g, pos, y, w) {
 }
 
 // The squeezed idle gaps, each labelled with the time it removed.
-function drawGaps(g, h) {
-  const ax = realAxis();
-  const limit = (ax.ts[ax.ts.length - 1] - ax.ts[0]) / 50;
+function drawGaps(g, ax, w, h) {
   g.strokeStyle = '#e08';
   g.fillStyle = '#e08';
   g.font = '10px sans-serif';
   g.setLineDash([3, 3]);
   let lastEnd = -Infinity;
-  for (const i of ax.gaps) {
-    const x = toPx(ax.at[i] / ax.total, $('stcanvas').width) - 2;
+  for (const [a, b] of ax.gaps) {
+    const x = toPx(ax.u(b), w) - 2;
+    if (x < LEFT || x > w - RIGHT) continue;
     g.beginPath();
     g.moveTo(x, 10);
     g.lineTo(x, h - 4);
     g.stroke();
-    const text = '−' + dur(ax.ts[i] - ax.ts[i - 1] - limit);
+    const text = '−' + dur(b - a - ax.limit);
     if (x - 2 > lastEnd) {
       g.fillText(text, x + 2, 10);
       lastEnd = x + 2 + g.measureText(text).width;
@@ -625,9 +903,9 @@ function arrow(g, x1, y1, x2, y2) {
   g.stroke();
 }
 
-function drawCursor(g, pos, h) {
-  if (step === 0 || step > pos.length) return;
-  const x = pos[step - 1];
+function drawCursor(g, px, h) {
+  if (step === 0 || step > stream.n) return;
+  const x = px(step - 1);
   g.strokeStyle = '#2e7d32';
   g.beginPath();
   g.moveTo(x, 5);
@@ -636,33 +914,72 @@ function drawCursor(g, pos, h) {
 }
 
 // The clicked event, and its frontier joined into a line (a stopline).
-function drawFrontier(g, pos, y) {
+function drawFrontier(g, px, y) {
   if (selected === null) return;
-  const ev = stream.events[selected];
   g.strokeStyle = '#e65100';
   g.lineWidth = 2;
-  g.strokeRect(pos[selected] - 5, y(ev.tid) - 7, 10, 14);
+  g.strokeRect(px(selected) - 5, y(stream.at(selected, E.TID)) - 7, 10, 14);
   g.beginPath();
   for (const id of Object.values(frontier || {})) {
-    const i = stream.byId.get(id);
+    const i = stream.find(id);
     if (i === undefined) continue;
-    g.moveTo(pos[i] + 5, y(stream.events[i].tid));
-    g.arc(pos[i], y(stream.events[i].tid), 5, 0, 2 * Math.PI);
+    g.moveTo(px(i) + 5, y(stream.at(i, E.TID)));
+    g.arc(px(i), y(stream.at(i, E.TID)), 5, 0, 2 * Math.PI);
   }
   g.stroke();
   g.lineWidth = 1;
 }
 
-function hitEvent(x, yy) {
-  let best = null, bd = 64;
-  for (const [hx, hy, i] of hitList) {
-    const d = (hx - x) ** 2 + (hy - yy) ** 2;
-    if (d < bd) {
-      bd = d;
-      best = i;
-    }
-  }
-  return best;
+// The overview strip: the whole run, every task a thin row, and the
+// part the diagram shows outlined; a click or drag there moves to it.
+let overviewKey = '', overviewImage = null;
+function drawOverview(w) {
+  const c = $('overview');
+  const order = spacetimeRows;
+  const H = 44;
+  if (c.width !== w) c.width = w;
+  c.height = H;
+  const g = c.getContext('2d');
+  const ax = axisOf(timeMode);
+  const key = [stream.n, timeMode, squeeze, w, step, order.length].join();
+  if (key !== overviewKey) {
+    overviewKey = key;
+    const z = zoom, p = pan;
+    zoom = 1;
+    pan = 0;
+    const edges = pixelEdges(ax, w);
+    const rh = Math.max(1, Math.min(6, Math.floor((H - 4) / Math.max(1, order.length))));
+    const fills = new Fills();
+    order.forEach((tid, r) => {
+      const line = stream.lines.get(tid);
+      if (!line) return;
+      const ks = line.firstIndexFrom(step);
+      lineBars(fills, line, { ax, edges, y: 2 + r * rh, h: rh, until: Infinity, limit: line.n,
+        paleFrom: ks < line.n ? line.at(ks, ax.co) : Infinity,
+        colours: ['#e53935', '#ffca28', '#9e9e9e', '#9ccc65', '#f7b9b8', '#ffeeb8', '#ddd', '#dcedc8'] });
+    });
+    zoom = z;
+    pan = p;
+    g.clearRect(0, 0, w, H);
+    fills.draw(g);
+    g.fillStyle = '#333';
+    g.font = '10px sans-serif';
+    g.fillText('whole run', 4, 14);
+    overviewImage = g.getImageData(0, 0, w, H);
+  } else g.putImageData(overviewImage, 0, 0);
+  const x1 = LEFT + pan * spanPx(w), x2 = LEFT + (pan + 1 / zoom) * spanPx(w);
+  g.strokeStyle = '#1565c0';
+  g.lineWidth = 2;
+  g.strokeRect(x1, 1, Math.max(2, x2 - x1), H - 2);
+  g.lineWidth = 1;
+}
+
+// Moves the window of the diagram to centre on overview pixel x.
+function overviewTo(x) {
+  const w = $('overview').width;
+  const u = (x - LEFT) / spanPx(w);
+  pan = Math.max(0, Math.min(1 - 1 / zoom, u - 0.5 / zoom));
+  schedule();
 }
 
 // --- concurrency view (paper 003 section 2) ---------------------------------
@@ -800,7 +1117,7 @@ function drawSpawn(st) {
   const roots = [];
   for (const t of taskOrder()) {
     const p = stream.info.get(t)?.parent || 0;
-    if (p > 0 && (stream.info.has(p) || stream.byTask.has(p))) {
+    if (p > 0 && (stream.info.has(p) || stream.lines.has(p))) {
       if (!kids.has(p)) kids.set(p, []);
       kids.get(p).push(t);
     } else roots.push(t);
@@ -874,7 +1191,11 @@ function drawQueues(st) {
 
 // --- activity over time (paper 004 section 5) -------------------------------
 
-// Per task, intervals: computing between calls, in PVM, blocked.
+// Per task over corrected time up to the step: computing (between
+// calls), in PVM, blocked, events lost; a call still open at the step
+// lasts until the step's time.  Drawn per pixel like the space-time
+// bars (lineBars): the shares of each pixel's stretch.
+const ACTIVITY_COLOURS = { blocked: '#e53935', pvm: '#ffca28', lost: '#9e9e9e', computing: '#66bb6a' };
 function drawActivity() {
   const c = $('actcanvas');
   const order = taskOrder();
@@ -884,37 +1205,23 @@ function drawActivity() {
   const g = c.getContext('2d');
   g.font = '11px sans-serif';
   const ax = realAxis();
-  const px = (tc) => toPx(realPos(ax, tc), w);
-  const colour = { computing: '#66bb6a', pvm: '#ffca28', blocked: '#e53935', lost: '#9e9e9e' };
+  const edges = pixelEdges(ax, w);
+  const now = step > 0 ? stream.at(step - 1, E.TC) : -Infinity;
+  const fills = new Fills();
+  const col = ACTIVITY_COLOURS;
   order.forEach((t, r) => {
     const y = 14 + r * ROW;
-    g.fillStyle = '#333';
-    g.fillText(taskName(t), 4, y + 12);
-    let prev = null;
-    for (const i of stream.byTask.get(t) || []) {
-      if (i >= step) break;
-      const e = stream.events[i];
-      if (prev !== null) {
-        // Events missing in between (lost): what the task did is unknown.
-        const kind = e.seq !== prev.seq + 1 && prev.call !== 'lost' ? 'lost' :
-          e.phase === 'end' && prev.phase === 'begin' && prev.call === e.call ?
-          (window.PmonModel.BLOCKING.has(e.call) ? 'blocked' : 'pvm') : 'computing';
-        g.fillStyle = colour[kind];
-        const a = px(prev.tc), b = px(e.tc);
-        if (b >= LEFT && a <= w) g.fillRect(Math.max(a, LEFT), y, Math.max(1, b - Math.max(a, LEFT)), 16);
-      }
-      prev = e;
-    }
-    // A call still open at this step lasts until the step's time.
-    if (prev && prev.phase === 'begin' && step > 0) {
-      const now = stream.events[step - 1].tc;
-      g.fillStyle = colour[window.PmonModel.BLOCKING.has(prev.call) ? 'blocked' : 'pvm'];
-      const a = Math.max(px(prev.tc), LEFT), b = px(now);
-      if (b > a) g.fillRect(a, y, b - a, 16);
-    }
+    const line = stream.lines.get(t);
+    if (!line || step === 0) return;
+    lineBars(fills, line, { ax, edges, y, h: 16, until: now, limit: line.firstIndexFrom(step),
+      paleFrom: Infinity, colours: [col.blocked, col.pvm, col.lost, col.computing] });
   });
+  fills.draw(g);
+  g.clearRect(0, 0, LEFT - 4, c.height - 20);
+  g.fillStyle = '#333';
+  order.forEach((t, r) => g.fillText(taskName(t), 4, 14 + r * ROW + 12));
   let lx = LEFT;
-  for (const [k, v] of Object.entries(colour)) {
+  for (const [k, v] of Object.entries(col)) {
     g.fillStyle = v;
     g.fillRect(lx, c.height - 16, 12, 12);
     g.fillStyle = '#333';
@@ -933,11 +1240,12 @@ const idText = (id) => {
 const ns9 = (n) => String(n).padStart(9, '0');
 const TID_CALLS = new Set(['pvm_mytid', 'pvm_parent', 'pvm_gettid', 'pvm_tidtohost']);
 
-// ev's time since the first event, exact: "+1.000000123 s".
-function since(ev) {
-  const f = stream.events[0];
-  if (!f || ev.tc_ns < 0 || f.tc_ns < 0) return '';
-  const [s1, n1] = exactNs(ev.tc, ev.tc_ns), [s0, n0] = exactNs(f.tc, f.tc_ns);
+// Event i's time since the first event, exact: "+1.000000123 s".
+function since(i) {
+  if (stream.n === 0) return '';
+  const ni = stream.exactNs(i, 'tc'), n0 = stream.exactNs(0, 'tc');
+  if (ni < 0 || n0 < 0) return '';
+  const [s1, n1] = exactNs(stream.at(i, E.TC), ni), [s0] = exactNs(stream.at(0, E.TC), n0);
   let s = s1 - s0, n = n1 - n0;
   if (n < 0) { s -= 1; n += 1e9; }
   return '+' + s + '.' + ns9(n) + ' s';
@@ -945,7 +1253,8 @@ function since(ev) {
 const exactText = (t, ns) => ns < 0 ? String(t) : exactNs(t, ns)[0] + ns9(ns);
 
 // The rows of the details table, label and value, in words.
-function detailRows(ev) {
+function detailRows(i) {
+  const ev = stream.event(i);
   const rows = [['event', idText(ev.id)],
     ['task', hex(ev.tid) + ' ' + ev.program + ' on ' + ev.host]];
   if (ev.call === 'lost') {
@@ -965,9 +1274,10 @@ function detailRows(ev) {
     rows.push(['group', ev.group + (ev.inst >= 0 ? ', instance ' + ev.inst : '')]);
   }
   if (ev.rc !== undefined) rows.push(['returned', TID_CALLS.has(ev.call) && ev.rc > 0 ? hex(ev.rc) : String(ev.rc)]);
-  rows.push(['time', since(ev)]);
+  rows.push(['time', since(i)]);
   if (ev.tc !== undefined) {
-    rows.push(['tc (ns)', exactText(ev.tc, ev.tc_ns)], ['t, its host (ns)', exactText(ev.t, ev.t_ns)]);
+    rows.push(['tc (ns)', exactText(ev.tc, stream.exactNs(i, 'tc'))],
+      ['t, its host (ns)', exactText(ev.t, stream.exactNs(i, 't'))]);
   }
   for (const f of ['inconsistent', 'again']) if (ev[f]) rows.push(['note', f]);
   return rows;
@@ -976,9 +1286,9 @@ function detailRows(ev) {
 function drawDetails() {
   const d = $('details');
   if (selected === null) return;
-  const ev = stream.events[selected];
+  const ev = stream.event(selected);
   const tb = document.createElement('table');
-  for (const [k, v] of detailRows(ev)) {
+  for (const [k, v] of detailRows(selected)) {
     const tr = tb.insertRow();
     tr.insertCell().textContent = k;
     tr.insertCell().textContent = v;
@@ -1038,7 +1348,7 @@ function drawProblems() {
         a.onclick = (e) => {
           e.preventDefault();
           follow = false;
-          selectEvent(stream.byId.get(part.id));
+          selectEvent(stream.find(part.id));
         };
         li.append(a);
       }
@@ -1050,9 +1360,9 @@ function drawProblems() {
 
 function render() {
   const st = stateAt(step);
-  $('slider').max = stream.events.length;
+  $('slider').max = stream.n;
   $('slider').value = step;
-  $('stepinfo').textContent = 'step ' + step + ' / ' + stream.events.length + startInfo() +
+  $('stepinfo').textContent = 'step ' + step + ' / ' + stream.n + startInfo() +
     (stream.bye !== null ? ' — coordinator gone' : '');
   $('lossinfo').textContent = lossInfo(st);
   drawStatus();
@@ -1166,12 +1476,13 @@ function benchMain() {
   x.open('GET', '/events?once=1&k=' + encodeURIComponent(KEY), false);
   x.send();
   const t0 = performance.now();
-  for (const block of x.responseText.split('\n\n')) {
-    if (block.startsWith('data: ')) receive(parse(block.slice(6)));
-  }
+  const text = x.responseText;
+  const t1 = performance.now();
+  feed(text);
   loadMs = performance.now() - t0;
   render();
-  const out = { events: stream.events.length, timing_ms: bench() };
+  const out = { events: stream.n, timing_ms: bench() };
+  out.timing_ms.load_text = Math.round(t1 - t0);
   $('model').textContent = JSON.stringify(out);
 }
 
