@@ -63,80 +63,12 @@ function lastDigits(text, key) {
   return n;
 }
 
-// What a row of the stream needs of an event, read from its line in
-// one pass without building the line's object: a million JSON.parse
-// objects are most of the cost of loading a million events.  The line
-// is flat JSON from one writer (tools/trace_fmt.c: numbers, strings,
-// arrays of numbers); readLine says false for anything else -- an
-// escape, an object -- and JSON.parse reads that line instead.  One
-// record, reused.
+// What a row of the stream needs of an event (recordOf): one record,
+// reused, not a property of a million objects.
 const R = { tid: 0, seq: 0, call: '', phase: '', mtid: -1, mseq: -1, group: '',
   t: -1, tc: -1 };
 
-function readLine(text, from, to) {
-  if (text.slice(from, to).indexOf('\\') >= 0) return false;
-  R.tid = R.seq = -1;
-  R.call = R.phase = R.group = '';
-  R.mtid = R.mseq = -1;
-  R.t = R.tc = -1;
-  let p = from + 1;
-  while (p < to) {
-    if (text.charCodeAt(p) !== 34) return false;
-    const k = p + 1, ke = text.indexOf('"', k);
-    const klen = ke - k;
-    p = ke + 2;
-    const c = text.charCodeAt(p);
-    if (c === 34) {                             // a string
-      const e = text.indexOf('"', p + 1);
-      if (klen === 4 && text.startsWith('call', k)) R.call = text.slice(p + 1, e);
-      else if (klen === 5 && text.startsWith('phase', k)) {
-        const f = text.charCodeAt(p + 1);
-        R.phase = f === 98 ? 'begin' : f === 101 ? 'end' : text.slice(p + 1, e);
-      } else if (klen === 5 && text.startsWith('match', k)) {
-        let q = p + 1, v = 0;
-        for (let d; (d = text.charCodeAt(q) - 48) >= 0 && d <= 9; q++) v = v * 10 + d;
-        R.mtid = v;
-        v = 0;
-        for (q++; q < e; q++) v = v * 10 + text.charCodeAt(q) - 48;
-        R.mseq = v;
-      } else if (klen === 5 && text.startsWith('group', k)) R.group = text.slice(p + 1, e);
-      p = e + 1;
-    } else if (c === 91) {                      // an array of numbers
-      p = text.indexOf(']', p) + 1;
-    } else if (c === 45 || (c >= 48 && c <= 57)) {      // a number
-      const key = klen === 3 ? (text.startsWith('tid', k) ? 1 : text.startsWith('seq', k) ? 2 : 0) :
-        klen === 1 && text.charCodeAt(k) === 116 ? 3 : klen === 2 && text.startsWith('tc', k) ? 4 : 0;
-      let e = p + (c === 45 ? 1 : 0);
-      for (let d; (d = text.charCodeAt(e)) >= 48 && d <= 57; e++);
-      if (key !== 0) {
-        // At most 9 digits exact at a time: a time of 19 is rounded
-        // once, as JSON.parse would within a unit in the last place.
-        let hi = 0, lo = 0;
-        const mid = Math.max(p, e - 9);
-        for (let q = p; q < mid; q++) hi = hi * 10 + text.charCodeAt(q) - 48;
-        for (let q = mid; q < e; q++) lo = lo * 10 + text.charCodeAt(q) - 48;
-        const v = hi * 1e9 + lo;
-        if (c === 45 || text.charCodeAt(e) === 46 || (text.charCodeAt(e) | 32) === 101) return false;
-        if (key === 1) R.tid = v;
-        else if (key === 2) R.seq = v;
-        else if (key === 3) R.t = v;
-        else R.tc = v;
-      } else {
-        for (let d; (d = text.charCodeAt(e)) !== 44 && d !== 125; e++);
-      }
-      p = e;
-    } else if (c === 116 || c === 102 || c === 110) {  // true, false, null
-      for (let d; (d = text.charCodeAt(p)) !== 44 && d !== 125; p++);
-    } else return false;
-    const d = text.charCodeAt(p);
-    if (d === 44) p++;
-    else if (d === 125) break;
-    else return false;
-  }
-  return R.tid >= 0 && R.seq >= 0 && R.call !== '';
-}
-
-// The same record from an event's object.
+// R from an event's object.
 function recordOf(m) {
   R.tid = m.tid;
   R.seq = m.seq;
@@ -339,17 +271,15 @@ class Stream {
   }
 
   // The message text[from, to) of the stream: null for an event (kept
-  // as where it is in text, not as an object), else the message.
+  // as where its line is in text and a row, not as its object), else the
+  // message.
   addLine(text, from, to) {
-    const event = text.startsWith('{"id":', from);
-    if (!event || !readLine(text, from, to)) {
-      const m = JSON.parse(text.slice(from, to));
-      if (m.type !== undefined || m.id === undefined) {
-        this.add(m);
-        return m;
-      }
-      recordOf(m);
+    const m = JSON.parse(text.slice(from, to));
+    if (m.type !== undefined || m.id === undefined) {
+      this.add(m);
+      return m;
     }
+    recordOf(m);
     if (this.texts[this.texts.length - 1] !== text) this.texts.push(text);
     this.ord++;
     this.addEvent(R, this.texts.length - 1, from, to);
@@ -467,7 +397,7 @@ class Stream {
     else p.push(j);
   }
 
-  // An event (r: readLine's record) whose line is texts[text][from, to).
+  // An event (r: the record R) whose line is texts[text][from, to).
   addEvent(r, text, from, to) {
     const i = this.n++;
     const tid = r.tid, seq = r.seq, phase = r.phase;
