@@ -45,22 +45,26 @@ static const struct option web_longopts[] = {
 	{ "port", required_argument, NULL, 'p' },
 	{ "bind", required_argument, NULL, 'b' },
 	{ "keep", required_argument, NULL, 'k' },
+	{ "lossy", no_argument, NULL, 'l' },
 	{ NULL, 0, NULL, 0 }
 };
 
 const struct cmd_entry cmd_web_entry = {
-	"web", "[--port N] [--bind ADDR] [--keep N]",
+	"web", "[--port N] [--bind ADDR] [--keep N] [--lossy]",
 	"serve live views of the application to a browser (doc/web.md)",
 	"  -p, --port N    TCP port (default 7680; 0: any free port)\n"
 	"  -b, --bind ADDR address to listen on (default 127.0.0.1)\n"
 	"  -k, --keep N    events kept for browsers that come later\n"
 	"                  (default 200000; older ones are dropped, and\n"
 	"                  the page starts from a snapshot after them)\n"
+	"  -l, --lossy     subscribe lossy: never hold the application\n"
+	"                  back, lose events when pmon web lags (by\n"
+	"                  default it is lossless while it keeps reading)\n"
 	"\nPrints the page's URL, which carries a key: the data and the\n"
 	"control panel answer only requests with that key.  Runs until\n"
 	"SIGINT or SIGTERM, and keeps serving what it has after the\n"
 	"coordinator stops.\n",
-	"+hp:b:k:", web_longopts, 0, 0, cmd_web
+	"+hp:b:k:l", web_longopts, 0, 0, cmd_web
 };
 
 /* A browser on /events: it gets every line the tool keeps from now on. */
@@ -117,6 +121,8 @@ struct web {
 	int			 attached;	/* the attach snapshot came */
 	int			 lost_pending;	/* a snapshot follows a loss */
 	int			 checkpoints;	/* the coordinator gives them */
+	int			 lossless;	/* subscribed so, not degraded */
+	long long		 self;		/* our tool id (0: not known) */
 	int			 want_checkpoint;
 	unsigned long long	 dropped;	/* events gone from the ring */
 	unsigned long long	 gap;		/* of them, after its first
@@ -457,9 +463,36 @@ web_problem(const char *json, size_t len, void *arg)
 	web_keep_typed(arg, "problem", json, len);
 }
 
+/*
+ * Our own attach notice is the first the coordinator sends us (before
+ * the attach snapshot): it names our tool id, so that a "degraded"
+ * notice with that id says we are lossy from now on.
+ */
+static void
+web_notice_self(struct web *w, const char *json, size_t len)
+{
+	json_t *o = json_loadb(json, len, 0, NULL);
+	const char *what = json_string_value(json_object_get(o, "notice"));
+	long long tool = json_integer_value(json_object_get(o, "tool"));
+
+	if (what != NULL && strcmp(what, "attached") == 0 && w->self == 0 &&
+	    !w->attached)
+		w->self = tool;
+	else if (what != NULL && strcmp(what, "degraded") == 0 &&
+	    tool == w->self && w->lossless) {
+		fprintf(stderr, "pmon web: the coordinator made us lossy (we "
+		    "read nothing for its bound); events may be lost\n");
+		w->lossless = 0;
+	}
+	json_decref(o);
+}
+
 static void
 web_notice(const char *json, size_t len, void *arg)
 {
+	if (strstr(json, "\"attached\"") != NULL ||
+	    strstr(json, "\"degraded\"") != NULL)
+		web_notice_self(arg, json, len);
 	if (strstr(json, "\"lost\"") == NULL ||
 	    web_keep_lost(arg, json, len) == -1)
 		web_keep_typed(arg, "notice", json, len);
@@ -622,9 +655,11 @@ web_history(struct web *w, struct evbuffer *buf)
 	size_t i;
 
 	evbuffer_add_printf(buf, "data: {\"type\":\"hello\",\"live\":%s,"
+	    "\"lossless\":%s,\"tool\":%lld,"
 	    "\"keep\":%zu,\"dropped\":%llu,\"gap\":%llu,"
 	    "\"losses_before\":%llu,\"lost_before\":%llu,"
 	    "\"last_loss_ms\":%lld}\n\n", w->live ? "true" : "false",
+	    w->lossless ? "true" : "false", w->self,
 	    w->keep, w->dropped, w->gap, w->gone.losses, w->gone.events,
 	    w->gone.last_ms);
 	for (i = 0; i < w->ntasks; i++)
@@ -851,7 +886,7 @@ web_attach(struct web *w)
 		return tool_error("out of memory");
 	pmon_set_callbacks(w->p, &cb, w);
 	if (pmon_connect(w->p, NULL, "pmon-web", PMON_SUBSCRIBE |
-	    PMON_SNAPSHOT) == -1)
+	    PMON_SNAPSHOT | (w->lossless ? PMON_LOSSLESS : 0)) == -1)
 		return tool_error("%s", pmon_error(w->p));
 	w->live = 1;
 	if ((w->pmon_ev = event_new(w->base, pmon_fd(w->p),
@@ -933,6 +968,7 @@ cmd_web(const struct cmd_args *a)
 		addr = a->arg['b'];
 	w.keep = keep;
 	w.checkpoints = 1;
+	w.lossless = !a->seen['l'];
 	if (web_key_make(w.key) == -1)
 		return tool_error("no random key: %s", strerror(errno));
 	return web_run(&w, addr, port);

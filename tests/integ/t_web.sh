@@ -123,9 +123,9 @@ expect_eq "the header" loaded "$(jq -r .status "$M")"
 expect_eq "losses listed" 0 "$(jq '.losslist | length' "$M")"
 expect_eq "snapshots kept" '[{"at":0,"why":"attach"}]' "$(jq -c .segments "$M")"
 
-# The same through the page's EventSource (the live path).
+# The same through the page's live path (a streamed fetch, in chunks).
 chromium_model "&sse=1" "$RUN/sse.json"
-expect_eq "the model read through EventSource" \
+expect_eq "the model read through the live path" \
     "$(jq -c '[.events, .arrows, .tasks, .snapshot_diffs]' "$M")" \
     "$(jq -c '[.events, .arrows, .tasks, .snapshot_diffs]' "$RUN/sse.json")"
 

@@ -7,7 +7,9 @@
 # counts are that snapshot's, before it they never exceed it, and at the
 # last step they are the coordinator's final snapshot.  A second pmon web
 # with a small --keep no longer holds the start of the run, and must
-# still start from a true state and end at the coordinator's.
+# still start from a true state and end at the coordinator's.  Both are
+# --lossy; a third, lossless as pmon web is by default, keeps every
+# event of the same run and says so.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -29,11 +31,12 @@ web_start() {
 	    fail "pmon web printed no URL: $(cat "$RUN/$name.err")"
 	head -n 1 "$RUN/$name.out" >"$RUN/$name.url"
 }
-web_start a
+web_start a --lossy
 WEB_A=$BG_PID
 keep=3000
-web_start b --keep $keep
+web_start b --keep $keep --lossy
 WEB_B=$BG_PID
+web_start c
 # Both attached before the program (see t_web.sh).
 timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
@@ -76,7 +79,7 @@ caught_up() {
 # (Each look reads everything kept: a deadline, not a count of looks;
 # under ASan on a loaded 2-core machine 90 s was once too few.)
 deadline=$((SECONDS + 240))
-for w in a b; do
+for w in a b c; do
 	until caught_up $w; do
 		[ $SECONDS -lt $deadline ] ||
 		    fail "pmon web ($w) did not catch up: $(tail -n 3 "$RUN/$w.err")"
@@ -196,9 +199,9 @@ jq -e --argjson n "$(jq '.[0].events' "$RUN/losses.json")" '.lossinfo |
     "$RUN/a.step" >/dev/null ||
     fail "step $at does not say what was lost: $(jq .lossinfo "$RUN/a.step")"
 
-# The live path (EventSource) shows the same.
+# The live path (a streamed fetch) shows the same.
 chromium_model a "&sse=1" "$RUN/a.sse"
-expect_eq "the page read through EventSource" \
+expect_eq "the page read through the live path" \
     "$(jq -c '[.events, .tasks, .losses, .lost.events, .snapshot_diffs]' "$M")" \
     "$(jq -c '[.events, .tasks, .losses, .lost.events, .snapshot_diffs]' "$RUN/a.sse")"
 
@@ -245,6 +248,23 @@ expect_eq "pmon web (b): the page's tasks at the last step" \
         norm_page([\$s[0].tasks[].tid])" "$B")"
 jq -e '.snapshot_diffs == []' "$B" >/dev/null ||
     fail "pmon web (b) differs from /snapshot: $(jq -c .snapshot_diffs "$B")"
+
+# pmon web (c), lossless: every event of the run, no loss, and the page
+# says how it subscribed.
+expect_eq "pmon web (c): lost notices" 0 \
+    "$(jq -s '[.[] | select(.type == "notice" and .notice == "lost")] | length' "$RUN/c.json")"
+expect_eq "pmon web (c): events kept" "$(jq '[.position[]] | add' "$RUN/snap.json")" \
+    "$(jq -s '[.[] | select(.type == null and .id != null)] | length' "$RUN/c.json")"
+chromium_model c "" "$RUN/c.model"
+expect_eq "pmon web (c): the page's tasks at the last step" \
+    "$(jq -c "$norm_snap norm_snap" "$RUN/snap.json")" \
+    "$(jq -c --slurpfile s "$RUN/snap.json" "$norm_page
+        norm_page([\$s[0].tasks[].tid])" "$RUN/c.model")"
+expect_eq "pmon web (c): the header" "loaded" "$(jq -r .status "$RUN/c.model")"
+jq -e '.mode | startswith("lossless")' "$RUN/c.model" >/dev/null ||
+    fail "pmon web (c) does not say it is lossless: $(jq .mode "$RUN/c.model")"
+jq -e '.mode | startswith("lossy")' "$M" >/dev/null ||
+    fail "pmon web (a) does not say it is lossy: $(jq .mode "$M")"
 
 # WEB_LOSS_SHOTS=DIR: what the page looks like just after the first loss.
 if [ -n "$WEB_LOSS_SHOTS" ]; then

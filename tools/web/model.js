@@ -123,9 +123,7 @@ class Table {
   add() {
     const o = this.n * this.width;
     if (o === this.a.length) {
-      // Four times as large: a million rows cost few copies (and few
-      // collections of the arrays left behind).
-      const b = new Float64Array(this.a.length * 4);
+      const b = new Float64Array(this.a.length * 2);
       b.set(this.a);
       this.a = b;
     }
@@ -245,6 +243,7 @@ class Stream {
     this.openBarrier = new Map(); // group -> [begin indexes]
     this.episodes = new Map();  // barrier begin index -> its episode
     this.dropped = 0;
+    this.degraded = false;
     this.bye = null;
     this.tcMin = Infinity;
     this.tcMax = 0;
@@ -260,6 +259,8 @@ class Stream {
       m.at = this.n;      // applies after the events so far
       this.notices.push(m);
       if (m.notice === 'lost') this.losses.push(m);
+      // pmon web itself no longer lossless (its hello names its tool).
+      if (m.notice === 'degraded' && m.tool === this.hello.tool) this.degraded = true;
       if (m.notice === 'unmonitored') this.info.set(m.tid, { ...m, unmonitored: true });
     }
     else if (m.type === 'bye') this.bye = m.reason;

@@ -193,6 +193,7 @@ async function writeModel() {
   out.problems = stream.problems.length;
   out.drawn = drawnCounts();
   out.status = $('status').textContent;
+  out.mode = $('mode').textContent;
   out.lossinfo = $('lossinfo').textContent;
   out.losslist = [...document.querySelectorAll('#losses li')].map((li) => li.textContent);
   out.lost = stream.lostTotal();
@@ -1396,6 +1397,12 @@ function drawStatus() {
   s.textContent = conn + (l.losses ? ', ' + num(l.events) + ' events lost' +
     (l.lastMs ? ' (last at ' + clock(l.lastMs) + ')' : '') : '');
   s.classList.toggle('lossy', l.losses > 0);
+  // How pmon web subscribed (doc/web.md, "Losses").
+  const h = stream.hello;
+  $('mode').textContent = h.lossless === undefined ? '' : !h.lossless ?
+    'lossy: pmon web loses events when it lags' : stream.degraded ?
+    'made lossy: pmon web stopped reading for too long' :
+    'lossless: the application waits rather than pmon web lose events';
 }
 
 // What step 0 is when pmon web no longer keeps the start of the run.
