@@ -875,10 +875,12 @@ function drawGaps(g, ax, w, h) {
     g.moveTo(x, 10);
     g.lineTo(x, h - 4);
     g.stroke();
-    const text = '−' + dur(b - a - ax.limit);
-    if (x - 2 > lastEnd) {
-      g.fillText(text, x + 2, 10);
-      lastEnd = x + 2 + g.measureText(text).width;
+    const text = '−' + dur(b - a - ax.limit), tw = g.measureText(text).width;
+    // Right of the line, or left of it at the right edge.
+    const lx = x + 2 + tw > w ? x - 2 - tw : x + 2;
+    if (lx > lastEnd) {
+      g.fillText(text, lx, 10);
+      lastEnd = lx + tw;
     }
   }
   g.setLineDash([]);
