@@ -4,7 +4,8 @@
  * event ("X") from its begin to its end, a message a flow from the
  * sending call to a marker where it was received, a spawn a flow from
  * pvm_spawn to a marker at the child's first event; lost records, stops
- * at breakpoints, deadlocks and kills are instant events named in words.
+ * at breakpoints, kills and problems (deadlocks, message races, messages
+ * left unreceived, ...) are instant events named in words.
  * Times are corrected times (tc) in microseconds with nanosecond
  * decimals, from the start of the trace.
  *
@@ -597,6 +598,76 @@ chrome_deadlock(struct export *x, json_t *j)
 	return rv;
 }
 
+/* An event id "TID:SEQ" as pmon writes it in words: t40004:33. */
+static const char *
+chrome_idtext(const char *id, char *buf, size_t size)
+{
+	char tid[16];
+	long long t, q;
+
+	if (id == NULL || sscanf(id, "%lld:%lld", &t, &q) != 2)
+		return "a send";
+	snprintf(buf, size, "%s:%lld", export_tidstr((int32_t)t, tid,
+	    sizeof(tid)), q);
+	return buf;
+}
+
+/*
+ * Any other problem: an instant in its task's thread, named in words as
+ * pmon problems writes it, with the problem itself in args.
+ */
+static int
+chrome_problem(struct export *x, json_t *j, const char *kind)
+{
+	const struct export_task *t;
+	json_int_t tid = 0, peer = -1, tag = -1, bytes = -1;
+	const char *in = NULL, *what = NULL, *s1 = NULL, *s2 = NULL;
+	char name[200], b[32], b2[32], *p, *dump;
+
+	if (json_unpack(j, "{s:I}", "tid", &tid) != 0 ||
+	    (t = export_task_of(x, (int32_t)tid)) == NULL)
+		return 0;
+	if (strcmp(kind, "race") == 0) {
+		json_unpack(j, "{s?[ss]}", "sends", &s1, &s2);
+		snprintf(name, sizeof(name), "message race: a wildcard "
+		    "receive got the message of %s; that of %s could have "
+		    "come first", chrome_idtext(s1, b, sizeof(b)),
+		    chrome_idtext(s2, b2, sizeof(b2)));
+	} else if (strcmp(kind, "unreceived") == 0) {
+		json_unpack(j, "{s?I,s?I,s?I}", "from", &peer, "tag", &tag,
+		    "bytes", &bytes);
+		snprintf(name, sizeof(name), "exited with a message from %s "
+		    "unreceived: tag %lld, %lld B", export_tidstr(
+		    (int32_t)peer, b, sizeof(b)), (long long)tag,
+		    (long long)bytes);
+	} else if (strcmp(kind, "waits_on_exited") == 0) {
+		json_unpack(j, "{s?s,s?I}", "in", &in, "exited", &peer);
+		snprintf(name, sizeof(name), "waits in %s on %s, which exited",
+		    chrome_callname(in), export_tidstr((int32_t)peer, b,
+		    sizeof(b)));
+	} else if (strcmp(kind, "unpack_mismatch") == 0) {
+		json_unpack(j, "{s?s}", "unpacked", &what);
+		snprintf(name, sizeof(name), "%s does not match what was "
+		    "packed", chrome_callname(what));
+	} else
+		snprintf(name, sizeof(name), "problem: %.40s", kind);
+	if ((dump = json_dumps(j, JSON_COMPACT)) == NULL)
+		return 0;
+	if ((p = chrome_mark(x, t, name, "problem", chrome_now(x, t))) ==
+	    NULL) {
+		free(dump);
+		return -1;
+	}
+	export_commit(x, export_put_lit(p, "\"problem\":"));
+	if (export_write(x, dump, strlen(dump)) == -1 ||
+	    export_write(x, "}}", 2) == -1) {
+		free(dump);
+		return -1;
+	}
+	free(dump);
+	return 0;
+}
+
 /* pmon kill (a tool's): each task's thread says so. */
 static int
 chrome_tool_kill(struct export *x, json_t *j)
@@ -657,9 +728,12 @@ chrome_json(struct export *x, const char *what, const char *json,
 	if ((j = json_loadb(json, len, 0, NULL)) == NULL)
 		return 0;
 	if (strcmp(what, "problem") == 0) {
-		if (json_unpack(j, "{s:s}", "kind", &kind) == 0 &&
-		    strcmp(kind, "deadlock") == 0)
+		if (json_unpack(j, "{s:s}", "kind", &kind) != 0)
+			rv = 0;
+		else if (strcmp(kind, "deadlock") == 0)
 			rv = chrome_deadlock(x, j);
+		else
+			rv = chrome_problem(x, j, kind);
 	} else if (json_unpack(j, "{s:s}", "notice", &kind) == 0) {
 		if (strcmp(kind, "killed") == 0)
 			rv = chrome_tool_kill(x, j);
