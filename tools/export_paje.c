@@ -53,7 +53,8 @@ enum paje_kind {
 enum paje_value { V_MSG = 1, V_SPAWN };
 
 /* A Problem event's kind (its line's a). */
-enum paje_problem { P_DEADLOCK, P_KILLED, P_GAP, P_ENDED_IN, P_STILL_IN };
+enum paje_problem { P_DEADLOCK, P_KILLED, P_GAP, P_ENDED_IN, P_STILL_IN,
+	P_RACE, P_UNRECEIVED, P_WAITS_ON_EXITED, P_UNPACK };
 
 /* One line of the file, waiting for its turn. */
 struct paje_line {
@@ -427,6 +428,8 @@ paje_value(char *p, const struct paje_line *l)
 static char *
 paje_problem(char *p, const struct paje_line *l)
 {
+	char tid[16];
+
 	switch (l->a) {
 	case P_DEADLOCK:
 		p = export_put_lit(p, " \"deadlock of ");
@@ -436,6 +439,18 @@ paje_problem(char *p, const struct paje_line *l)
 		return export_put_lit(p, " \"killed (pmon kill)\"");
 	case P_GAP:
 		return export_put_lit(p, " \"events lost (tool queue full)\"");
+	case P_RACE:
+		return export_put_lit(p, " \"message race (wildcard receive)\"");
+	case P_UNRECEIVED:
+		p = export_put_lit(p, " \"exited with a message from ");
+		p = export_put_str(p, export_tidstr(l->b, tid, sizeof(tid)));
+		return export_put_lit(p, " unreceived\"");
+	case P_WAITS_ON_EXITED:
+		p = export_put_lit(p, " \"waits on ");
+		p = export_put_str(p, export_tidstr(l->b, tid, sizeof(tid)));
+		return export_put_lit(p, ", which exited\"");
+	case P_UNPACK:
+		return export_put_lit(p, " \"unpack does not match the pack\"");
 	case P_ENDED_IN:
 		p = export_put_lit(p, " \"ended in ");
 		break;
@@ -770,6 +785,38 @@ paje_gap(struct export *x)
 }
 
 /*
+ * Any other problem: an event on the task it concerns (a race: the
+ * receiver; a message left unreceived: its receiver, naming the
+ * sender), at the stream's time.
+ */
+static int
+paje_other_problem(struct export *x, json_t *j, const char *kind)
+{
+	const struct export_task *task;
+	json_int_t tid = 0, peer = 0;
+	int what;
+
+	if (strcmp(kind, "race") == 0)
+		what = P_RACE;
+	else if (strcmp(kind, "unreceived") == 0) {
+		what = P_UNRECEIVED;
+		json_unpack(j, "{s?I}", "from", &peer);
+	} else if (strcmp(kind, "waits_on_exited") == 0) {
+		what = P_WAITS_ON_EXITED;
+		json_unpack(j, "{s?I}", "exited", &peer);
+	} else if (strcmp(kind, "unpack_mismatch") == 0)
+		what = P_UNPACK;
+	else
+		return 0;
+	if (json_unpack(j, "{s:I}", "tid", &tid) != 0 ||
+	    (task = export_task_of(x, (int32_t)tid)) == NULL ||
+	    task->events == 0)
+		return 0;
+	return paje_add(x, export_last_t(x), L_PROBLEM, task->index, 0, what,
+	    (int32_t)peer);
+}
+
+/*
  * What the stream says besides events: deadlocks, kills and gaps, at
  * the stream's time when they come (they carry none).
  */
@@ -786,6 +833,9 @@ paje_json(struct export *x, const char *what, const char *json, size_t len)
 	    json_unpack(j, "{s:s, s:o}", "kind", &kind, "tasks", &tids) == 0 &&
 	    strcmp(kind, "deadlock") == 0 && json_is_array(tids))
 		rv = paje_deadlock(x, tids);
+	else if (strcmp(what, "problem") == 0 &&
+	    json_unpack(j, "{s:s}", "kind", &kind) == 0)
+		rv = paje_other_problem(x, j, kind);
 	else if (strcmp(what, "notice") == 0 &&
 	    json_unpack(j, "{s:s}", "notice", &kind) == 0) {
 		if (strcmp(kind, "killed") == 0 &&

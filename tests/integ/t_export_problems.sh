@@ -4,7 +4,8 @@
 # (tests/progs/unreceived), each an instant event in the thread of the
 # task it concerns, named in words from what the programs logged -- the
 # two senders of the race, the sender and tag of the unreceived message
-# -- with the problem itself in its args, once each.
+# -- with the problem itself in its args, once each; in the Paje export
+# a Problem event on the same task, once each.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -20,6 +21,11 @@ bg "$PMON" export --format=chrome -o "$RUN/out.json" </dev/null \
 EXPORT_PID=$BG_PID
 wait_for 10 trace_connected "$EXPORT_PID" ||
     fail "pmon export did not connect: $(cat "$RUN/export.err")"
+bg "$PMON" export --format=paje -o "$RUN/out.paje" </dev/null \
+    >"$RUN/paje.out" 2>"$RUN/paje.err"
+PAJE_PID=$BG_PID
+wait_for 10 trace_connected "$PAJE_PID" ||
+    fail "pmon export (paje) did not connect: $(cat "$RUN/paje.err")"
 timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush failed: $(cat "$RUN/flush.err")"
 
@@ -39,6 +45,8 @@ wait_for 20 problems || fail "pmon problems lacks the race or the \
 unreceived message: $(cat "$RUN/problems.json")"
 pmon_shutdown "$EXPORT_PID"
 wait "$EXPORT_PID" || fail "pmon export exited with $?: $(cat "$RUN/export.err")"
+wait_for 10 pid_dead "$PAJE_PID" || fail "the Paje export did not end"
+wait "$PAJE_PID" || fail "pmon export (paje) exited with $?: $(cat "$RUN/paje.err")"
 jq -e '.traceEvents | length > 0' "$RUN/out.json" >/dev/null ||
     fail "not a Chrome trace: $(tail -c 300 "$RUN/out.json")"
 
@@ -70,5 +78,20 @@ expect_eq "the unreceived message's thread (the receiver)" "$ur" "$(jq '.[0].tid
 expect_eq "the unreceived message's name" \
     "exited with a message from $(hex "$us") unreceived: tag $tag, $bytes B" \
     "$(jq -r '.[0].name' <<<"$u")"
+# Paje: a Problem event on the task (container kN of the tid's task).
+paje_problems() {
+	awk -v v="$1" '$0 ~ /PROBLEM/ && index($0, v) { print }' "$RUN/out.paje"
+}
+container_of() {
+	awk -v t="$(hex "$1")" '$0 ~ / TASK h[0-9]+ / && index($0, t) { print $3 }' \
+	    "$RUN/out.paje"
+}
+expect_eq "Paje: race events" 1 "$(paje_problems '"message race' | wc -l)"
+expect_eq "Paje: the race's task" "$(container_of "$r")" \
+    "$(paje_problems '"message race' | awk '{ print $4 }')"
+expect_eq "Paje: unreceived events" 1 \
+    "$(paje_problems "\"exited with a message from $(hex "$us") unreceived\"" | wc -l)"
+expect_eq "Paje: the unreceived message's task" "$(container_of "$ur")" \
+    "$(paje_problems '"exited with a message' | awk '{ print $4 }')"
 pm_log "race and unreceived message drawn as instants"
 pass
