@@ -9,7 +9,7 @@
 #   make bench-overhead  small-message round trips (a ping-pong, NPpvm):
 #                     plain, under pmon, under PVM's tracer (BENCHMARKS.md)
 #   make bench-event  ns per recorded event inside a task (BENCHMARKS.md)
-#   make bench-web    pmon web's page with 10,000 and 100,000 events
+#   make bench-web    pmon web's page with 10^4, 10^5 and 10^6 events
 #   make bench-soak   a message storm under pmon with a recorder attached
 #   make bench-decode how fast libpmon and pmon trace's writers decode
 #   make bench-export pmon export's speed and memory on a storm recording

@@ -91,24 +91,6 @@ function dests(ev) {
   return [...new Set(d)].filter((t) => t > 0 && t !== ev.tid);
 }
 
-// A growable column of numbers: .a holds them (re-read it after a push).
-// Every column is a Float64Array, so that a push is one kind of store.
-class Column {
-  constructor() {
-    this.a = new Float64Array(256);
-    this.n = 0;
-  }
-
-  push(v) {
-    if (this.n === this.a.length) {
-      const b = new Float64Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-}
-
 // Rows of numbers in one Float64Array: field f of row k is
 // a[k * width + f] (re-read .a after an add).  One array per table, not
 // one per field: a row costs one check for room.
@@ -236,7 +218,7 @@ class Stream {
     this.preds = new Map();     // index -> causal predecessors in other tasks
     this.predsAt = -1;          // the last index given one
     this.lines = new Map();     // tid -> Line
-    this.arrows = new Column(); // send index, receive end index, ...
+    this.arrows = new Table(2); // per message: send index, receive end index
     this.notices = [];
     this.losses = [];           // "lost" notices: {at, events, tasks, snapshot}
     this.problems = [];         // the last snapshot's and those after it
@@ -417,8 +399,9 @@ class Stream {
         this.addPred(i, s);
         // pvm_probe sees the message arrive; the receive after it takes it.
         if (code !== CALLS.PROBE) {
-          this.arrows.push(s);
-          this.arrows.push(i);
+          const o = this.arrows.add();
+          this.arrows.a[o] = s;
+          this.arrows.a[o + 1] = i;
         }
       }
     }
@@ -760,7 +743,7 @@ class State {
         parent: i.parent };
     });
     return { step: this.step, events: this.stream.n,
-      arrows: this.stream.arrows.n / 2,
+      arrows: this.stream.arrows.n,
       base: this.seg ? { at: this.seg.at, why: this.seg.why } : null, tasks };
   }
 

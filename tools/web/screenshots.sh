@@ -2,7 +2,9 @@
 # make screenshots: one PNG of each view of pmon web (doc/web.md) into
 # DIR (doc/screenshots), for the README.  A private virtual machine runs
 # msgmix (messages, a group, barriers) and deadpair (a deadlocked pair);
-# headless Chromium draws the page attached to it.
+# headless Chromium draws the page attached to it.  Then a second pmon
+# web watches a storm of a million events (storm 8 12500), drawn whole
+# in real time: the picture of a busy run.
 set -e
 out=$(cd "${1:-doc/screenshots}" 2>/dev/null && pwd || { mkdir -p "$1"; cd "$1" && pwd; })
 cd "$(dirname "$0")/../.."
@@ -41,7 +43,7 @@ sel=$(jq -rs '[.[] | select(.call == "pvm_recv" and .phase == "end" and
 shot() {
 	timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
 	    --user-data-dir="$RUN/chrome" --hide-scrollbars \
-	    --virtual-time-budget=10000 --window-size=1280,720 \
+	    --virtual-time-budget=60000 --window-size=1280,720 \
 	    --screenshot="$out/$1.png" "$URL&test=1&view=$2" \
 	    >/dev/null 2>&1 || fail "chromium: $1"
 	echo "screenshots: $out/$1.png"
@@ -55,4 +57,12 @@ shot queues "queues&step=$mid"
 shot activity activity
 timeout 10 "$PMON" kill "$(awk '{ printf "%st%x", (NR > 1 ? "," : ""), $2 }' \
     "$RUN/deadpair.tids")" >/dev/null
+
+bg "$PMON" web --port 0 --keep 2000000 </dev/null >"$RUN/web2.out" 2>"$RUN/web2.err"
+wait_for 10 grep -q '^http://' "$RUN/web2.out" || fail "pmon web: $(cat "$RUN/web2.err")"
+URL=$(head -n 1 "$RUN/web2.out")
+timeout 20 "$PMON" flush >/dev/null || fail "flush"
+pmon_exec "$PROGS/storm" 8 12500 || fail "storm failed"
+timeout 20 "$PMON" flush >/dev/null || fail "flush"
+shot storm-real "spacetime&time=real"
 pass

@@ -380,10 +380,16 @@ const ROW = 26;
 const LEFT = 110;
 const RIGHT = 10;
 
-function taskOrder() {
+// The tasks, by tid: those with events, and those announced without
+// any -- for the time lines (all: false) only if they had not ended
+// before the stream starts (a task of an earlier program: an empty row).
+function taskOrder(all) {
+  const first = stream.segments[0];
+  const over = new Set(all ? [] : ((first && first.state.tasks) || []).filter((t) =>
+    ['exited', 'killed', 'ended'].includes(t.state)).map((t) => t.tid));
   return [...stream.lines.keys()].concat([...stream.info.keys()]
-    .filter((t) => !stream.lines.has(t))).filter((t, i, a) => a.indexOf(t) === i)
-    .sort((a, b) => a - b);
+    .filter((t) => !stream.lines.has(t) && !over.has(t)))
+    .filter((t, i, a) => a.indexOf(t) === i).sort((a, b) => a - b);
 }
 
 // Pixel px of a canvas w wide and u, 0..1 of the whole axis.
@@ -400,7 +406,6 @@ function logicalAxis() {
     real: false,
     u: (c) => c / end,
     c: (u) => u * end,
-    of: (i) => stream.at(i, E.X),
     linear: [0, 1 / end],       // u = (c - origin) * scale
     co: L.X,
     sums: [L.CALL_X, L.BLOCKED_X, -1],
@@ -469,7 +474,6 @@ function realAxis() {
       if (k < 0) return t0 + v;
       return v <= at[k] + limit ? gaps[k][0] + v - at[k] : gaps[k][1] + v - at[k] - limit;
     },
-    of: (i) => stream.at(i, E.TC),
     linear: gaps.length === 0 ? [t0, 1 / total] : null,
     co: L.TC,
     sums: [L.CALL_T, L.BLOCKED_T, L.LOST_T],
@@ -678,7 +682,7 @@ function eventPx(ax, w) {
 // two rows, without heads.  rowY: each line's (Line.ord) y.  band: draw
 // only if there are that many (then says true).
 function drawMessages(g, px, rowY, w, band) {
-  const ar = stream.arrows.a, na = stream.arrows.n, ea = stream.e.a, W = E.WIDTH;
+  const ar = stream.arrows.a, na = 2 * stream.arrows.n, ea = stream.e.a, W = E.WIDTH;
   const y = (i) => rowY[ea[i * W + E.LINE]];
   const seen = new Int32Array(na / 2);
   let ns = 0;
@@ -989,7 +993,7 @@ function overviewTo(x) {
 
 function hostsOf() {
   const hosts = new Map();
-  for (const t of taskOrder()) {
+  for (const t of taskOrder(true)) {
     const i = stream.info.get(t);
     const h = i ? i.host : '?';
     if (!hosts.has(h)) hosts.set(h, []);
@@ -1118,7 +1122,7 @@ function drawSpawn(st) {
   svg.replaceChildren();
   const kids = new Map();
   const roots = [];
-  for (const t of taskOrder()) {
+  for (const t of taskOrder(true)) {
     const p = stream.info.get(t)?.parent || 0;
     if (p > 0 && (stream.info.has(p) || stream.lines.has(p))) {
       if (!kids.has(p)) kids.set(p, []);
@@ -1176,7 +1180,7 @@ function drawSystem(st) {
 function drawQueues(st) {
   const tb = $('queuerows');
   tb.replaceChildren();
-  for (const t of taskOrder()) {
+  for (const t of taskOrder(true)) {
     const q = st.queues.get(t) || [];
     const tr = document.createElement('tr');
     tr.dataset.task = t;
