@@ -271,6 +271,30 @@ need_pmon() {
 	    "$STREAMCHECK"
 }
 
+# need_chromium: headless Chromium ($CHROMIUM), curl and jq for the
+# tests of pmon web's page; skips without Chromium or curl.
+need_chromium() {
+	CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
+	[ -n "$CHROMIUM" ] || skip "no chromium (apt-get install chromium)"
+	command -v curl >/dev/null || skip "no curl"
+	command -v jq >/dev/null || fail "jq is needed"
+}
+
+# page_model URL OUT [BUDGET]: the model pmon web's page at URL writes
+# with &test=1 (doc/web.md, "Tests"), as JSON in OUT; Chromium runs
+# where $PM_ON runs commands, with BUDGET ms of virtual time (10000).
+page_model() {
+	$PM_ON timeout 90 "$CHROMIUM" --headless=new --no-sandbox \
+	    --disable-gpu --user-data-dir="$RUN/chrome" \
+	    --virtual-time-budget="${3:-10000}" --dump-dom "$1&test=1" \
+	    >"$RUN/dom.html" 2>"$RUN/chrome.err" ||
+	    fail "chromium failed: $(tail -5 "$RUN/chrome.err")"
+	sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' \
+	    "$RUN/dom.html" | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' >"$2"
+	jq -e . "$2" >/dev/null 2>&1 ||
+	    fail "the page wrote no model: $(head -c 600 "$RUN/dom.html")"
+}
+
 coord_sock() { echo "$PVM_TMP/pmon-coord.$(id -u)"; }
 agent_sock() { echo "$PVM_TMP/pmon-agent.$(id -u)"; }
 coord_log() { echo "$PVM_TMP/pmon-coordd.$(id -u).log"; }

@@ -9,9 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
-[ -n "$CHROMIUM" ] || skip "no chromium (apt-get install chromium)"
-command -v curl >/dev/null || skip "no curl"
+need_chromium
 start_pvmd
 pmon_start
 
@@ -69,16 +67,7 @@ kill -TERM "$LIVE_PID" 2>/dev/null
 sed -n 's/^data: //p' "$RUN/live.sse" >"$RUN/live.json"
 
 # chromium_model ARGS FILE: the page's model (<pre id=model>) as JSON.
-chromium_model() {
-	timeout 60 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
-	    --user-data-dir="$RUN/chrome" --virtual-time-budget=10000 \
-	    --dump-dom "$URL&test=1$1" >"$RUN/dom.html" 2>"$RUN/chrome.err" ||
-	    fail "chromium failed: $(tail -5 "$RUN/chrome.err")"
-	sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' \
-	    "$RUN/dom.html" | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' >"$2"
-	jq -e . "$2" >/dev/null 2>&1 ||
-	    fail "the page wrote no model: $(head -c 600 "$RUN/dom.html")"
-}
+chromium_model() { page_model "$URL$1" "$2"; }
 chromium_model "" "$RUN/model.json"
 M=$RUN/model.json
 

@@ -13,10 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
-[ -n "$CHROMIUM" ] || skip "no chromium (apt-get install chromium)"
-command -v curl >/dev/null || skip "no curl"
-command -v jq >/dev/null || fail "jq is needed"
+need_chromium
 start_pvmd
 # 64 KiB: pmon web (a lossy tool) falls behind the storm and loses.
 pmon_start -Q 65536
@@ -110,17 +107,7 @@ steps=$(jq -r '[0] + ([.[:4][].at | (. - 1), ., (. + 1)] | map(select(. >= 0)))
     | unique | map(tostring) | join(",")' "$RUN/losses.json")
 
 # chromium_model NAME ARGS FILE: the page of pmon web NAME, as JSON.
-chromium_model() {
-	timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
-	    --user-data-dir="$RUN/chrome" --virtual-time-budget=20000 \
-	    --dump-dom "$(cat "$RUN/$1.url")&test=1$2" >"$RUN/dom.html" \
-	    2>"$RUN/chrome.err" ||
-	    fail "chromium failed: $(tail -5 "$RUN/chrome.err")"
-	sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' \
-	    "$RUN/dom.html" | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' >"$3"
-	jq -e . "$3" >/dev/null 2>&1 ||
-	    fail "the page wrote no model: $(head -c 600 "$RUN/dom.html")"
-}
+chromium_model() { page_model "$(cat "$RUN/$1.url")$2" "$3" 20000; }
 chromium_model a "&steps=$steps" "$RUN/a.model"
 M=$RUN/a.model
 

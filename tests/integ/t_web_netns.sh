@@ -10,10 +10,7 @@
 . "$(dirname "$0")/netns.sh"
 pm_setup
 need_pmon
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
-[ -n "$CHROMIUM" ] || skip "no chromium (apt-get install chromium)"
-command -v curl >/dev/null || skip "no curl"
-command -v jq >/dev/null || fail "jq is needed"
+need_chromium
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
 hosts=3
@@ -51,14 +48,7 @@ wait_for 60 eval '[ "$(kept)" = $events ]' ||
 expect_eq "lost notices in pmon web" 0 \
     "$(jq -s '[.[] | select(.type == "notice" and .notice == "lost")] | length' "$RUN/web.json")"
 
-$PM_ON timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
-    --user-data-dir="$RUN/chrome" --virtual-time-budget=30000 \
-    --dump-dom "$URL&test=1" >"$RUN/dom.html" 2>"$RUN/chrome.err" ||
-    fail "chromium failed: $(tail -5 "$RUN/chrome.err")"
-sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' "$RUN/dom.html" |
-    sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' >"$RUN/model.json"
-jq -e . "$RUN/model.json" >/dev/null 2>&1 ||
-    fail "the page wrote no model: $(head -c 600 "$RUN/dom.html")"
+page_model "$URL" "$RUN/model.json" 30000
 M=$RUN/model.json
 
 expect_eq "events on the page" $events "$(jq .events "$M")"
