@@ -271,6 +271,28 @@ need_pmon() {
 	    "$STREAMCHECK"
 }
 
+# problems_hold JQ: `pmon problems --json`, kept in $RUN/problems.json,
+# makes JQ true.
+problems_hold() {
+	timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
+	    2>&1 && jq -e "$1" "$RUN/problems.json" >/dev/null
+}
+
+# deadpair_start [SECS]: tests/progs/deadpair (a deadlocked pair) in the
+# background, DP_PID its pmon exec and DP_TIDS its tids file; back once
+# pmon problems reports its one deadlock (within SECS, default 20).
+deadpair_start() {
+	DP_TIDS=$RUN/deadpair.tids
+	bg timeout 60 "$PMON" exec "$PROGS/deadpair" "$DP_TIDS" </dev/null \
+	    >"$RUN/deadpair.out" 2>"$RUN/deadpair.err"
+	DP_PID=$BG_PID
+	wait_for 20 eval '[ -f "$DP_TIDS" ] && [ "$(wc -l <"$DP_TIDS")" -ge 2 ]' ||
+	    fail "deadpair did not start: $(cat "$RUN/deadpair.err")"
+	wait_for "${1:-20}" problems_hold '[.problems[] |
+	    select(.kind == "deadlock")] | length == 1' ||
+	    fail "no deadlock reported: $(cat "$RUN/problems.json")"
+}
+
 # need_chromium: headless Chromium ($CHROMIUM), curl and jq for the
 # tests of pmon web's page; skips without Chromium or curl.
 need_chromium() {

@@ -42,19 +42,8 @@ n=$(sed -n 's/^Spawning \([0-9]*\) worker tasks.*SUCCESSFUL/\1/p' \
 
 # deadpair blocks for good; pingpong runs after the deadlock was found,
 # so the trace goes on past it; then pmon kill ends the pair.
-TIDS=$RUN/deadpair.tids
-bg timeout 60 "$PMON" exec "$PROGS/deadpair" "$TIDS" \
-    >"$RUN/deadpair.out" 2>"$RUN/deadpair.err"
-DP_PID=$BG_PID
-wait_for 20 eval '[ -f "$TIDS" ] && [ "$(wc -l <"$TIDS")" -ge 2 ]' ||
-    fail "deadpair did not start: $(cat "$RUN/deadpair.err")"
-dp_deadlock() {
-	timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
-	    2>&1 && jq -e '[.problems[] | select(.kind == "deadlock")] |
-	    length >= 1' "$RUN/problems.json" >/dev/null
-}
-wait_for 20 dp_deadlock || fail "no deadlock reported: $(cat \
-    "$RUN/problems.json")"
+deadpair_start
+TIDS=$DP_TIDS
 k=2 rounds=5
 pmon_exec "$PROGS/pingpong" "$k" "$rounds" 64 "$RUN/pingpong.log" ||
     fail "pingpong failed: $(cat "$RUN/pingpong.err")"

@@ -38,18 +38,8 @@ timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
 
 # The deadlock first, then the storm: the pair stays blocked while the
 # trace goes on, and is killed at its end.
-TIDS=$RUN/deadpair.tids
-bg timeout 60 "$PMON" exec "$PROGS/deadpair" "$TIDS" </dev/null \
-    >"$RUN/deadpair.out" 2>"$RUN/deadpair.err"
-DP_PID=$BG_PID
-wait_for 20 eval '[ -f "$TIDS" ] && [ "$(wc -l <"$TIDS")" -ge 2 ]' ||
-    fail "deadpair did not start: $(cat "$RUN/deadpair.err")"
-deadlocked() {
-	timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
-	    2>&1 && jq -e '[.problems[] | select(.kind == "deadlock")] |
-	    length == 1' "$RUN/problems.json" >/dev/null
-}
-wait_for 20 deadlocked || fail "no deadlock: $(cat "$RUN/problems.json")"
+deadpair_start
+TIDS=$DP_TIDS
 timeout 60 "$PMON" exec "$PROGS/storm" "$N" "$ROUNDS" </dev/null \
     >"$RUN/storm.out" 2>"$RUN/storm.err" ||
     fail "storm failed: $(cat "$RUN/storm.err")"

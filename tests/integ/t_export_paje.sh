@@ -74,21 +74,9 @@ fi
 # deadpair: both tasks block in pvm_recv for ever; once pmon sees the
 # deadlock, pmon kill ends both.
 vm_start deadpair
-f=$RUN/deadpair.tids
-bg timeout 60 "$PMON" exec "$PROGS/deadpair" "$f" >"$RUN/deadpair.out" \
-    2>"$RUN/deadpair.err"
-EXEC_PID=$BG_PID
-wait_for 20 eval '[ "$(cat "$f" 2>/dev/null | wc -l)" = 2 ]' ||
-    fail "deadpair did not start its tasks: $(cat "$RUN/deadpair.err")"
-i=0
-until timeout 20 "$PMON" problems --json </dev/null 2>/dev/null |
-    jq -e '[.problems[] | select(.kind == "deadlock")] | length == 1' \
-    >/dev/null; do
-	i=$((i + 1))
-	[ "$i" -ge $((PROBLEM_SECS * 4)) ] && fail "no deadlock after \
-${PROBLEM_SECS}s: $(timeout 20 "$PMON" problems 2>&1)"
-	sleep 0.25
-done
+deadpair_start "$PROBLEM_SECS"
+f=$DP_TIDS
+EXEC_PID=$DP_PID
 DEAD=$(awk '{ printf "%s%d", (NR > 1 ? "," : ""), $2 }' "$f")
 timeout 20 "$PMON" kill "$DEAD" </dev/null >"$RUN/kill.out" 2>&1 ||
     fail "pmon kill $DEAD: $(cat "$RUN/kill.out")"

@@ -36,12 +36,8 @@ pmon_exec "$PROGS/unreceived" "$RUN/unrecv.tids" ||
 # tid_of FILE ROLE [FIELD]: field FIELD (default 2) of ROLE's line.
 tid_of() { awk -v r="$2" -v f="${3:-2}" '$1 == r { print $f; exit }' "$1"; }
 hex() { printf 't%x' "$1"; }
-problems() {
-	timeout 20 "$PMON" problems --json </dev/null >"$RUN/problems.json" \
-	    2>&1 && jq -e '[.problems[].kind] | index("race") != null and
-	    index("unreceived") != null' "$RUN/problems.json" >/dev/null
-}
-wait_for 20 problems || fail "pmon problems lacks the race or the \
+wait_for 20 problems_hold '[.problems[].kind] | index("race") != null and
+    index("unreceived") != null' || fail "pmon problems lacks the race or the \
 unreceived message: $(cat "$RUN/problems.json")"
 pmon_shutdown "$EXPORT_PID"
 wait "$EXPORT_PID" || fail "pmon export exited with $?: $(cat "$RUN/export.err")"

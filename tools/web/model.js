@@ -227,11 +227,10 @@ class Stream {
     this.dropped = 0;
     this.degraded = false;
     this.bye = null;
-    this.tcMin = Infinity;
-    this.tcMax = 0;
+    this.tcMin = Infinity;      // the earliest corrected time
   }
 
-  // A message of the stream (one that is not a line: tests).
+  // A message of the stream that is not an event (addLine).
   add(m) {
     m.ord = this.ord++;
     if (m.type === 'task') this.info.set(m.tid, m);
@@ -246,11 +245,6 @@ class Stream {
       if (m.notice === 'unmonitored') this.info.set(m.tid, { ...m, unmonitored: true });
     }
     else if (m.type === 'bye') this.bye = m.reason;
-    else if (m.type === undefined && m.id !== undefined) {
-      const line = JSON.stringify(m);
-      this.texts.push(line);
-      this.addEvent(recordOf(m), this.texts.length - 1, 0, line.length);
-    }
   }
 
   // The message text[from, to) of the stream: null for an event (kept
@@ -412,10 +406,8 @@ class Stream {
     // A record without a time (lost events) sits at its task's last.
     const last = n > 0 ? line.at(n - 1, L.TC) : -Infinity;
     let tc = r.tc;
-    if (tc >= 0) {
-      if (tc < this.tcMin) this.tcMin = tc;
-      if (tc > this.tcMax) this.tcMax = tc;
-    } else {
+    if (tc >= 0) this.tcMin = Math.min(this.tcMin, tc);
+    else {
       tc = r.t >= 0 ? r.t : last;
       if (tc === -Infinity) tc = Number.isFinite(this.tcMin) ? this.tcMin : 0;
     }

@@ -644,10 +644,10 @@ function drawSpacetime() {
       paleFrom: ks < line.n ? line.at(ks, ax.co) : Infinity, colours: CALL_COLOURS });
   }
   // A band of messages goes under the bars, single arrows over them.
-  if (!drawMessages(g, px, rowY, w, true)) {
-    fills.draw(g);
-    drawMessages(g, px, rowY, w, false);
-  } else fills.draw(g);
+  const msgs = visibleMessages(px, w);
+  if (msgs.n > ARROWS_ONE_BY_ONE) drawBand(g, px, rowY, w, msgs);
+  fills.draw(g);
+  if (msgs.n <= ARROWS_ONE_BY_ONE) drawArrows(g, px, rowY, msgs);
   drawSpawnArrows(g, px, y);
   drawMarks(g, ax, edges, y, w);
   drawLosses(g, px, y, w);
@@ -677,49 +677,56 @@ function eventPx(ax, w) {
   return (i) => toPx(ax.u(ea[i * W + f]), w);
 }
 
-// An arrow per message from its send to the receive that took it; with
-// more than ARROWS_ONE_BY_ONE on screen, a line per pixel pair between
-// two rows, without heads.  rowY: each line's (Line.ord) y.  band: draw
-// only if there are that many (then says true).
-function drawMessages(g, px, rowY, w, band) {
-  const ar = stream.arrows.a, na = 2 * stream.arrows.n, ea = stream.e.a, W = E.WIDTH;
-  const y = (i) => rowY[ea[i * W + E.LINE]];
-  const seen = new Int32Array(na / 2);
-  let ns = 0;
+// The messages with an end on screen: their offsets in stream.arrows.a
+// (seen[0..n)); spacetimeDrawn counts those received before the step.
+function visibleMessages(px, w) {
+  const ar = stream.arrows.a, na = 2 * stream.arrows.n;
+  const seen = new Int32Array(stream.arrows.n);
+  let n = 0;
   spacetimeDrawn = 0;
   for (let k = 0; k < na; k += 2) {
     const a = px(ar[k]), b = px(ar[k + 1]);
     if ((a < LEFT && b < LEFT) || (a > w && b > w)) continue;
-    seen[ns++] = k;
+    seen[n++] = k;
     if (ar[k + 1] < step) spacetimeDrawn++;
   }
-  if (ns <= ARROWS_ONE_BY_ONE) {
-    if (band) return false;
-    for (let j = 0; j < ns; j++) {
-      const s = ar[seen[j]], r = ar[seen[j] + 1];
-      g.strokeStyle = r < step ? '#1565c0' : '#cfd8e3';
-      arrow(g, px(s), y(s), px(r), y(r));
-    }
-    return false;
+  return { seen, n };
+}
+
+// An arrow per message from its send to the receive that took it.
+// rowY: each line's (Line.ord) y.
+function drawArrows(g, px, rowY, msgs) {
+  const ar = stream.arrows.a, ea = stream.e.a, W = E.WIDTH;
+  const y = (i) => rowY[ea[i * W + E.LINE]];
+  for (let j = 0; j < msgs.n; j++) {
+    const s = ar[msgs.seen[j]], r = ar[msgs.seen[j] + 1];
+    g.strokeStyle = r < step ? '#1565c0' : '#cfd8e3';
+    arrow(g, px(s), y(s), px(r), y(r));
   }
+}
+
+// More than ARROWS_ONE_BY_ONE messages: a band, one line per pixel pair
+// between two rows, without heads.
+function drawBand(g, px, rowY, w, msgs) {
+  const ar = stream.arrows.a, ea = stream.e.a, W = E.WIDTH;
   // The last receive pixel drawn per send pixel and pair of rows (and
   // before or after the step): most of a storm's arrows repeat one.
   const rows = rowY.length, wp = Math.ceil(w) + 2;
   const lastB = rows * rows * wp * 2 <= 1 << 23 ? new Int32Array(rows * rows * wp * 2).fill(-1) : null;
   const drawn = lastB ? null : new Set();
   const paths = [new Path2D(), new Path2D()];
-  for (let j = 0; j < ns; j++) {
-    const s = ar[seen[j]], r = ar[seen[j] + 1];
+  for (let j = 0; j < msgs.n; j++) {
+    const s = ar[msgs.seen[j]], r = ar[msgs.seen[j] + 1];
     const a = Math.round(Math.min(Math.max(px(s), -1), w + 1)) + 1;
     const b = Math.round(Math.min(Math.max(px(r), -1), w + 1)) + 1;
     const before = r < step ? 0 : 1;
     const ra = ea[s * W + E.LINE], rb = ea[r * W + E.LINE];
     if (lastB) {
-      const key = (((ra * rows + rb) * wp + a) << 1) + before;
+      const key = ((ra * rows + rb) * wp + a) * 2 + before;
       if (lastB[key] === b) continue;
       lastB[key] = b;
     } else {
-      const key = ((((ra * rows + rb) * wp + a) * wp + b) << 1) + before;
+      const key = (((ra * rows + rb) * wp + a) * wp + b) * 2 + before;
       if (drawn.has(key)) continue;
       drawn.add(key);
     }
@@ -732,7 +739,6 @@ function drawMessages(g, px, rowY, w, band) {
   // Light enough that the bars show through a band of messages.
   g.strokeStyle = 'rgba(21,101,192,0.35)';
   g.stroke(paths[0]);
-  return true;
 }
 
 // A mark per event where a row shows few enough to tell them apart.
