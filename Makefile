@@ -105,6 +105,7 @@ TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
 SIM_OBJS	:= $(call obj,tests/sim/sim.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
+BENCH_SCALE	= $(BUILD)/bench/bench_scale
 BENCH_STOP	= $(BUILD)/bench/bench_stop
 BENCH_EVENT	= $(BUILD)/bench/bench_event
 PVMTRACER	= $(BUILD)/bench/pvmtracer
@@ -126,7 +127,7 @@ all: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(LIBPMON) $(LIBPMON_SO) $(MAN_PMON)
 # What the tests and benchmarks run besides.
 tests: all $(UNIT) $(PROGS) $(TESTTOOLS) $(PROPTEST) $(BENCH_STOP) \
 	$(BENCH_EVENT) $(PVMTRACER) $(NPTASKS) $(SMALLPP) $(BENCH_SIZE) \
-	$(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
+	$(BENCH_AGENT) $(BENCH_MERGE) $(BENCH_SCALE) $(BENCH_DECODE) $(EXPORT_FLOOR) \
 	$(BENCH_RECORD)
 
 $(BUILD)/obj/%.o: %.c
@@ -220,7 +221,8 @@ $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(CO
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
 
-$(BENCH_MERGE): $(call obj,bench/bench_merge.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
+$(BENCH_MERGE) $(BENCH_SCALE): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
+	    $(call obj,bench/siminput.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
@@ -352,6 +354,12 @@ fuzz: $(FUZZ_BINS)
 bench-merge: $(BENCH_MERGE)
 	$(BENCH_MERGE) $(BENCH_MERGE_FLAGS)
 
+# The order and the state model against the task count (8 to 4096
+# simulated tasks); results go to BENCHMARKS.md ("Scale").
+# BENCH_SCALE_FLAGS: e.g. -e events, -r runs, -p "TASKS:HOSTS ...".
+bench-scale: $(BENCH_SCALE)
+	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_scale.sh $(BENCH_SCALE_FLAGS)
+
 # A private virtual machine, pingpong under pmon exec, a breakpoint that
 # stops every task at each pong; results go to BENCHMARKS.md.
 # BENCH_STOP_FLAGS: e.g. -k workers, -n hits, -I (SCHED_IDLE poller).
@@ -452,7 +460,7 @@ install: all
 clean:
 	rm -rf build build-check build-fuzz
 
-.PHONY: all tests test check fuzz demo install clean bench-merge bench-stop \
+.PHONY: bench-scale all tests test check fuzz demo install clean bench-merge bench-stop \
 	bench-overhead bench-event bench-size bench-agent bench-web bench-soak \
 	bench-decode bench-export bench-record screenshots
 

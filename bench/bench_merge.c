@@ -30,7 +30,6 @@
  * Last line: merge events_per_s=N window_mean=X window_max=Y
  *	      backward_pmon=N backward_tsmerge_pct=P
  */
-#include <sched.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,49 +42,17 @@
 #include "proto.h"
 #include "record.h"
 #include "sim.h"
+#include "siminput.h"
 
 #define NHOSTS		8
 #define SAMPLE_EVERY	4096
-
-/* One coordinator action, with its record already encoded. */
-struct bop {
-	uint8_t		type;
-	uint32_t	task;
-	size_t		off, len;	/* ADD: the record in the buffer */
-};
-
-struct input {
-	const struct sim *s;
-	struct bop	*ops;
-	size_t		 nops;
-	uint8_t		*buf;
-	size_t		 buflen;
-	int32_t		*tids;
-	uint32_t	*hosts;
-	uint64_t	*dropped;
-	int32_t		*parents;
-	uint64_t	*spawn_seqs;
-	size_t		 ntasks;
-	size_t		 nrecords;
-	long		 server;	/* pvmgs's task index, or -1 */
-};
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void	fatalx(const char *) __attribute__((noreturn));
 
 static void
 fatalx(const char *what)
 {
-	fprintf(stderr, "bench_merge: %s\n", what);
-	exit(1);
+	bench_fatal("bench_merge", what);
 }
 
 static void
@@ -95,139 +62,10 @@ count_cb(const struct order_event *ev, void *arg)
 	(*(uint64_t *)arg)++;
 }
 
-static void
-input_free(struct input *in)
-{
-	free(in->ops);
-	free(in->buf);
-	free(in->tids);
-	free(in->hosts);
-	free(in->dropped);
-	free(in->parents);
-	free(in->spawn_seqs);
-	memset(in, 0, sizeof(*in));
-}
-
-/* Turns the recorded script into pre-encoded operations. */
-static void
-prepare(struct input *in, const struct sim *s, const struct sim_script *sc)
-{
-	const struct sim_task *t;
-	size_t i, cap = 0;
-
-	memset(in, 0, sizeof(*in));
-	in->s = s;
-	in->ntasks = sim_ntasks(s);
-	in->tids = calloc(in->ntasks, sizeof(*in->tids));
-	in->hosts = calloc(in->ntasks, sizeof(*in->hosts));
-	in->dropped = calloc(in->ntasks, sizeof(*in->dropped));
-	in->parents = calloc(in->ntasks, sizeof(*in->parents));
-	in->spawn_seqs = calloc(in->ntasks, sizeof(*in->spawn_seqs));
-	in->server = sim_group_server(s);
-	in->ops = calloc(sc->n, sizeof(*in->ops));
-	if (!in->tids || !in->hosts || !in->dropped || !in->parents ||
-	    !in->spawn_seqs || !in->ops)
-		fatalx("out of memory");
-	for (i = 0; i < in->ntasks; i++) {
-		t = sim_task(s, i);
-		in->tids[i] = t->tid;
-		in->hosts[i] = sim_host_number(t->host);
-		in->dropped[i] = t->ndropped;
-		in->parents[i] = t->parent_tid;
-		in->spawn_seqs[i] = t->spawn_seq;
-	}
-	for (i = 0; i < sc->n; i++) {
-		struct bop *op = &in->ops[in->nops++];
-
-		op->type = sc->acts[i].type;
-		op->task = sc->acts[i].task;
-		if (op->type != SIM_ACT_ADD)
-			continue;
-		if (in->buflen + RECORD_MAX_SIZE > cap) {
-			cap = cap ? 2 * cap : 64 * 1024 * 1024;
-			if ((in->buf = realloc(in->buf, cap)) == NULL)
-				fatalx("out of memory");
-		}
-		op->off = in->buflen;
-		op->len = sim_encode(s, sc->acts[i].task, sc->acts[i].rec,
-		    in->buf + in->buflen);
-		in->buflen += op->len;
-		in->nrecords++;
-	}
-}
-
-/* What the coordinator does with each action. */
-static void
-play(const struct input *in, struct order *o, void (*sample)(struct order *,
-    void *), void *arg)
-{
-	const struct bop *op;
-	struct record r;
-	const char *why = NULL;
-	uint64_t mark = 0;
-	size_t i;
-	int rv = 0;
-
-	for (i = 0; i < in->nops; i++) {
-		op = &in->ops[i];
-		switch (op->type) {
-		case SIM_ACT_NEW:
-			rv = order_task_new(o, in->tids[op->task],
-			    in->hosts[op->task], in->parents[op->task],
-			    in->spawn_seqs[op->task], &why);
-			if (rv == 0 && (long)op->task == in->server)
-				rv = order_group_server(o, in->tids[op->task],
-				    &why);
-			break;
-		case SIM_ACT_ADD:
-			rv = record_decode(in->buf + op->off, op->len, &r, &why);
-			if (rv == 0)
-				rv = order_add(o, in->tids[op->task], &r, &why);
-			break;
-		case SIM_ACT_END:
-			rv = order_task_end(o, in->tids[op->task],
-			    in->dropped[op->task], &why);
-			break;
-		case SIM_ACT_MARK:
-			mark = order_mark(o);
-			break;
-		case SIM_ACT_SYNCED:
-			order_synced(o, mark);
-			break;
-		case SIM_ACT_RELEASE_ALL:
-			order_release_all(o);
-			break;
-		}
-		if (rv == -1) {
-			fprintf(stderr, "bench_merge: action %zu: %s\n", i, why);
-			exit(1);
-		}
-		if (sample != NULL && (i % SAMPLE_EVERY) == 0)
-			sample(o, arg);
-	}
-}
-
-static struct order *
-order_clc(order_release_cb cb, void *arg, struct clock **clkp,
-    uint64_t lmin)
-{
-	struct clock_params cp;
-	struct order *o;
-
-	clock_params_default(&cp);
-	cp.algo = CLOCK_CLC;
-	cp.lmin_ns = lmin;
-	if ((*clkp = clock_new(&cp)) == NULL ||
-	    (o = order_new(cb, arg)) == NULL)
-		fatalx("out of memory");
-	order_set_clock(o, *clkp);
-	return o;
-}
-
 /* --- the window, and pmon's backward messages (untimed) ---------------- */
 
 struct wcheck {
-	const struct input *in;
+	const struct sim_input *in;
 	uint64_t	*released;	/* last seq released per task */
 	uint64_t	 backward, messages, events;
 	double		 held_sum;
@@ -515,24 +353,6 @@ group_records(const struct sim *s)
 	return n;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void
-pin_one_core(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The recording run: samples the window, keeps to the time budget. */
 struct recorder {
 	struct order	*o;
@@ -603,7 +423,7 @@ record_script(struct sim *s, struct sim_script *script, const struct opts *op,
     struct wcheck *w, double *rate)
 {
 	struct recorder rec;
-	struct input in;
+	struct sim_input in;
 	struct clock *clk;
 	struct order *o;
 	const char *why = NULL;
@@ -620,7 +440,7 @@ record_script(struct sim *s, struct sim_script *script, const struct opts *op,
 		fatalx("out of memory");
 	for (i = 0; i < in.ntasks; i++)
 		in.tids[i] = sim_task(s, i)->tid;
-	o = order_clc(check_cb, w, &clk, op->lmin);
+	o = sim_order_clc(check_cb, w, &clk, op->lmin);
 	memset(&rec, 0, sizeof(rec));
 	rec.o = o;
 	rec.w = w;
@@ -643,14 +463,14 @@ static double
 timed_runs(const struct sim *s, const struct sim_script *script,
     const struct opts *op, uint64_t released)
 {
-	struct input in;
+	struct sim_input in;
 	struct clock *clk;
 	struct order *o;
 	double rates[32];
 	uint64_t t0, t1, spent = 0;
 	int i, done = 0;
 
-	prepare(&in, s, script);
+	sim_input_prepare(&in, s, script);
 	if (!op->quiet)
 		printf("script: %zu actions, %zu records (%.1f MB encoded), %"
 		    PRIu64 " events released\n", in.nops, in.nrecords,
@@ -659,9 +479,9 @@ timed_runs(const struct sim *s, const struct sim_script *script,
 	    (uint64_t)op->budget * 1000000000ULL); i++) {
 		uint64_t n = 0;
 
-		o = order_clc(count_cb, &n, &clk, op->lmin);
+		o = sim_order_clc(count_cb, &n, &clk, op->lmin);
 		t0 = now_ns();
-		play(&in, o, NULL, NULL);
+		sim_input_play(&in, o, NULL);
 		t1 = now_ns();
 		order_free(o);
 		clock_free(clk);
@@ -672,7 +492,7 @@ timed_runs(const struct sim *s, const struct sim_script *script,
 			    "%.0f events/s\n", i + 1, n, (t1 - t0) / 1e9,
 			    rates[i]);
 	}
-	input_free(&in);
+	sim_input_free(&in);
 	qsort(rates, (size_t)done, sizeof(*rates), cmp_double);
 	return rates[done / 2];
 }

@@ -111,7 +111,7 @@ enum task_state {
 	TS_GONE		/* exited or killed */
 };
 
-enum app_kind { APP_RING, APP_MW, APP_TREE, APP_MCAST, APP_GROUP };
+enum app_kind { APP_RING, APP_MW, APP_TREE, APP_MCAST, APP_GROUP, APP_STORM };
 
 struct app;
 
@@ -308,7 +308,8 @@ xgrow(struct sim *s, void *arr, size_t *cap, size_t need, size_t size)
 /* --- names -------------------------------------------------------------- */
 
 static const char *const scenario_names[SIM_NSCENARIOS] = {
-	"ring", "mw", "spawn", "mcast", "group", "death", "mixed", "bench"
+	"ring", "mw", "spawn", "mcast", "group", "death", "mixed", "bench",
+	"storm"
 };
 
 const char *
@@ -2022,6 +2023,61 @@ prog_group(struct sim *s, struct stask *t)
 	}
 }
 
+/*
+ * The message storm (tests/progs/storm.c): the root spawns the others
+ * and tells each the ring; then every task, rounds times, sends one
+ * integer to its successor and takes one message with a wildcard
+ * receive, and computes a little.
+ */
+static void
+prog_storm(struct sim *s, struct stask *t)
+{
+	struct app *a = t->app;
+	int n = a->nmembers, k;
+
+	switch (t->pc) {
+	case 0:
+		push_local(t, PMON_CALL_mytid, -1);
+		if (t->role == 0)
+			push_spawns(s, t, a->n - 1);
+		else
+			push_recv(t, OP_RECV, t->pub.parent_tid,
+			    tag(t, TAG_INIT));
+		t->pc = t->role == 0 ? 1 : 2;
+		t->a = 1;
+		t->b = 0;
+		return;
+	case 1:		/* the ring's size to each member */
+		for (k = 0; t->a < n && k < 5; t->a++, k++)
+			push_send(s, t, tid_of(s, a->members[t->a]), TAG_INIT,
+			    1);
+		if (t->a == n)
+			t->pc = 3;
+		return;
+	case 2:
+		push_local(t, PMON_CALL_upkint, 4);
+		t->pc = 3;
+		return;
+	case 3:
+		if (t->b == a->rounds) {
+			push_exit(t);
+			return;
+		}
+		push_send(s, t, tid_of(s, a->members[(t->slot + 1) % n]),
+		    TAG_TOK, 1);
+		push_recv(t, OP_RECV, -1, tag(t, TAG_TOK));
+		push_local(t, PMON_CALL_upkint, 4);
+		/*
+		 * About 5 us of each round per task: whatever the number of
+		 * tasks, the run makes some 2 M events a second.
+		 */
+		push_compute(t, rng_range(&s->rng, 1 * US, 9 * US) *
+		    (uint64_t)n);
+		t->b++;
+		return;
+	}
+}
+
 static void
 program(struct sim *s, struct stask *t)
 {
@@ -2045,6 +2101,9 @@ program(struct sim *s, struct stask *t)
 		break;
 	case APP_GROUP:
 		prog_group(s, t);
+		break;
+	case APP_STORM:
+		prog_storm(s, t);
 		break;
 	}
 }
@@ -2173,6 +2232,11 @@ add_app(struct sim *s, enum app_kind kind, double kill_p, int big)
 			return;
 		a->rounds = (int)((big ? 8 : rng_range(r, 3, 12)) * sc);
 		break;
+	case APP_STORM:
+		if ((a = app_new(s, kind, big, kill_p)) == NULL)
+			return;
+		a->rounds = (int)sc;
+		break;
 	case APP_GROUP:
 	default:
 		a = app_new(s, kind, big ? 11 : (int)rng_range(r, 2, 6),
@@ -2228,6 +2292,9 @@ setup(struct sim *s)
 		kp = s->p.kills == 0 ? 0 : 0.1;
 		for (i = APP_RING; i <= APP_GROUP; i++)
 			add_app(s, (enum app_kind)i, kp, 0);
+		return;
+	case SIM_STORM:
+		add_app(s, APP_STORM, 0, s->p.ntasks ? (int)s->p.ntasks : 8);
 		return;
 	case SIM_BENCH:
 	default:
@@ -2932,6 +2999,7 @@ sim_deliver(struct sim *s, struct order *o, struct sim_script *sc,
 	struct dstate ds;
 	uint64_t drain_ns;
 	size_t h, i;
+	int big;
 
 	memset(&ds, 0, sizeof(ds));
 	ds.s = s;
@@ -2946,10 +3014,10 @@ sim_deliver(struct sim *s, struct order *o, struct sim_script *sc,
 		*why = "out of memory";
 		return -1;
 	}
-	drain_ns = s->p.scenario == SIM_BENCH ? 20 * MS :
-	    rng_range(&s->drng, 2 * MS, 30 * MS);
+	big = s->p.scenario == SIM_BENCH || s->p.scenario == SIM_STORM;
+	drain_ns = big ? 20 * MS : rng_range(&s->drng, 2 * MS, 30 * MS);
 	/* One delivery in four has rounds every few milliseconds. */
-	if (s->p.scenario == SIM_BENCH)
+	if (big)
 		ds.period = 200 * MS;
 	else if (rng_chance(&s->drng, 0.25))
 		ds.period = rng_range(&s->drng, 1 * MS, 4 * MS);

@@ -47,6 +47,9 @@ enum sim_scenario {
 	SIM_DEATH,	/* the point-to-point programs, tasks killed */
 	SIM_MIXED,	/* everything at once, with deaths */
 	SIM_BENCH,	/* 64 tasks, long loops (bench/bench_merge.c) */
+	SIM_STORM,	/* ntasks in a ring, each sends to its successor and
+			   takes one with a wildcard receive, scale rounds
+			   (bench/bench_scale.c) */
 	SIM_NSCENARIOS
 };
 
@@ -63,6 +66,7 @@ struct sim_params {
 					   with groups: -1 the seed decides
 					   (3 runs of 4), 0 none, 1 always */
 	uint64_t	lmin_ns;	/* minimal message latency */
+	unsigned	ntasks;		/* SIM_STORM's tasks (0: 8) */
 };
 
 /* The ground truth of one record, and the record itself. */
