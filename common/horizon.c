@@ -1,5 +1,5 @@
 /*
- * pmon start -H and pmon-coordd -H: the horizon of the frontier history
+ * pmon start -H and pmon-coordd -H: the horizon of the causal links
  * (horizon.h).
  */
 #include <errno.h>

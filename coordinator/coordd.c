@@ -31,7 +31,7 @@ static int foreground;
 static int sock_ours;		/* we made the tool socket: remove it */
 static int secret_ours;		/* ...and the secret's file */
 static const char *replay_path;	/* -R: serve this recording */
-static int horizon_set;		/* -H: the frontier history's horizon */
+static int horizon_set;		/* -H: the causal links' horizon */
 static uint64_t horizon_events, horizon_ns;
 static int check_only;		/* -n: check the options and exit */
 

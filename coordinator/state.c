@@ -132,11 +132,11 @@ task_free(struct task *t)
 	}
 	pkseq_unref(t->pack.snap);
 	pkseq_unref(t->unpack.pk);
-	state_hist_free(&t->hist);
-	vc_unref(t->vc);
-	vc_unref(t->spawn_vc);
+	state_links_free(&t->links);
 	free(t->kids);
+	free(t->waiters);
 	free(t->pairs);
+	free(t->pairmap);
 	free(t->owed);
 	free(t->host);
 	free(t->program);
@@ -166,6 +166,7 @@ state_new(state_problem_cb cb, void *arg)
 	s->cb = cb;
 	s->arg = arg;
 	s->h_events = HORIZON_EVENTS_DEFAULT;
+	s->walk = state_walk_new();
 	return s;
 }
 
@@ -173,16 +174,21 @@ void
 state_free(struct state *s)
 {
 	struct group *g;
+	struct qmsg *q;
 	size_t i;
 
 	if (s == NULL)
 		return;
 	for (i = 0; i < s->ntasks; i++)
 		task_free(s->tasks[i]);
-	for (i = 0; i < s->nqspare; i++)
-		free(s->qspare[i]);
+	while ((q = s->qspare) != NULL) {
+		s->qspare = TAILQ_NEXT(q, entry);
+		free(q);
+	}
 	free(s->tasks);
 	free(s->map);
+	state_walk_free(s->walk);
+	free(s->orphans);
 	while ((g = s->groups) != NULL) {
 		s->groups = g->next;
 		state_group_free(g);

@@ -138,11 +138,30 @@ dl_free(const struct state *s, const struct task *u, void *arg)
 	return u == NULL || (task_live(u) && !sc->in[u->idx]);
 }
 
+/* A task a wildcard receive waits on: live, and not the group server. */
 static int
-dl_stuck(const struct state *s, const struct task *t, const uint8_t *in)
+dl_any_target(const struct task *u)
+{
+	return task_live(u) && !task_is_group_server(u);
+}
+
+/*
+ * Counts of the tasks a wildcard receive waits on, in all and outside
+ * the set, so that its check costs nothing per task.
+ */
+struct dl_count {
+	size_t		 targets, free;
+};
+
+static int
+dl_stuck(const struct state *s, const struct task *t, const uint8_t *in,
+    const struct dl_count *n)
 {
 	struct dl_scan sc = { in, 0 };
 
+	/* It waits on any other; it is itself in the set. */
+	if (state_task_wait(s, t) == WAIT_RECV && t->cur.peer == -1)
+		return n->free == 0 && n->targets - dl_any_target(t) > 0;
 	return wait_each(s, t, dl_free, &sc) == 0 && sc.targets > 0;
 }
 
@@ -150,16 +169,25 @@ dl_stuck(const struct state *s, const struct task *t, const uint8_t *in)
 static void
 dl_fixpoint(const struct state *s, uint8_t *in)
 {
+	struct dl_count n = { 0, 0 };
+	const struct task *t;
 	size_t i;
 	int changed = 1;
 
-	for (i = 0; i < s->ntasks; i++)
-		in[i] = dl_candidate(s, s->tasks[i]);
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		in[i] = dl_candidate(s, t);
+		if (dl_any_target(t)) {
+			n.targets++;
+			n.free += !in[i];
+		}
+	}
 	while (changed) {
 		changed = 0;
 		for (i = 0; i < s->ntasks; i++)
-			if (in[i] && !dl_stuck(s, s->tasks[i], in)) {
+			if (in[i] && !dl_stuck(s, s->tasks[i], in, &n)) {
 				in[i] = 0;
+				n.free += dl_any_target(s->tasks[i]);
 				changed = 1;
 			}
 	}
@@ -542,8 +570,9 @@ size_t
 state_check(struct state *s)
 {
 	struct dl_union du;
+	const struct task *t;
 	uint8_t *in;
-	size_t *up, i, found = 0;
+	size_t *up, i, found = 0, wild = SIZE_MAX;
 
 	if (s->ntasks == 0)
 		return 0;
@@ -554,11 +583,29 @@ state_check(struct state *s)
 		up[i] = i;
 	du.up = up;
 	du.in = in;
-	for (i = 0; i < s->ntasks; i++)
-		if (in[i]) {
-			du.from = i;
-			wait_each(s, s->tasks[i], dl_link, &du);
+	for (i = 0; i < s->ntasks; i++) {
+		t = s->tasks[i];
+		if (!in[i])
+			continue;
+		du.from = i;
+		/*
+		 * A wildcard receive waits on every live task, all in the
+		 * set: one part with the first of them, which joins the
+		 * others once.
+		 */
+		if (state_task_wait(s, t) == WAIT_RECV && t->cur.peer == -1) {
+			if (wild == SIZE_MAX)
+				wild = i;
+			dl_link(s, s->tasks[wild], &du);
+			continue;
 		}
+		wait_each(s, t, dl_link, &du);
+	}
+	for (i = 0; wild != SIZE_MAX && i < s->ntasks; i++) {
+		du.from = wild;
+		if (i != wild && dl_any_target(s->tasks[i]))
+			dl_link(s, s->tasks[i], &du);
+	}
 	found = dl_parts(s, in, up);
 	free(in);
 	free(up);

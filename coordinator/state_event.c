@@ -147,19 +147,25 @@ unpack_stop(struct task *t)
 	memset(&t->unpack, 0, sizeof(t->unpack));
 }
 
-/* The architecture of t's host; NULL if not known. */
+/*
+ * The architecture of t's host; NULL if not known.  Where the host was
+ * last found is kept, to look there first.
+ */
 static const char *
-task_arch(const struct state *s, const struct task *t)
+task_arch(const struct state *s, struct task *t)
 {
-	size_t i;
+	size_t i = t != NULL ? t->host_hint : 0;
 
 	if (t == NULL || t->host == NULL)
 		return NULL;
-	for (i = 0; i < s->nhosts; i++)
-		if (strcmp(s->hosts[i].name, t->host) == 0)
-			return s->hosts[i].arch[0] != '\0' ?
-			    s->hosts[i].arch : NULL;
-	return NULL;
+	if (i >= s->nhosts || strcmp(s->hosts[i].name, t->host) != 0)
+		for (i = 0; i < s->nhosts; i++)
+			if (strcmp(s->hosts[i].name, t->host) == 0)
+				break;
+	if (i == s->nhosts)
+		return NULL;
+	t->host_hint = i;
+	return s->hosts[i].arch[0] != '\0' ? s->hosts[i].arch : NULL;
 }
 
 /*
@@ -167,8 +173,7 @@ task_arch(const struct state *s, const struct task *t)
  * of one host, the common case, need not look their hosts up.
  */
 static int
-arch_differs(const struct state *s, const struct task *a,
-    const struct task *b)
+arch_differs(const struct state *s, struct task *a, struct task *b)
 {
 	const char *x, *y;
 
@@ -336,30 +341,25 @@ buffers_end(struct state *s, struct task *t, const struct record *r)
 /* --- events ------------------------------------------------------------ */
 
 /*
- * A task's first event follows its parent's spawn begin: the clock
- * there is the one the spawn's end kept for it, or the parent's now if
- * the parent is still in the spawn (nothing changes a clock inside it).
+ * A task's first event follows its parent's spawn begin, which the
+ * spawn's end told, or the parent's current call if it is still in the
+ * spawn.
  */
 static void
 first_event(struct state *s, struct task *t, uint64_t seq)
 {
 	struct task *p;
-	const struct vclock *vc;
+	struct cause c;
 	uint64_t at = t->spawn_seq;
 
 	if (t->parent == 0 || (p = task_find(s, t->parent)) == NULL)
 		return;
-	if (at != 0 && t->spawn_vc != NULL)
-		vc = t->spawn_vc;
-	else if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn) {
+	if (at == 0 && p->in_call && p->cur.call == PMON_CALL_spawn)
 		at = p->cur.seq;
-		vc = p->vc;
-	} else
-		vc = state_send_vc(p, at);
-	if (at != 0)
-		state_merge_event(s, t, vc, p, at, seq);
-	vc_unref(t->spawn_vc);
-	t->spawn_vc = NULL;
+	if (at == 0)
+		return;
+	c = state_out(p, at);
+	state_link(s, t, seq, &c);
 }
 
 static void
@@ -425,6 +425,8 @@ event_begin(struct state *s, struct task *t, const struct order_event *ev)
 	t->cur.ctx = r->ctx;
 	t->cur.inst = r->inst;
 	rec_group(r, t->cur.group);
+	if (is_blocking_recv(r->call))
+		state_wait_register(s, t);
 	switch (r->call) {
 	case PMON_CALL_send:
 	case PMON_CALL_psend:
@@ -479,11 +481,6 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
 		if (k->spawn_seq != 0)
 			continue;
 		k->spawn_seq = begin;
-		/* Its clock at the begin: none changed since. */
-		if (begin != 0 && !k->seen) {
-			vc_unref(k->spawn_vc);
-			k->spawn_vc = vc_ref(t->vc);
-		}
 	}
 }
 
@@ -568,6 +565,8 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 		t->cur = t->outer;	/* back in the call it interrupted */
 		t->in_call = 1;
 		t->has_outer = 0;
+		if (is_blocking_recv(t->cur.call))
+			state_wait_register(s, t);
 	}
 }
 
@@ -614,7 +613,7 @@ state_event(struct state *s, const struct order_event *ev)
 	if (ev->t_corr > s->now)
 		s->now = ev->t_corr;
 	if (s->h_ns != 0 && (++s->nevents & STATE_SWEEP_MASK) == 0)
-		state_hist_sweep(s);
+		state_links_sweep(s);
 	if (ev->flags & EVENT_LOST) {
 		/* What the task was in is unknown now. */
 		if (r->bytes > 0) {

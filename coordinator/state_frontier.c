@@ -1,7 +1,8 @@
 /*
  * The state model's frontiers (state.c, `pmon frontier`): the past and
- * the future of an event on every task, from the clock histories
- * (state_vc.c), or an error that says why they do not reach it.
+ * the future of an event on every task, searched in the links that the
+ * horizon keeps (state_causal.c), or an error that says why they do not
+ * reach it.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -14,37 +15,6 @@
 #include "xmalloc.h"
 
 /* --- frontiers --------------------------------------------------------- */
-
-/*
- * The first event of u whose clock has seq of t or later, 0 if none yet;
- * -1 when u's history was cut before it.
- */
-static int
-future_of(const struct task *u, const struct task *t, uint64_t seq,
-    uint64_t *out)
-{
-	const struct history *h = &u->hist;
-	size_t lo = 0, hi = h->n;
-
-	*out = 0;
-	if (u == t) {
-		*out = seq < t->last_seq ? seq + 1 : 0;
-		return 0;
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (vc_get(hist_at(h, mid)->vc, t->idx) >= seq)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0 && h->cut && vc_get(h->gone, t->idx) >= seq)
-		return -1;	/* it knew before its first entry kept */
-	if (lo < h->n)
-		*out = hist_at(h, lo)->seq;
-	return 0;
-}
 
 static void
 write_seq_or_null(FILE *fp, uint64_t seq)
@@ -79,10 +49,13 @@ horizon_text(const struct state *s, char *buf, size_t size)
 	    "the stream", n > 0 ? " and " : "", d, unit);
 }
 
-/* Says why (t, seq)'s frontier on u is not known: beyond the horizon. */
+/*
+ * Says why (t, seq)'s frontier on u is not known: beyond the horizon.
+ * which is "past" or "future".
+ */
 static void
 beyond_horizon(const struct state *s, const struct task *t, uint64_t seq,
-    const struct task *u, char *err, size_t size)
+    const struct task *u, const char *which, char *err, size_t size)
 {
 	char hz[96];
 
@@ -91,9 +64,9 @@ beyond_horizon(const struct state *s, const struct task *t, uint64_t seq,
 		snprintf(err, size, "t%x:%" PRIu64 " is beyond the horizon "
 		    "of the frontiers, ", (unsigned)t->tid, seq);
 	else
-		snprintf(err, size, "t%x:%" PRIu64 ": its future on t%x is "
+		snprintf(err, size, "t%x:%" PRIu64 ": its %s on t%x is "
 		    "beyond the horizon of the frontiers, ", (unsigned)t->tid,
-		    seq, (unsigned)u->tid);
+		    seq, which, (unsigned)u->tid);
 	snprintf(err + strlen(err), size - strlen(err), "%s (pmon start -H "
 	    "EVENTS[,DURATION] keeps more, -H unlimited all)", hz);
 }
@@ -119,36 +92,50 @@ before_resync(const struct task *t, uint64_t seq, const struct task *u,
 
 /*
  * The frontiers of (t, seq) on the tasks tv into past and future; -1
- * with err when the history does not reach back far enough.
+ * with err when the links kept do not settle them.
  */
 static int
 frontier_of(const struct state *s, const struct task *t, uint64_t seq,
     const struct task **tv, size_t nt, uint64_t *past, uint64_t *future,
     char *err, size_t size)
 {
-	const struct vclock *vc;
+	const struct task *why;
+	uint64_t *p, *f;
 	size_t i;
+	int rv = -1;
 
 	if (seq <= t->base) {
 		before_resync(t, seq, t, err, size);
 		return -1;
 	}
-	if (state_event_vc(t, seq, &vc) == -1) {
-		beyond_horizon(s, t, seq, t, err, size);
+	/* Its task dropped the links after it. */
+	if (seq <= t->links.gone_seq) {
+		beyond_horizon(s, t, seq, t, "past", err, size);
 		return -1;
 	}
+	p = xcalloc(s->ntasks + 1, sizeof(*p));
+	f = xcalloc(s->ntasks + 1, sizeof(*f));
+	if (state_past(s, t, seq, p, &why) == -1) {
+		beyond_horizon(s, t, seq, why, "past", err, size);
+		goto out;
+	}
+	if (state_future(s, t, seq, f, &why) == -1) {
+		beyond_horizon(s, t, seq, why, "future", err, size);
+		goto out;
+	}
 	for (i = 0; i < nt; i++) {
-		past[i] = tv[i] == t ? seq - 1 : vc_get(vc, tv[i]->idx);
+		past[i] = p[tv[i]->idx];
+		future[i] = f[tv[i]->idx];
 		if (past[i] < tv[i]->base) {
 			before_resync(t, seq, tv[i], err, size);
-			return -1;
-		}
-		if (future_of(tv[i], t, seq, &future[i]) == -1) {
-			beyond_horizon(s, t, seq, tv[i], err, size);
-			return -1;
+			goto out;
 		}
 	}
-	return 0;
+	rv = 0;
+out:
+	free(p);
+	free(f);
+	return rv;
 }
 
 static void

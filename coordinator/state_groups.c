@@ -51,7 +51,7 @@ state_group_free(struct group *g)
 
 	while ((ep = LIST_FIRST(&g->eps)) != NULL) {
 		LIST_REMOVE(ep, entry);
-		vc_unref(ep->vc);
+		state_causes_unref(ep->entries);
 		free(ep);
 	}
 	free(g->m);
@@ -199,6 +199,7 @@ state_barrier_enter(struct state *s, struct task *t)
 {
 	struct group *g;
 	struct episode *ep;
+	struct cause c;
 	size_t i;
 
 	g = state_group_get(s, t->cur.group);
@@ -208,8 +209,8 @@ state_barrier_enter(struct state *s, struct task *t)
 		LIST_INSERT_HEAD(&g->eps, ep, entry);
 		g->open = ep;
 	}
-	state_vc_join(&ep->vc, t->vc, SIZE_MAX);
-	state_vc_raise(&ep->vc, t->idx, t->cur.seq);
+	c = state_out(t, t->cur.seq);
+	state_causes_add(&ep->entries, &c);
 	ep->entered++;
 	t->ep = ep;
 	if (ep->need > 0 && ep->entered >= ep->need) {
@@ -240,11 +241,11 @@ state_barrier_leave(struct state *s, struct task *t, uint64_t seq)
 		g->open = NULL;
 	ep->closed = 1;
 	ep->exited++;
-	if (state_vc_join(&t->vc, ep->vc, t->idx))
-		state_hist_push(s, t, seq);
+	if (ep->entries != NULL)
+		state_link_all(s, t, seq, ep->entries);
 	if (ep->exited >= ep->entered) {
 		LIST_REMOVE(ep, entry);
-		vc_unref(ep->vc);
+		state_causes_unref(ep->entries);
 		free(ep);
 	}
 }

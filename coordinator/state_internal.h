@@ -2,7 +2,8 @@
  * What the files of the state model share, and nobody else sees
  * (doc/state.md, "Files"): state.c, the model, its set up and its
  * tasks; state_event.c, the events that change it and the send and
- * receive buffers; state_vc.c, vector clocks and clock histories;
+ * receive buffers; state_causal.c, what each event follows, Lamport
+ * numbers and the searches of the past;
  * state_groups.c, groups and barriers; state_queues.c, queues and
  * races; state_problems.c, the problems; state_deadlock.c, deadlocks;
  * state_frontier.c, frontiers; state_write.c, the JSON and the tables;
@@ -43,39 +44,66 @@
 #define STATE_WILD_HISTORY	64
 /* Receives one queued message may have overtaken, kept for the check. */
 #define STATE_MSG_CANDS		4
-/* Queued-message entries kept for reuse: a storm queues and takes many. */
-#define STATE_QMSG_SPARE	256
+/*
+ * Queued-message entries kept for reuse (13 MB at most): a storm queues
+ * and takes many, one per task in flight.
+ */
+#define STATE_QMSG_SPARE	65536
 /* Runs (packs of one type in a row) a message may have and be checked. */
 #define STATE_PACK_RUNS		32
 
 /*
- * A vector clock (NULL stands for all zeros).  Shared (refs > 1) it
- * never changes.
+ * An event that another follows (state_causal.c): a task's event, by
+ * task index and seq, with its Lamport number.
  */
-struct vclock {
-	unsigned	 refs;
-	uint32_t	 n;
-	uint64_t	 c[];
+struct cause {
+	uint32_t	 task;
+	uint64_t	 seq;
+	uint64_t	 lam;
 };
 
-/* The clock of a task from event seq (at time t) on, until the next. */
-struct hent {
-	uint64_t	 seq;
-	uint64_t	 t;
-	struct vclock	*vc;
+/* The entries of a barrier episode, which every exit follows. */
+struct causes {
+	unsigned	 refs;
+	uint32_t	 n, cap;
+	uint64_t	 lam;		/* the greatest of their numbers */
+	struct cause	 c[];
 };
 
 /*
- * A task's clock history, oldest first, in a ring of cap (a power of
- * two) entries.  cut: older entries were dropped at the horizon; gone
- * is the clock of the newest of them (what the task knew before the
- * first entry kept, for future frontiers).
+ * An event of a task that follows events of other tasks: the end of a
+ * receive (the send), a task's first event (its parent's spawn), a
+ * barrier exit (every entry of its episode: all).  Nothing else links
+ * tasks, so these are the whole causal order.
  */
-struct history {
-	struct hent	*e;
+struct link {
+	uint64_t	 seq;
+	uint64_t	 lam;		/* its Lamport number */
+	uint64_t	 t;		/* its corrected time (the horizon) */
+	struct cause	 from;		/* unless all */
+	struct causes	*all;
+};
+
+/*
+ * A task's links, oldest first, in a ring of cap (a power of two).
+ * Those older than the horizon are dropped: first_seq is the seq of the
+ * first link ever (0: none yet), gone_seq and gone_lam those of the
+ * newest dropped (0: none), gone_by what they followed.
+ */
+struct links {
+	struct link	*e;
 	size_t		 first, n, cap;
-	int		 cut;
-	struct vclock	*gone;
+	uint64_t	 first_seq, gone_seq, gone_lam;
+	/*
+	 * What the dropped links followed: the latest cause on each task
+	 * and the link that had it (at), a hash by task index (free slots
+	 * have task UINT32_MAX).  A search past gone_seq needs only these.
+	 */
+	struct gone_cause {
+		struct cause	 c;
+		uint64_t	 at;
+	}		*gone_by;
+	size_t		 ngone, gonecap;
 };
 
 /*
@@ -147,7 +175,7 @@ struct qmsg {
 	struct cand	 cand[STATE_MSG_CANDS];
 	unsigned	 ncand;
 	struct pkseq	*pk;		/* how it was packed, NULL: unknown */
-	struct vclock	*vc;		/* the sender's clock at the send */
+	uint64_t	 lam;		/* the send's Lamport number */
 };
 
 TAILQ_HEAD(qmsgs, qmsg);
@@ -180,10 +208,10 @@ struct call {
 	char		 group[RECORD_GROUP_MAX + 1];
 };
 
-/* One pvm_barrier episode of a group: the join of its entries' clocks. */
+/* One pvm_barrier episode of a group, and its entries. */
 struct episode {
 	LIST_ENTRY(episode) entry;
-	struct vclock	*vc;		/* its own, never shared */
+	struct causes	*entries;
 	int		 need, entered, exited, closed;
 };
 
@@ -231,8 +259,6 @@ struct task {
 	struct call	 outer;		/* ...this call, open again at the
 					   handler's end */
 	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
-	struct vclock	*spawn_vc;	/* the parent's clock there, until
-					   its first event */
 	uint64_t	 last_seq, first_t, last_t;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
 	uint64_t	 lost;		/* events of lost markers */
@@ -249,8 +275,21 @@ struct task {
 	uint64_t	 kill_seq;	/* (its begin), or 0 */
 	int32_t		*kids;
 	size_t		 nkids, kidcap;
-	struct vclock	*vc;		/* its clock now */
-	struct history	 hist;
+	/*
+	 * Lamport numbers: event seq has seq + lam_off, lam_off as of
+	 * its last link (state_causal.c).  last_out is its last event
+	 * that another may follow (a send, a spawn, a barrier entry).
+	 */
+	uint64_t	 lam_off, last_out;
+	struct links	 links;
+	size_t		 host_hint;	/* its host's index, maybe */
+	/*
+	 * Tasks whose receive named it (by index; some may wait on
+	 * another since), and the tid its own receive named last.
+	 */
+	uint32_t	*waiters;
+	size_t		 nwaiters, waitercap;
+	int32_t		 wait_reg;
 	struct qmsgs	 queue;
 	size_t		 nqueue;
 	struct owed	*owed;		/* unmatched receives before their
@@ -261,8 +300,12 @@ struct task {
 	size_t		 nowed, owedcap;
 	struct wild	 wild[STATE_WILD_HISTORY];
 	uint64_t	 nwild;
+	uint64_t	 wild_same;	/* the latest ones in a row that took
+					   from one sender */
 	struct pair	*pairs;
 	size_t		 npairs, paircap;
+	uint32_t	*pairmap;	/* hash of pairs by to: index + 1 */
+	size_t		 pairmapcap, pairs_indexed;
 	struct episode	*ep;		/* barrier episode it is in */
 	struct packing	 pack;		/* its send buffer */
 	struct unpacking unpack;	/* its receive buffer */
@@ -315,8 +358,8 @@ struct state {
 	size_t		*map;		/* tid hash: task idx + 1, 0 empty */
 	size_t		 mapcap;
 	struct task	*last;		/* state_event's last task, if current */
-	/* Spare queued messages (qmsg_done), a plain array: swapped whole. */
-	struct qmsg	*qspare[STATE_QMSG_SPARE];
+	/* Spare queued messages (qmsg_done), listed through their entries. */
+	struct qmsg	*qspare;	/* linked by entry.tqe_next */
 	size_t		 nqspare;
 	struct group	*groups;
 	struct problem	*problems;
@@ -324,8 +367,14 @@ struct state {
 	struct dlset	*dls;
 	size_t		 ndls, dlcap;
 	uint64_t	 problems_dropped;	/* found beyond STATE_PROBLEMS_KEPT */
-	/* The horizon of the clock histories: 0 is no bound. */
+	/* The horizon of the links: 0 is no bound. */
 	uint64_t	 h_events, h_ns;
+	/* state_reach's marks and stack, reused (state_causal.c). */
+	struct walk	*walk;
+	/* Waiters on a task the model does not know (state_queues.c). */
+	uint32_t	*orphans;
+	size_t		 norphans, orphancap;
+	uint64_t	 races_unchecked;	/* causality beyond reach */
 	uint64_t	 now;		/* the latest corrected time seen */
 	uint64_t	 nevents;	/* events seen */
 	/*
@@ -373,28 +422,43 @@ struct pkseq	*state_pack_share(struct task *t);
 void	state_unpack_start(const struct state *, struct task *t,
 	    const struct record *r, struct qmsg *q);
 
-/* state_vc.c */
+/* state_causal.c */
 
-/* Raises component i of *vp to at least x; 1 if it changed. */
-int	state_vc_raise(struct vclock **vp, size_t i, uint64_t x);
-/* *dst = max(*dst, src) but in component skip; 1 if *dst changed. */
-int	state_vc_join(struct vclock **dst, const struct vclock *src,
-	    size_t skip);
-/* t's clock changed at event seq: the history gets it. */
-void	state_hist_push(struct state *, struct task *t, uint64_t seq);
-void	state_hist_free(struct history *);
-/* Cuts every task's history at the horizon. */
-void	state_hist_sweep(struct state *);
-/* The clock of t's event seq (NULL: zeros); -1 beyond the horizon. */
-int	state_event_vc(const struct task *t, uint64_t seq,
-	    const struct vclock **out);
-/* The send (from, seq) with the clock vc happened before t's event at. */
-void	state_merge_event(struct state *, struct task *t,
-	    const struct vclock *vc, const struct task *from, uint64_t seq,
-	    uint64_t at);
-/* The clock of a send whose message is not queued, if still known. */
-const struct vclock *state_send_vc(const struct task *from,
-	    uint64_t seq);
+/* Lamport numbers of t's event seq: exact, or bounds beyond the horizon. */
+uint64_t state_lam_below(const struct task *t, uint64_t seq);
+uint64_t state_lam_above(const struct task *t, uint64_t seq);
+/* t's event at follows the event from of another task. */
+void	state_link(struct state *, struct task *t, uint64_t at,
+	    const struct cause *from);
+/* t's barrier exit at follows every entry of its episode. */
+void	state_link_all(struct state *, struct task *t, uint64_t at,
+	    struct causes *all);
+/* An event of t that others may follow (a send, a spawn, an entry). */
+struct cause state_out(struct task *t, uint64_t seq);
+void	state_links_free(struct links *);
+/* Cuts every task's links at the horizon. */
+void	state_links_sweep(struct state *);
+/*
+ * Is (a, x) in the causal past of (b, y), or the same event?  1 yes,
+ * 0 no, -1 not known: the search reached beyond the horizon or its
+ * budget.
+ */
+int	state_reach(const struct state *, const struct task *a, uint64_t x,
+	    const struct task *b, uint64_t y);
+/*
+ * The last event of each task before (t, seq), and the first after it,
+ * by task index (0: none); -1 when dropped links might change them, with
+ * *why the task whose links were dropped.
+ */
+int	state_past(const struct state *, const struct task *t, uint64_t seq,
+	    uint64_t *past, const struct task **why);
+int	state_future(const struct state *, const struct task *t,
+	    uint64_t seq, uint64_t *first, const struct task **why);
+void	state_causes_unref(struct causes *);
+struct walk *state_walk_new(void);
+void	state_walk_free(struct walk *);
+/* Adds c to *cs (a copy of it if links share it). */
+void	state_causes_add(struct causes **cs, const struct cause *c);
 
 /* state_groups.c */
 
@@ -435,6 +499,8 @@ void	state_receive_apply(struct state *, struct task *t,
 	    const struct order_event *, const struct call *filter);
 /* t ends: the receives that wait on it, the messages it never took. */
 void	state_ended_receives(struct state *, struct task *t);
+/* t's blocking receive names a task: t is among that one's waiters. */
+void	state_wait_register(struct state *, struct task *t);
 void	state_ended_queue(struct state *, struct task *t);
 
 /* state_problems.c */
@@ -551,31 +617,10 @@ void	mbox_free(struct mbox *);
 
 /* In line: what every event calls. */
 
-static inline uint64_t
-vc_get(const struct vclock *v, size_t i)
+static inline const struct link *
+link_at(const struct links *l, size_t i)
 {
-	return v != NULL && i < v->n ? v->c[i] : 0;
-}
-
-static inline struct vclock *
-vc_ref(struct vclock *v)
-{
-	if (v != NULL)
-		v->refs++;
-	return v;
-}
-
-static inline void
-vc_unref(struct vclock *v)
-{
-	if (v != NULL && --v->refs == 0)
-		free(v);
-}
-
-static inline struct hent *
-hist_at(const struct history *h, size_t i)
-{
-	return &h->e[(h->first + i) & (h->cap - 1)];
+	return &l->e[(l->first + i) & (l->cap - 1)];
 }
 
 static inline size_t
@@ -604,20 +649,6 @@ task_get(struct state *s, int32_t tid)
 	struct task *t = task_find(s, tid);
 
 	return t != NULL ? t : state_task_new(s, tid);
-}
-
-/* Component u of t's clock now. */
-static inline uint64_t
-task_comp(const struct task *t, size_t u)
-{
-	return u == t->idx ? t->last_seq : vc_get(t->vc, u);
-}
-
-/* Component u of the clock of q's send (from task snd). */
-static inline uint64_t
-msg_comp(const struct qmsg *q, const struct task *snd, size_t u)
-{
-	return u == snd->idx ? q->seq : vc_get(q->vc, u);
 }
 
 static inline int

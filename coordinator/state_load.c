@@ -798,7 +798,7 @@ out:
 static int
 load_problems(struct load *ld, const json_t *doc, const json_t *problems)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, unchecked = 0;
 	size_t i;
 
 	for (i = 0; i < json_array_size(problems); i++) {
@@ -812,6 +812,10 @@ load_problems(struct load *ld, const json_t *doc, const json_t *problems)
 	if (json_object_get(doc, "problems_not_kept") != NULL &&
 	    get_u64(ld, doc, "problems_not_kept", &dropped) == -1)
 		return -1;
+	if (json_object_get(doc, "races_unchecked") != NULL &&
+	    get_u64(ld, doc, "races_unchecked", &unchecked) == -1)
+		return -1;
+	ld->s->races_unchecked = unchecked;
 	return state_restore_finish(ld->s, dropped, ld->err, ld->errsize);
 }
 

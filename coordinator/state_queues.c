@@ -1,6 +1,6 @@
 /*
  * The state model's queues (state.c): the messages sent and not yet
- * received, each in its receiver's queue with its sender's clock, the
+ * received, each in its receiver's queue with its send's number, the
  * traffic between tasks, what a receive takes off a queue, the races
  * between concurrent messages that a wildcard receive reveals, and,
  * when a task ends, the receives left waiting on it and the messages it
@@ -24,7 +24,6 @@ void
 state_qmsg_free(struct qmsg *q)
 {
 	pkseq_unref(q->pk);
-	vc_unref(q->vc);
 	free(q);
 }
 
@@ -34,9 +33,10 @@ state_qmsg_new(struct state *s)
 {
 	struct qmsg *q;
 
-	if (s->nqspare == 0)
+	if ((q = s->qspare) == NULL)
 		return xcalloc(1, sizeof(*q));
-	q = s->qspare[--s->nqspare];
+	s->qspare = TAILQ_NEXT(q, entry);
+	s->nqspare--;
 	memset(q, 0, sizeof(*q));
 	return q;
 }
@@ -50,8 +50,9 @@ qmsg_done(struct state *s, struct qmsg *q)
 		return;
 	}
 	pkseq_unref(q->pk);
-	vc_unref(q->vc);
-	s->qspare[s->nqspare++] = q;
+	TAILQ_NEXT(q, entry) = s->qspare;
+	s->qspare = q;
+	s->nqspare++;
 }
 
 /* --- queues and races -------------------------------------------------- */
@@ -97,52 +98,66 @@ cand_add(struct qmsg *q, const struct wild *w)
  * receive t already did.  It competed with one of t's recent wildcard
  * receives when its filter matches and the receive is not causally
  * before the send (the message existed while the receive waited), nor
- * the message that receive got (the two sends were concurrent).
+ * the message that receive got (the two sends were concurrent).  The
+ * receives are taken newest first: once one is before the send, so are
+ * the older ones.  A check whose causality lies beyond the horizon is
+ * not made, and counted.
  */
 static void
-race_check_send(const struct state *s, struct task *t, struct qmsg *q,
-    const struct task *snd)
+race_check_send(struct state *s, struct task *t, struct qmsg *q,
+    struct task *snd)
 {
 	const struct task *a = NULL;
 	const struct wild *w;
-	uint64_t i, first, known = task_comp(snd, t->idx);
+	const struct wild *found[STATE_WILD_HISTORY];
+	uint64_t i, first;
+	size_t n = 0;
+	int r;
 
 	first = t->nwild > STATE_WILD_HISTORY ?
 	    t->nwild - STATE_WILD_HISTORY : 0;
-	/* The receives the send is causally after are the oldest ones. */
-	for (i = t->nwild; i > first &&
-	    t->wild[(i - 1) % STATE_WILD_HISTORY].seq > known; i--)
-		;
-	for (; i < t->nwild; i++) {
-		w = &t->wild[i % STATE_WILD_HISTORY];
+	/* All took from this sender: its later send was sent after each. */
+	if (t->nwild > 0 && t->wild_same >= t->nwild - first &&
+	    t->wild[(t->nwild - 1) % STATE_WILD_HISTORY].s1_tid == snd->tid)
+		return;
+	for (i = t->nwild; i > first; i--) {
+		w = &t->wild[(i - 1) % STATE_WILD_HISTORY];
 		if (!filter_match(-1, w->tag, w->ctx, q))
 			continue;
 		/* Receives mostly take from one sender: look it up once. */
 		if (a == NULL || a->tid != w->s1_tid)
 			a = task_find(s, w->s1_tid);
 		/* s1 before a resync: what the send knew of it is unknown. */
-		if (a == NULL || w->s1_seq <= a->base ||
-		    task_comp(snd, a->idx) >= w->s1_seq)
-			continue;	/* sent after s1 */
-		cand_add(q, w);
+		if (a == NULL || w->s1_seq <= a->base || a == snd)
+			continue;	/* or sent after s1 */
+		if ((r = state_reach(s, t, w->seq, snd, q->seq)) == 1)
+			break;
+		if (r == 0)
+			r = state_reach(s, a, w->s1_seq, snd, q->seq);
+		if (r == -1)
+			s->races_unchecked++;
+		if (r == 0)
+			found[n++] = w;
 	}
+	/* The oldest first, as the candidates are bounded. */
+	while (n > 0)
+		cand_add(q, found[--n]);
 }
 
 /*
- * The wildcard receive w took s1 (whose send had the clock s1vc) from
- * t's queue: the messages still queued that its filter matches and
- * whose send was concurrent with s1 could have come first.  Only the
- * first STATE_WILD_HISTORY that match are looked at, so that a long
- * queue drained by wildcard receives costs no more than a bounded scan
- * per receive.
+ * The wildcard receive w took s1 from t's queue: the messages still
+ * queued that its filter matches and whose send was concurrent with
+ * s1 could have come first.  Only the first STATE_WILD_HISTORY that
+ * match are looked at, so that a long queue drained by wildcard
+ * receives costs no more than a bounded scan per receive.
  */
 static void
-race_check_recv(const struct state *s, struct task *t, const struct wild *w,
-    const struct vclock *s1vc)
+race_check_recv(struct state *s, struct task *t, const struct wild *w)
 {
 	const struct task *a, *b;
 	struct qmsg *q;
 	unsigned seen = 0;
+	int r;
 
 	/* Sends from before a resync have no clock to compare. */
 	if ((a = task_find(s, w->s1_tid)) == NULL || w->s1_seq <= a->base)
@@ -152,12 +167,16 @@ race_check_recv(const struct state *s, struct task *t, const struct wild *w,
 			continue;
 		if (++seen > STATE_WILD_HISTORY)
 			break;
-		if ((b = task_find(s, q->from)) == NULL || q->seq <= b->base)
+		/* One sender's messages come in the order sent. */
+		if ((b = task_find(s, q->from)) == NULL || q->seq <= b->base ||
+		    b == a)
 			continue;
-		if (msg_comp(q, b, a->idx) >= w->s1_seq ||
-		    (b == a ? w->s1_seq : vc_get(s1vc, b->idx)) >= q->seq)
-			continue;
-		cand_add(q, w);
+		if ((r = state_reach(s, a, w->s1_seq, b, q->seq)) == 0)
+			r = state_reach(s, b, q->seq, a, w->s1_seq);
+		if (r == -1)
+			s->races_unchecked++;
+		if (r == 0)
+			cand_add(q, w);
 	}
 }
 
@@ -188,17 +207,57 @@ race_confirm(struct state *s, const struct task *t, const struct qmsg *q,
 static void
 wild_note(struct task *t, const struct wild *w)
 {
+	if (t->nwild > 0 &&
+	    t->wild[(t->nwild - 1) % STATE_WILD_HISTORY].s1_tid == w->s1_tid)
+		t->wild_same++;
+	else
+		t->wild_same = 1;
 	t->wild[t->nwild++ % STATE_WILD_HISTORY] = *w;
 }
 
+/* Pairs a task keeps in a plain list; past them, a hash too. */
+#define PAIRS_LISTED	8
+
+/* Indexes the pairs not indexed yet (new ones, restored ones). */
+static void
+pairs_index(struct task *t)
+{
+	size_t i, mask;
+
+	if (2 * t->npairs > t->pairmapcap) {
+		free(t->pairmap);
+		for (t->pairmapcap = 16; t->pairmapcap < 4 * t->npairs;)
+			t->pairmapcap *= 2;
+		t->pairmap = xcalloc(t->pairmapcap, sizeof(*t->pairmap));
+		t->pairs_indexed = 0;
+	}
+	mask = t->pairmapcap - 1;
+	for (; t->pairs_indexed < t->npairs; t->pairs_indexed++) {
+		for (i = tid_hash(t->pairs[t->pairs_indexed].to) & mask;
+		    t->pairmap[i] != 0; i = (i + 1) & mask)
+			;
+		t->pairmap[i] = (uint32_t)t->pairs_indexed + 1;
+	}
+}
+
+/* What t sent to the task to, found or added. */
 static struct pair *
 pair_get(struct task *t, int32_t to)
 {
-	size_t i;
+	size_t i, mask;
 
-	for (i = 0; i < t->npairs; i++)
-		if (t->pairs[i].to == to)
-			return &t->pairs[i];
+	if (t->npairs <= PAIRS_LISTED) {
+		for (i = 0; i < t->npairs; i++)
+			if (t->pairs[i].to == to)
+				return &t->pairs[i];
+	} else {
+		pairs_index(t);
+		mask = t->pairmapcap - 1;
+		for (i = tid_hash(to) & mask; t->pairmap[i] != 0;
+		    i = (i + 1) & mask)
+			if (t->pairs[t->pairmap[i] - 1].to == to)
+				return &t->pairs[t->pairmap[i] - 1];
+	}
 	state_grow(&t->pairs, &t->paircap, t->npairs + 1, sizeof(*t->pairs));
 	memset(&t->pairs[t->npairs], 0, sizeof(*t->pairs));
 	t->pairs[t->npairs].to = to;
@@ -256,7 +315,7 @@ enqueue(struct state *s, struct task *t, const struct record *r,
 		q->pk = state_pack_share(t);
 	q->from = t->tid;
 	q->seq = r->seq;
-	q->vc = vc_ref(t->vc);
+	q->lam = state_out(t, r->seq).lam;
 	q->tag = r->tag;
 	q->ctx = r->ctx;
 	q->bytes = r->bytes;
@@ -437,9 +496,9 @@ state_receive_apply(struct state *s, struct task *t,
     const struct order_event *ev, const struct call *filter)
 {
 	const struct record *r = ev->rec;
-	const struct vclock *vc = NULL;
 	struct task *snd;
 	struct qmsg *q;
+	struct cause c;
 	struct wild w;
 
 	t->recv_msgs++;
@@ -457,13 +516,15 @@ state_receive_apply(struct state *s, struct task *t,
 	if (record_msg_id(r) != 0)
 		(void)queue_take_upto(s, t, ev->match_tid, r->tag, r->ctx,
 		    record_msg_id(r));
-	snd = task_find(s, ev->match_tid);
-	if (q != NULL)
-		vc = q->vc;
-	else if (snd != NULL)
-		vc = state_send_vc(snd, ev->match_seq);
-	if (snd != NULL)
-		state_merge_event(s, t, vc, snd, ev->match_seq, r->seq);
+	if ((snd = task_find(s, ev->match_tid)) != NULL && snd != t) {
+		if (q != NULL) {
+			c.task = (uint32_t)snd->idx;
+			c.seq = q->seq;
+			c.lam = q->lam;
+		} else
+			c = state_out(snd, ev->match_seq);
+		state_link(s, t, r->seq, &c);
+	}
 	if (q != NULL && filter != NULL)
 		race_confirm(s, t, q, filter->peer, filter->tag);
 	/* pvm_precv unpacks itself and keeps the receive buffer. */
@@ -475,7 +536,7 @@ state_receive_apply(struct state *s, struct task *t,
 		w.ctx = filter->ctx;
 		w.s1_tid = ev->match_tid;
 		w.s1_seq = ev->match_seq;
-		race_check_recv(s, t, &w, vc);
+		race_check_recv(s, t, &w);
 		wild_note(t, &w);
 	}
 	if (q != NULL)
@@ -484,18 +545,94 @@ state_receive_apply(struct state *s, struct task *t,
 
 /* --- ends of tasks ----------------------------------------------------- */
 
+/* Is w still in the receive that named tid, as registered? */
+static int
+waits_on(const struct state *s, const struct task *w, int32_t tid)
+{
+	return w->wait_reg == tid && state_task_wait(s, w) == WAIT_RECV &&
+	    w->cur.peer == tid;
+}
+
+/* Adds w to a list of waiters on tid, dropping those gone elsewhere. */
+static void
+waiters_add(const struct state *s, uint32_t **v, size_t *n, size_t *cap,
+    int32_t tid, const struct task *w)
+{
+	size_t i, kept = 0;
+
+	if (*n == *cap) {
+		for (i = 0; i < *n; i++)
+			if (waits_on(s, s->tasks[(*v)[i]], tid))
+				(*v)[kept++] = (*v)[i];
+		*n = kept;
+		/* Mostly still waiting: room for as many again. */
+		if (2 * *n >= *cap)
+			state_grow(v, cap, *cap + 1, sizeof(**v));
+	}
+	(*v)[(*n)++] = (uint32_t)w->idx;
+}
+
+void
+state_wait_register(struct state *s, struct task *t)
+{
+	struct task *p;
+
+	if (t->cur.peer <= 0 || t->wait_reg == t->cur.peer)
+		return;
+	t->wait_reg = t->cur.peer;
+	if ((p = task_find(s, t->cur.peer)) != NULL)
+		waiters_add(s, &p->waiters, &p->nwaiters, &p->waitercap,
+		    p->tid, t);
+	else
+		waiters_add(s, &s->orphans, &s->norphans, &s->orphancap,
+		    t->cur.peer, t);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * t ended: its waiters, and those on it among the orphans, that still
+ * wait and have nothing queued to take, wait on an exited task.  They
+ * are reported in the order the model learnt of them.
+ */
 void
 state_ended_receives(struct state *s, struct task *t)
 {
-	size_t i;
+	struct task *w;
+	uint32_t *found;
+	size_t i, n = 0, kept = 0;
 
-	for (i = 0; i < s->ntasks; i++) {
-		struct task *w = s->tasks[i];
-
-		if (w != t && state_task_wait(s, w) == WAIT_RECV &&
-		    w->cur.peer == t->tid && !state_queued_match(w))
+	found = xcalloc(t->nwaiters + s->norphans + 1, sizeof(*found));
+	for (i = 0; i < t->nwaiters; i++) {
+		w = s->tasks[t->waiters[i]];
+		if (w != t && waits_on(s, w, t->tid)) {
+			w->wait_reg = 0;	/* listed once */
+			found[n++] = (uint32_t)w->idx;
+		}
+	}
+	for (i = 0; i < s->norphans; i++) {
+		w = s->tasks[s->orphans[i]];
+		if (w != t && waits_on(s, w, t->tid)) {
+			w->wait_reg = 0;
+			found[n++] = (uint32_t)w->idx;
+		} else if (w->wait_reg != 0 && waits_on(s, w, w->wait_reg))
+			s->orphans[kept++] = s->orphans[i];
+	}
+	s->norphans = kept;
+	t->nwaiters = 0;
+	qsort(found, n, sizeof(*found), cmp_u32);
+	for (i = 0; i < n; i++) {
+		w = s->tasks[found[i]];
+		if (!state_queued_match(w))
 			state_report_waits_on_exited(s, w, t->tid);
 	}
+	free(found);
 }
 
 /* Messages t never received; those that raced a wildcard receive too. */

@@ -234,13 +234,15 @@ int
 state_restore_finish(struct state *s, uint64_t problems_not_kept,
     char *err, size_t errsize)
 {
-	const struct task *t;
+	struct task *t;
 	size_t i;
 
 	s->problems_dropped = problems_not_kept;
 	restore_barriers(s);
 	for (i = 0; i < s->ntasks; i++) {
 		t = s->tasks[i];
+		if (t->in_call && is_blocking_recv(t->cur.call))
+			state_wait_register(s, t);
 		if (t->in_call && state_task_wait(s, t) == WAIT_NONE) {
 			snprintf(err, errsize, "task %" PRId32 " is blocked in "
 			    "%s, which its groups do not explain", t->tid,

@@ -375,6 +375,9 @@ write_problems(FILE *fp, const struct state *s)
 	if (s->problems_dropped > 0)
 		fprintf(fp, ",\"problems_not_kept\":%" PRIu64,
 		    s->problems_dropped);
+	if (s->races_unchecked > 0)
+		fprintf(fp, ",\"races_unchecked\":%" PRIu64,
+		    s->races_unchecked);
 }
 
 int

@@ -429,6 +429,11 @@ table_problems(FILE *fp, const json_t *doc, const json_t *problems)
 	if (json_array_size(problems) == 0 &&
 	    unum(doc, "problems_not_kept") == 0)
 		fputs("no problems\n", fp);
+	if (unum(doc, "races_unchecked") > 0)
+		fprintf(fp, "%llu race check%s not made: the causality they "
+		    "needed was beyond the horizon (pmon start -H)\n",
+		    unum(doc, "races_unchecked"),
+		    unum(doc, "races_unchecked") == 1 ? "" : "s");
 	/* The problems of now first, then those over, each in order. */
 	for (over = 0; over < 2; over++)
 		json_array_foreach(problems, i, p)

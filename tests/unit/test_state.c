@@ -1557,28 +1557,43 @@ test_horizon_events(void)
 
 /*
  * A message sent early and received after 20 rounds in which its sender
- * merged 40 times: the receive merges the clock of the send, not the
- * sender's clock of later (nor none, which the horizon of 4 events
- * would leave in the history).
+ * received 20 times: the receive follows the send, not what its sender
+ * did later.  With a horizon of 4 events the sender's links before the
+ * send are gone, and the past of the receive that reaches there says
+ * so; with none it is exact.
  */
-static void
-test_horizon_late_receive(void)
+static struct state *
+slate_receive(uint64_t events)
 {
 	struct state *s = srig();
 	uint64_t b, a;
-	char *j;
 
-	state_set_horizon(s, 4, 0);
+	state_set_horizon(s, events, 0);
 	b = ssend(s, B, A, 1, 4);		/* B:1, B:2 */
 	srecv(s, A, B, 1, B, b);		/* A:1, A:2 */
 	a = ssend(s, A, C, 7, 4);		/* A:3, A:4 */
 	spingpong(s, A, B, 20);
 	srecv(s, C, A, 7, A, a);		/* C:1, C:2 */
+	return s;
+}
+
+static void
+test_horizon_late_receive(void)
+{
+	struct state *s = slate_receive(0);
+	char *j;
+
 	j = sfrontier(s, C, 2);
 	CU_ASSERT_STRING_EQUAL(j, "{\"event\":\"262147:2\",\"past\":{"
 	    "\"262145\":3,\"262146\":1,\"262147\":1},\"future\":{"
 	    "\"262145\":null,\"262146\":null,\"262147\":null}}");
 	free(j);
+	sdone(s);
+	s = slate_receive(4);
+	CU_ASSERT(has(sfrontier_err(s, C, 2), "t40003:2: its past on t40001 "
+	    "is beyond the horizon of the frontiers, the last 4 events"));
+	/* C's receive is recent: what follows it is known. */
+	CU_ASSERT_STRING_EQUAL(sfrontier_err(s, C, 1), "");
 	sdone(s);
 }
 
@@ -1615,6 +1630,50 @@ test_horizon_race(void)
 	srecv(s, A, C, 5, C, sc);
 	CU_ASSERT_EQUAL(nprob, 0);
 	sdone(s);
+}
+
+/*
+ * A race check that needs dropped links is not made, and counted: B
+ * sends A a message and tells C, which then sends A one; ten rounds
+ * between B and C drop their links.  Whether C's send knew B's lies in
+ * the dropped links, so the check of A's wildcard receive is not made;
+ * with every link kept it is made, and finds no race.  The count is in
+ * the JSON and under pmon problems, and a snapshot carries it.
+ */
+static void
+test_horizon_unchecked(void)
+{
+	struct state *s, *t;
+	uint64_t sb, sc, m;
+	char *j, *tab, err[256];
+	int h;
+
+	for (h = 0; h < 2; h++) {
+		s = srig();
+		state_set_horizon(s, h == 0 ? 0 : 2, 0);
+		sb = ssend(s, B, A, 5, 4);
+		m = ssend(s, B, C, 9, 4);
+		srecv(s, C, B, 9, B, m);
+		sc = ssend(s, C, A, 5, 4);
+		spingpong(s, B, C, 10);
+		srecv(s, A, -1, 5, B, sb);
+		srecv(s, A, C, 5, C, sc);
+		CU_ASSERT_EQUAL(nprob, 0);
+		j = sjson(s, STATE_ALL, 0);
+		CU_ASSERT_EQUAL(strstr(j, "\"races_unchecked\":1") != NULL, h);
+		tab = stable(s, STATE_PROBLEMS);
+		CU_ASSERT_EQUAL(has(tab, "1 race check not made: the causality "
+		    "they needed was beyond the horizon (pmon start -H)"), h);
+		t = state_new(NULL, NULL);
+		CU_ASSERT_EQUAL(state_load(t, j, strlen(j), err, sizeof(err)), 0);
+		free(j);
+		j = sjson(t, STATE_ALL, 0);
+		CU_ASSERT_EQUAL(strstr(j, "\"races_unchecked\":1") != NULL, h);
+		state_free(t);
+		free(j);
+		free(tab);
+		sdone(s);
+	}
 }
 
 /*
@@ -2422,6 +2481,7 @@ static CU_TestInfo state_tests[] = {
 	{ "horizon: a late receive merges its send", test_horizon_late_receive },
 	{ "horizon: race checks need no history", test_horizon_race },
 	{ "horizon of time, and the sweep", test_horizon_time },
+	{ "horizon: race checks it cuts are counted", test_horizon_unchecked },
 	{ "problems kept are bounded", test_problems_kept },
 	{ "snapshot loaded: the same state, the same after", test_load_roundtrip },
 	{ "snapshot loaded: problems and their lines", test_load_problems },
