@@ -59,6 +59,8 @@ struct bufferevent;
 #define AGENT_RECONNECT_MS	500		/* dialing a lost coordinator */
 #define AGENT_RECONNECT_S	60		/* ...and for how long */
 #define AGENT_OTHERS_MS		1000		/* pvmd's task list read */
+/* Readings an instrumented task has to say hello before it is "other". */
+#define AGENT_OTHERS_HELLO_READS	10
 #define AGENT_OTHERS_MAX	1024		/* tasks pmon does not
 						   instrument, per host */
 
@@ -106,6 +108,7 @@ struct agent_other {
 	int32_t			 tid, parent;
 	uint32_t		 pid;
 	int			 reported;	/* seen in two readings */
+	unsigned		 seen;		/* readings in a row */
 	char			 program[256];
 };
 

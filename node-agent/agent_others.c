@@ -4,7 +4,10 @@
  * start --no-tasker).  pvmd's task list is read every AGENT_OTHERS_MS; a
  * task in it twice in a row that never came to us (by tid, or by pid
  * while its hello is on its way) is reported to the coordinator in
- * TASK_OTHERS, the whole list, whenever the list changes.  pmon's own
+ * TASK_OTHERS, the whole list, whenever the list changes.  One that has
+ * the instrumentation library loaded is on its way to us, however busy
+ * the host (or not enrolled yet, started by the starter): it has
+ * AGENT_OTHERS_HELLO_READS readings to come.  pmon's own
  * processes and PVM's consoles (pvm, xpvm) are tools, not the
  * application, and are left out.
  */
@@ -47,6 +50,30 @@ is_tool(pid_t pid)
 	proc_comm(pid, comm, sizeof(comm));
 	return strncmp(comm, "pmon-", 5) == 0 || strcmp(comm, "pvm") == 0 ||
 	    strcmp(comm, "xpvm") == 0;
+}
+
+/*
+ * Has process pid loaded the instrumentation library, or not enrolled
+ * yet?  pvmd knows a task the starter started by a placeholder pid, from
+ * 10,000,000 on (above any Linux pid), until the task enrols
+ * (doc/tasker.md).
+ */
+static int
+is_instrumented(pid_t pid)
+{
+	char path[64], line[512];
+	int found = 0;
+	FILE *f;
+
+	if (pid >= 10000000)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, "/libpmon-pvm.so") != NULL;
+	fclose(f);
+	return found;
 }
 
 /* Has the task come to us (registered, or its hello under way)? */
@@ -117,7 +144,11 @@ others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 	qsort(next, k, sizeof(*next), cmp_other);
 	for (i = 0; i < k; i++) {
 		was = other_find(a->others, a->nothers, next[i].tid);
-		if (was != NULL && was->pid == next[i].pid) {
+		if (was == NULL || was->pid != next[i].pid)
+			continue;
+		next[i].seen = was->seen + 1;
+		if (was->reported || next[i].seen >= AGENT_OTHERS_HELLO_READS ||
+		    !is_instrumented((pid_t)next[i].pid)) {
 			next[i].reported = 1;
 			changed |= !was->reported;
 		}
