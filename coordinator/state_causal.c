@@ -8,7 +8,7 @@
  * task's ring (struct link), with the cause it follows; nothing else is
  * kept per event.  So an event costs the same whatever the number of
  * tasks, where a vector clock costs one component per task at every
- * receive (doc/state.md, "Memory").
+ * receive (doc/state.md, "Causality").
  *
  * Every event has a Lamport number: one more than its task's previous
  * event, or than its cause if that is greater.  (a, x) is in the past of
@@ -17,8 +17,10 @@
  * race check compares two sends of nearby numbers and walks a few links.
  *
  * The links are cut at the horizon (state_set_horizon): each task keeps
- * those of its last events and of the last seconds of the stream.  A
- * search that would need a dropped link says it does not know.
+ * those of its last events and of the last seconds of the stream, and
+ * what the dropped ones followed (gone_by).  A search that goes past all
+ * of a task's dropped links takes that instead; one that would need some
+ * of them but not all says it does not know.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -534,6 +536,7 @@ state_past(const struct state *s, const struct task *t, uint64_t seq,
 	}
 	return 0;
 }
+
 /* A min-heap of tasks by the number of their next link. */
 struct lheap {
 	struct { uint64_t lam; uint32_t task; } *v;
