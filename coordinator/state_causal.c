@@ -314,10 +314,6 @@ void
 state_link(struct state *s, struct task *t, uint64_t at,
     const struct cause *from)
 {
-	struct task *f = s->tasks[from->task];
-
-	if (from->seq > f->last_out)
-		f->last_out = from->seq;
 	link_new(s, t, at, from, NULL);
 }
 

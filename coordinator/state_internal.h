@@ -427,7 +427,7 @@ void	state_unpack_start(const struct state *, struct task *t,
 /* Lamport numbers of t's event seq: exact, or bounds beyond the horizon. */
 uint64_t state_lam_below(const struct task *t, uint64_t seq);
 uint64_t state_lam_above(const struct task *t, uint64_t seq);
-/* t's event at follows the event from of another task. */
+/* t's event at follows the event from of another task (state_out). */
 void	state_link(struct state *, struct task *t, uint64_t at,
 	    const struct cause *from);
 /* t's barrier exit at follows every entry of its episode. */

@@ -571,8 +571,7 @@ without_races(const char *text)
  * frontiers compared.
  */
 static void
-check_horizon(struct check *c, struct state **st, uint64_t h, uint64_t ns,
-    const struct run *r)
+check_horizon(struct check *c, struct state **st, uint64_t h, uint64_t ns)
 {
 	size_t nt = sim_ntasks(c->s), i;
 	struct hz_task *ht;
@@ -580,7 +579,6 @@ check_horizon(struct check *c, struct state **st, uint64_t h, uint64_t ns,
 	char *x, *y, *x2, *y2;
 	int rv, cut = ns != 0;
 
-	(void)r;
 	x = model_text(st[0], 0, 0, &rv);
 	y = model_text(st[1], 0, 0, &rv);
 	if (strcmp(x, y) != 0) {
@@ -1694,7 +1692,7 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		c.algo = algos[a];
 		check_run(&c, o, &runs[a], a == 0);
 		if (co.st[0] != NULL) {
-			check_horizon(&c, co.st, hz_events, hz_ns, &runs[0]);
+			check_horizon(&c, co.st, hz_events, hz_ns);
 			state_free(co.st[0]);
 			state_free(co.st[1]);
 			co.st[0] = co.st[1] = NULL;
