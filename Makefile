@@ -420,7 +420,7 @@ bench-export: $(PMON) $(AGENTD) $(COORDD) $(PRELOAD) $(EXPORT_FLOOR) \
 	    $(BUILD)/tests/progs/storm
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_export.sh $(BENCH_EXPORT_FLAGS)
 
-# pmon web's page with 10,000 and 100,000 events (needs chromium);
+# pmon web's page with 10^4 and 10^6 events (needs chromium and python3);
 # results go to BENCHMARKS.md.  BENCH_WEB_FLAGS: e.g. -n runs.
 bench-web: tests
 	PMON_BUILD=$(abspath $(BUILD)) bash bench/bench_web.sh $(BENCH_WEB_FLAGS)

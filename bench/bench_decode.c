@@ -284,7 +284,7 @@ format_event(const struct pmon_event *ev, void *arg)
 	struct sink_buf *sb = arg;
 	char *o = sink_room(sb, trace_fmt_event_max(ev));
 
-	o = sb->json ? trace_fmt_event_json(o, ev) :
+	o = sb->json ? trace_fmt_event_json(o, ev, 0) :
 	    trace_fmt_event_text(o, ev, &rel);
 	sb->len = (size_t)(o - sb->buf);
 }

@@ -13,8 +13,11 @@
 # `pmon web --port 0` attaches, the program makes the events, and headless Chromium loads the page RUNS times with ?bench=1:
 # the page times parsing and modelling the stream, drawing each view,
 # one step back (the state recomputed from the snapshot), one step
-# forward, and the frontier of the last event.  Prints, per size, the
-# median of each over the RUNS loads.
+# forward, and the frontier of the last event.  Then the page as a
+# user opens it (web_live.py: the stream read in chunks, drawn as it
+# comes), RUNS times: live_loaded_ms is the time from the navigation
+# until it had modelled and drawn every kept event, the transfer
+# included.  Prints, per size, the median of each over the RUNS loads.
 . "$(dirname "$0")/../tests/integ/lib.sh"
 
 runs=5
@@ -57,12 +60,15 @@ measure() {
 		    sed -n 's/.*<pre id="model" hidden="">\(.*\)<\/pre>.*/\1/p' \
 		    >>"$RUN/t.$rounds"
 	done
+	live=$(timeout 600 python3 "$(dirname "$0")/web_live.py" "$CHROMIUM" \
+	    "$url" "$runs") || fail "web_live.py failed"
 	kill -TERM "$web"
 	wait "$web"
-	jq -rs '(.[0].events) as $n | [.[].timing_ms] as $t |
+	jq -rs --arg live "$live" '(.[0].events) as $n | [.[].timing_ms] as $t |
 	    ($t[0] | keys_unsorted) as $k |
 	    "events=\($n) " + ([$k[] as $x | [$t[][$x]] | sort |
-	    "\($x)=\(.[length / 2 | floor])"] | join(" "))' "$RUN/t.$rounds"
+	    "\($x)=\(.[length / 2 | floor])"] | join(" ")) + " live_" +
+	    ($live | sub(" events=.*"; ""))' "$RUN/t.$rounds"
 }
 for size in $sizes; do
 	measure "$size"

@@ -179,7 +179,7 @@ trace_event(const struct pmon_event *ev, void *arg)
 		return;
 	if ((o = trace_room(t, trace_fmt_event_max(ev))) == NULL)
 		return;
-	o = t->json ? trace_fmt_event_json(o, ev) :
+	o = t->json ? trace_fmt_event_json(o, ev, 0) :
 	    trace_fmt_event_text(o, ev, &t->clock);
 	t->outlen = (size_t)(o - t->out);
 }

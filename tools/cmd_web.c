@@ -142,6 +142,15 @@ web_fail(struct web *w)
 	event_base_loopbreak(w->base);
 }
 
+/* One SSE message: a million of them are a late browser's start. */
+static void
+web_add_message(struct evbuffer *buf, const char *line)
+{
+	evbuffer_add(buf, "data: ", 6);
+	evbuffer_add(buf, line, strlen(line));
+	evbuffer_add(buf, "\n\n", 2);
+}
+
 /* Sends one line as an SSE message to every browser on /events. */
 static void
 web_broadcast(struct web *w, const char *line)
@@ -156,7 +165,7 @@ web_broadcast(struct web *w, const char *line)
 			web_fail(w);
 			return;
 		}
-		evbuffer_add_printf(buf, "data: %s\n\n", line);
+		web_add_message(buf, line);
 		evhttp_send_reply_chunk(c->req, buf);
 		evbuffer_free(buf);
 		bev = evhttp_connection_get_bufferevent(c->conn);
@@ -422,7 +431,7 @@ event_line(const struct pmon_event *ev)
 
 	if ((s = malloc(trace_fmt_event_max(ev))) == NULL)
 		return NULL;
-	end = trace_fmt_event_json(s, ev);
+	end = trace_fmt_event_json(s, ev, TRACE_JSON_BRIEF);
 	end[-1] = '\0';
 	/* Kept for long: only what it holds. */
 	if ((fit = realloc(s, (size_t)(end - s))) == NULL)
@@ -658,15 +667,15 @@ web_history(struct web *w, struct evbuffer *buf)
 	    "\"lossless\":%s,\"tool\":%lld,"
 	    "\"keep\":%zu,\"dropped\":%llu,\"gap\":%llu,"
 	    "\"losses_before\":%llu,\"lost_before\":%llu,"
-	    "\"last_loss_ms\":%lld}\n\n", w->live ? "true" : "false",
+	    "\"last_loss_ms\":%lld,\"kept\":%zu}\n\n",
+	    w->live ? "true" : "false",
 	    w->lossless ? "true" : "false", w->self,
 	    w->keep, w->dropped, w->gap, w->gone.losses, w->gone.events,
-	    w->gone.last_ms);
+	    w->gone.last_ms, w->nring);
 	for (i = 0; i < w->ntasks; i++)
-		evbuffer_add_printf(buf, "data: %s\n\n", w->tasks[i]);
+		web_add_message(buf, w->tasks[i]);
 	for (i = 0; i < w->nring; i++)
-		evbuffer_add_printf(buf, "data: %s\n\n",
-		    web_entry_at(w, i)->line);
+		web_add_message(buf, web_entry_at(w, i)->line);
 }
 
 /*

@@ -130,7 +130,9 @@ struct pmon_event;
 struct pmon_task;
 size_t		 trace_fmt_event_max(const struct pmon_event *);
 size_t		 trace_fmt_task_max(const struct pmon_task *);
-char		*trace_fmt_event_json(char *, const struct pmon_event *);
+/* trace_fmt_event_json's flags. */
+#define TRACE_JSON_BRIEF	0x1	/* pmon web's: no id, host, program, tc = t */
+char		*trace_fmt_event_json(char *, const struct pmon_event *, int);
 /* The time column of the text lines (pmon trace --time). */
 enum trace_time {
 	TRACE_TIME_REL,		/* seconds since the first event: 1.000000123 */

@@ -396,22 +396,34 @@ put_msg_json(char *o, const struct pmon_event *ev, enum msg_role role)
 	return o;
 }
 
-/* The fields every line has, lost markers included. */
+/*
+ * The fields every line has, lost markers included.  TRACE_JSON_BRIEF
+ * leaves out what the task's line says (host, program) and what the
+ * other fields do (id is tid:seq; tc where it equals t).
+ */
 static char *
-put_base_json(char *o, const struct pmon_event *ev)
+put_base_json(char *o, const struct pmon_event *ev, int flags)
 {
-	o = PUT(o, "{\"id\":");
-	o = trace_fmt_id(o, ev->tid, ev->seq);
-	o = PUT(o, ",\"tid\":");
+	if (flags & TRACE_JSON_BRIEF)
+		o = PUT(o, "{\"tid\":");
+	else {
+		o = PUT(o, "{\"id\":");
+		o = trace_fmt_id(o, ev->tid, ev->seq);
+		o = PUT(o, ",\"tid\":");
+	}
 	o = trace_fmt_i64(o, ev->tid);
-	o = KSTR(o, ",\"host\":", ev->task->host);
-	o = KSTR(o, ",\"program\":", ev->task->program);
+	if (!(flags & TRACE_JSON_BRIEF)) {
+		o = KSTR(o, ",\"host\":", ev->task->host);
+		o = KSTR(o, ",\"program\":", ev->task->program);
+	}
 	o = PUT(o, ",\"seq\":");
 	o = trace_fmt_i64(o, (int64_t)ev->seq);
 	o = PUT(o, ",\"t\":");
 	o = trace_fmt_i64(o, (int64_t)ev->t_ns);
-	o = PUT(o, ",\"tc\":");
-	o = trace_fmt_i64(o, (int64_t)ev->t_corr);
+	if (!(flags & TRACE_JSON_BRIEF) || ev->t_corr != ev->t_ns) {
+		o = PUT(o, ",\"tc\":");
+		o = trace_fmt_i64(o, (int64_t)ev->t_corr);
+	}
 	if (ev->flags & PMON_EV_INCONSISTENT)
 		o = PUT(o, ",\"inconsistent\":true");
 	if (ev->flags & PMON_EV_AGAIN)
@@ -421,11 +433,11 @@ put_base_json(char *o, const struct pmon_event *ev)
 
 /* The event's line; out has room for trace_fmt_event_max(ev) bytes. */
 char *
-trace_fmt_event_json(char *o, const struct pmon_event *ev)
+trace_fmt_event_json(char *o, const struct pmon_event *ev, int flags)
 {
 	enum msg_role role = msg_role(ev->call);
 
-	o = put_base_json(o, ev);
+	o = put_base_json(o, ev, flags);
 	if (ev->flags & PMON_EV_LOST) {
 		o = PUT(o, ",\"call\":\"lost\",\"count\":");
 		o = trace_fmt_u64(o, (uint32_t)ev->bytes);

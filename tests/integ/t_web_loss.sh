@@ -65,7 +65,7 @@ kept() {
 caught_up() {
 	kept "$1"
 	jq -se --slurpfile s "$RUN/snap.json" '
-	    (reduce (.[] | select(.type == null and .id != null)) as $e ({};
+	    (reduce (.[] | select(.type == null and .seq != null)) as $e ({};
 	        .[$e.tid | tostring] = ([.[$e.tid | tostring] // 0,
 	        $e.seq + (($e.count // 1) - 1)] | max))) as $ev |
 	    ([.[] | select(.type == "snapshot")] | last.state.position) as $p |
@@ -89,7 +89,7 @@ done
 # snapshot that follows it.
 jq -sc '[foreach .[] as $m ({n: 0, loss: null, out: null};
     .out = null |
-    if $m.type == null and $m.id != null then .n += 1
+    if $m.type == null and $m.seq != null then .n += 1
     elif $m.type == "notice" and $m.notice == "lost" then
 	.loss = {at: .n, events: $m.events}
     elif $m.type == "snapshot" and $m.why != "checkpoint" and .loss != null
@@ -201,7 +201,7 @@ expect_eq "the page read through the live path" \
 # The page's step 0 is the last snapshot before the first event (a loss
 # can put a lost notice and its snapshot right after the first one).
 step0_snap='. as $a | ([$a | to_entries[] | select(.value.type == null and
-    .value.id != null) | .key][0] // length) as $i |
+    .value.seq != null) | .key][0] // length) as $i |
     [$a[:$i][] | select(.type == "snapshot")] | last | .state'
 first_snap() {
 	jq -s -c "$step0_snap | .position" "$RUN/b.json"
@@ -219,7 +219,7 @@ for try in $(seq 1 20); do
 done
 [ "$stable" = 1 ] || fail "pmon web (b)'s first snapshot kept moving: $before"
 B=$RUN/b.model
-kept_b=$(jq -s '[.[] | select(.type == null and .id != null)] | length' "$RUN/b.json")
+kept_b=$(jq -s '[.[] | select(.type == null and .seq != null)] | length' "$RUN/b.json")
 [ "$kept_b" -le $((2 * keep)) ] || fail "pmon web --keep $keep kept $kept_b events"
 jq -e '.dropped > 0 and .gap == 0' "$B" >/dev/null ||
     fail "pmon web (b) dropped nothing or left a gap: $(jq -c '[.dropped, .gap]' "$B")"
@@ -241,7 +241,7 @@ jq -e '.snapshot_diffs == []' "$B" >/dev/null ||
 expect_eq "pmon web (c): lost notices" 0 \
     "$(jq -s '[.[] | select(.type == "notice" and .notice == "lost")] | length' "$RUN/c.json")"
 expect_eq "pmon web (c): events kept" "$(jq '[.position[]] | add' "$RUN/snap.json")" \
-    "$(jq -s '[.[] | select(.type == null and .id != null)] | length' "$RUN/c.json")"
+    "$(jq -s '[.[] | select(.type == null and .seq != null)] | length' "$RUN/c.json")"
 chromium_model c "" "$RUN/c.model"
 expect_eq "pmon web (c): the page's tasks at the last step" \
     "$(jq -c "$norm_snap norm_snap" "$RUN/snap.json")" \

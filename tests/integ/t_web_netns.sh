@@ -41,7 +41,7 @@ used=$(jq '[.tasks[] | select(.program == "storm") | .tid / 262144 | floor] |
 kept() {
 	$PM_ON curl -s "${URL%%/\?k=*}/events?once=1&k=${URL##*k=}" |
 	    sed -n 's/^data: //p' >"$RUN/web.json"
-	jq -s '[.[] | select(.type == null and .id != null)] | length' "$RUN/web.json"
+	jq -s '[.[] | select(.type == null and .seq != null)] | length' "$RUN/web.json"
 }
 wait_for 60 eval '[ "$(kept)" = $events ]' ||
     fail "pmon web kept $(kept) of $events events: $(tail -n 3 "$RUN/web.err")"

@@ -64,7 +64,13 @@ write_line(char **buf, size_t max, char *(*fn)(char *, const void *),
 static char *
 w_event_json(char *o, const void *ev)
 {
-	return trace_fmt_event_json(o, ev);
+	return trace_fmt_event_json(o, ev, 0);
+}
+
+static char *
+w_event_brief(char *o, const void *ev)
+{
+	return trace_fmt_event_json(o, ev, TRACE_JSON_BRIEF);
 }
 
 static char *
@@ -292,8 +298,24 @@ check_event(const struct pmon_event *ev)
 	size_t tlen;
 	char *text = ref_event_text(ev, &tlen);
 
+	json_t *brief = trace_event_json(ev);
+	size_t wlen, glen;
+	char *want, *got;
+	int ok;
+
+	/* pmon web's line: the same without what the task's line says. */
+	json_object_del(brief, "id");
+	json_object_del(brief, "host");
+	json_object_del(brief, "program");
+	if (ev->t_corr == ev->t_ns)
+		json_object_del(brief, "tc");
+	want = jansson_line(brief, &wlen);
+	glen = write_line(&got, trace_fmt_event_max(ev), w_event_brief, ev);
+	ok = expect_line("brief event", want, wlen, got, glen);
+	free(want);
+	free(got);
 	return check_both("event", ev, trace_fmt_event_max(ev),
-	    trace_event_json(ev), text, tlen, w_event_json, w_event_text);
+	    trace_event_json(ev), text, tlen, w_event_json, w_event_text) && ok;
 }
 
 static int
@@ -715,7 +737,7 @@ test_random(void)
 		ev.tid = (int32_t)rnd();
 		ev.seq = rnd() >> (rnd() % 64);
 		ev.t_ns = rnd();
-		ev.t_corr = rnd();
+		ev.t_corr = rnd() % 2 ? rnd() : ev.t_ns;
 		ev.flags = (int)(rnd() % 32);
 		ev.rc = (int32_t)rnd();
 		ev.peer = rnd() % 3 ? (int32_t)rnd() : -1;

@@ -82,7 +82,7 @@ function recordOf(m) {
   }
   R.group = m.group || '';
   R.t = m.t !== undefined ? m.t : -1;
-  R.tc = m.tc !== undefined ? m.tc : -1;
+  R.tc = m.tc !== undefined ? m.tc : R.t;
   return R;
 }
 
@@ -99,6 +99,16 @@ class Table {
     this.width = width;
     this.a = new Float64Array(256 * width);
     this.n = 0;
+  }
+
+  // Room for rows more rows without growing (a backlog of known size:
+  // growing copies what is there).
+  reserve(rows) {
+    const need = (this.n + rows) * this.width;
+    if (need <= this.a.length) return;
+    const b = new Float64Array(need);
+    b.set(this.a.subarray(0, this.n * this.width));
+    this.a = b;
   }
 
   // A new row; returns where it starts in .a.
@@ -228,6 +238,23 @@ class Stream {
     this.degraded = false;
     this.bye = null;
     this.tcMin = Infinity;      // the earliest corrected time
+    this.expect = 0;            // messages the hello said follow
+    this.received = 0;          // of them (and later ones) so far
+  }
+
+  // Whether the messages pmon web kept when the page connected are all
+  // in (the live ones follow).
+  backlogIn() {
+    return this.received >= this.expect;
+  }
+
+  // pmon web's hello: kept messages follow (events, snapshots,
+  // problems, notices), which the tables make room for at once.
+  setHello(m) {
+    this.hello = m;
+    this.dropped = m.dropped;
+    this.expect = m.kept || 0;
+    this.e.reserve(this.expect);
   }
 
   // A message of the stream that is not an event (addLine).
@@ -252,10 +279,12 @@ class Stream {
   // message.
   addLine(text, from, to) {
     const m = JSON.parse(text.slice(from, to));
-    if (m.type !== undefined || m.id === undefined) {
+    if (m.type !== undefined || m.seq === undefined) {
+      if (m.type !== 'task') this.received++;
       this.add(m);
       return m;
     }
+    this.received++;
     recordOf(m);
     if (this.texts[this.texts.length - 1] !== text) this.texts.push(text);
     this.ord++;
@@ -269,15 +298,27 @@ class Stream {
     return this.texts[a[o + E.TEXT]].slice(a[o + E.FROM], a[o + E.TO]);
   }
 
-  // Event i as its line says it.
+  // Event i as its line says it, with what pmon web leaves out of the
+  // line (doc/web.md, "The stream"): its id, its task's host and
+  // program, and tc where it equals t.
   event(i) {
-    return JSON.parse(this.line(i));
+    const ev = JSON.parse(this.line(i));
+    const task = this.info.get(ev.tid);
+    ev.id = ev.tid + ':' + ev.seq;
+    if (task !== undefined) {
+      ev.host = task.host;
+      ev.program = task.program;
+    }
+    if (ev.tc === undefined && ev.t !== undefined) ev.tc = ev.t;
+    return ev;
   }
 
   // The exact nanoseconds within the second of event i's time key ("t"
   // or "tc"), from its line, or -1.
   exactNs(i, key) {
-    return lastDigits(this.line(i), '"' + key + '":');
+    const line = this.line(i);
+    const ns = lastDigits(line, '"' + key + '":');
+    return ns < 0 && key === 'tc' ? lastDigits(line, '"t":') : ns;
   }
 
   // The logical position after every event.
@@ -382,6 +423,10 @@ class Stream {
     let line = this.lines.get(tid);
     if (line === undefined) {
       line = new Line(tid, this.lines.size);
+      // A backlog's events, shared among the tasks announced so far,
+      // and an eighth more: a table that grows copies what it has.
+      if (this.expect > this.n)
+        line.t.reserve(Math.ceil(1.125 * (this.expect - this.n) / Math.max(1, this.info.size)));
       this.lines.set(tid, line);
       this.spawnEdge(tid, i);
     }

@@ -75,8 +75,7 @@ function receive(text, from, to) {
   if (text.startsWith('{"type":"hello"', from)) {
     const m = JSON.parse(text.slice(from, to));
     stream.reset();
-    stream.hello = m;
-    stream.dropped = m.dropped;
+    stream.setHello(m);
     if (!m.live) conn = 'coordinator gone';
     restart();
     return;
@@ -109,13 +108,13 @@ function stateAt(n) {
 }
 
 // A redraw at the next frame, and not sooner after the last than it
-// took (while a million events load, drawing takes at most half the
-// time).
+// took (drawing takes at most half the time), or four times that while
+// what pmon web kept still loads (a fifth: the status shows how far).
 let drawnAt = 0, drawMs = 0;
 function schedule() {
   if (dirty) return;
   dirty = true;
-  const wait = drawnAt + drawMs - performance.now();
+  const wait = drawnAt + (stream.backlogIn() ? 1 : 4) * drawMs - performance.now();
   const later = () => requestAnimationFrame(() => {
     dirty = false;
     const t0 = performance.now();
@@ -193,6 +192,7 @@ async function writeModel() {
   out.problems = stream.problems.length;
   out.drawn = drawnCounts();
   out.status = $('status').textContent;
+  out.loaded_ms = Math.round(loadedMs);
   out.mode = $('mode').textContent;
   out.lossinfo = $('lossinfo').textContent;
   out.losslist = [...document.querySelectorAll('#losses li')].map((li) => li.textContent);
@@ -1371,6 +1371,9 @@ function drawProblems() {
   }
 }
 
+// When the page had modelled and drawn what pmon web kept (ms since
+// the navigation began; 0 before): what a user waits for.
+let loadedMs = 0;
 function render() {
   const st = stateAt(step);
   $('slider').max = stream.n;
@@ -1397,6 +1400,7 @@ function render() {
   }
   drawDetails();
   drawProblems();
+  if (loadedMs === 0 && stream.backlogIn() && stream.n > 0) loadedMs = performance.now();
 }
 
 const num = (n) => Number(n).toLocaleString('en-US');
@@ -1406,7 +1410,9 @@ const clock = (ms) => new Date(ms).toLocaleTimeString('en-GB');
 function drawStatus() {
   const l = stream.lostTotal();
   const s = $('status');
-  s.textContent = conn + (l.losses ? ', ' + num(l.events) + ' events lost' +
+  const loading = stream.backlogIn() ? '' : ', loading what pmon web keeps: ' +
+    Math.floor(100 * stream.received / stream.expect) + '% of ' + num(stream.expect);
+  s.textContent = conn + loading + (l.losses ? ', ' + num(l.events) + ' events lost' +
     (l.lastMs ? ' (last at ' + clock(l.lastMs) + ')' : '') : '');
   s.classList.toggle('lossy', l.losses > 0);
   // How pmon web subscribed (doc/web.md, "Losses").
@@ -1493,6 +1499,7 @@ function drawLossList() {
 function benchMain() {
   const x = new XMLHttpRequest();
   x.open('GET', '/events?once=1&k=' + encodeURIComponent(KEY), false);
+  const tf = performance.now();
   x.send();
   const t0 = performance.now();
   const text = x.responseText;
@@ -1502,6 +1509,8 @@ function benchMain() {
   render();
   const out = { events: stream.n, timing_ms: bench() };
   out.timing_ms.load_text = Math.round(t1 - t0);
+  out.timing_ms.fetch = Math.round(t0 - tf);
+
   $('model').textContent = JSON.stringify(out);
 }
 
