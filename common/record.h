@@ -201,4 +201,24 @@ record_msg_id_cmp(uint64_t seq, uint32_t id)
 	return d < (1U << 30) ? -1 : 1;
 }
 
+/*
+ * A hash of a tid for tables of tasks, every bit of it mixed from every
+ * bit of the tid: a PVM tid has its host in bits 18 and up and the
+ * task's number on the host in the low ones, so hashes that keep low
+ * bits (tid * odd & mask) put the tasks of different hosts with the
+ * same number in one slot (4096 tasks on 64 hosts: 64 slots).
+ */
+static inline uint32_t
+record_tid_hash(int32_t tid)
+{
+	uint32_t x = (uint32_t)tid;
+
+	x ^= x >> 16;
+	x *= 0x7feb352dU;
+	x ^= x >> 15;
+	x *= 0x846ca68bU;
+	x ^= x >> 16;
+	return x;
+}
+
 #endif

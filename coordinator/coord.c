@@ -193,7 +193,7 @@ coord_free(struct coord *c)
 static size_t
 task_bucket(int32_t tid)
 {
-	return ((uint32_t)tid * 2654435761u >> 7) % COORD_TASK_BUCKETS;
+	return record_tid_hash(tid) % COORD_TASK_BUCKETS;
 }
 
 struct coord_task *

@@ -626,7 +626,7 @@ link_at(const struct links *l, size_t i)
 static inline size_t
 tid_hash(int32_t tid)
 {
-	return (size_t)((uint32_t)tid * 2654435761u);
+	return record_tid_hash(tid);
 }
 
 static inline struct task *
