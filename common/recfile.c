@@ -120,7 +120,7 @@ struct recfile {
 static size_t
 delta_slot(const struct delta_tab *d, int32_t tid)
 {
-	size_t i = ((uint32_t)tid * 2654435761u) & (d->cap - 1);
+	size_t i = record_tid_hash(tid) & (d->cap - 1);
 
 	while (d->v[i].tid != 0 && d->v[i].tid != tid)
 		i = (i + 1) & (d->cap - 1);

@@ -231,7 +231,9 @@ count_dropped(struct rec *r, const void *json, size_t len)
 static struct last_seq *
 seq_slot(const struct seq_tab *t, int32_t tid)
 {
-	size_t i = ((uint32_t)tid * 2654435761u) & (t->cap - 1);
+	/* A tid's host (bits 18 and up) folded onto its task number. */
+	size_t i = (((uint32_t)tid ^ (uint32_t)tid >> 16) * 2654435761u) &
+	    (t->cap - 1);
 
 	while (t->v[i].tid != 0 && t->v[i].tid != tid)
 		i = (i + 1) & (t->cap - 1);
