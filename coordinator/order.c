@@ -237,10 +237,8 @@ watch_rearm(struct order_task *t)
 static void
 wake_outs(struct order *o, struct order_task *t)
 {
-	struct order_chan *c;
-
-	for (c = t->outs; c != NULL; c = c->snext)
-		wake_receiver(o, c);
+	while (t->waited != NULL)
+		wake_receiver(o, t->waited);
 }
 
 /* t went on: the receives that wait for its progress look again. */

@@ -116,6 +116,7 @@ order_chan_del(struct order *o, struct order_chan *c)
 		c->snext->sprevp = c->sprevp;
 	if ((*c->dprevp = c->dnext) != NULL)
 		c->dnext->dprevp = c->dprevp;
+	chan_unwait(c);
 	pp = &o->chans[chan_bucket(o->nchanb, c->src, c->dst, c->tag, c->ctx)];
 	while (*pp != c)
 		pp = &(*pp)->hnext;

@@ -239,6 +239,7 @@ struct order_task {
 	struct order_chan	*out_chan;
 	struct order_chan	*in_chan;
 	struct order_chan	*outs;		/* every channel from it */
+	struct order_chan	*waited;	/* those a receive waits on */
 	struct order_chan	*ins;		/* every channel to it */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
@@ -281,6 +282,8 @@ struct order_chan {
 	struct order_chan	*hnext;
 	struct order_chan	*snext, **sprevp;	/* stask->outs */
 	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
+	struct order_chan	*wnext, **wprevp;	/* stask->waited, while
+							   waiter is set */
 };
 
 /*
@@ -545,6 +548,21 @@ wake_list(struct order *o, struct order_tasks *l)
 	l->n = 0;
 }
 
+/*
+ * The sender's list of its channels that a receive waits on: waking
+ * them looks at those, not at every channel it ever sent on (a master
+ * that sent to 4096 workers).
+ */
+static inline void
+chan_unwait(struct order_chan *c)
+{
+	if (c->wprevp == NULL)
+		return;
+	if ((*c->wprevp = c->wnext) != NULL)
+		c->wnext->wprevp = c->wprevp;
+	c->wprevp = NULL;
+}
+
 static inline void
 wake_receiver(struct order *o, struct order_chan *c)
 {
@@ -553,6 +571,7 @@ wake_receiver(struct order *o, struct order_chan *c)
 	if (t == NULL)
 		return;
 	c->waiter = NULL;
+	chan_unwait(c);
 	work_push(o, t);
 }
 
@@ -567,6 +586,12 @@ watch_task(struct order_task *t)
 static inline int
 wait_chan(struct order *o, struct order_task *t, struct order_chan *c)
 {
+	if (c->wprevp == NULL) {
+		if ((c->wnext = c->stask->waited) != NULL)
+			c->wnext->wprevp = &c->wnext;
+		c->stask->waited = c;
+		c->wprevp = &c->stask->waited;
+	}
 	c->waiter = t;
 	set_wait(o, t, WAIT_CHAN);
 	t->wait_tid = c->src;
