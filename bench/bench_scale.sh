@@ -8,14 +8,14 @@
 # bench_scale (bench/bench_scale.c) at each point: a simulated message
 # storm of TASKS tasks on HOSTS hosts, EVENTS events (default 10^7) at
 # some 2 M events a second whatever the number of tasks, played into
-# an order and a state model on one core; the median of RUNS (3).
-# Points: 8:2 64:8 512:32 4096:64.  Each prints its line; the last
-# line sums up:
+# an order and a state model on one core; the median of RUNS (3),
+# taken in rounds.  Points: 8:2 64:8 512:32 4096:64.  Each prints its
+# line; the last line sums up:
 #
 #   scale ns_per_event_ratio_4096_vs_8=R peak_mb_4096=M tree_speedup=S
 #
-# (ratio of the largest point's ns per event to the smallest's, and the
-# largest point's peak; tree_speedup is "none" while pmon has no tree of
+# (the median over the rounds of the ratio of the largest point's ns
+# per event to the smallest's, and the largest point's peak; tree_speedup is "none" while pmon has no tree of
 # coordinators to compare with.)
 set -e
 build=${PMON_BUILD:-build}
@@ -32,14 +32,49 @@ done
 bin=$build/bench/bench_scale
 [ -x "$bin" ] || { echo "bench_scale.sh: no $bin (make tests)" >&2; exit 2; }
 echo "bench_scale: $(nproc) cores, $(sed -n 's/^model name\t*: //p' /proc/cpuinfo | head -n 1)"
-first= last=
-for p in $points; do
-	line=$("$bin" -q -r "$runs" -e "$events" -t "${p%:*}" -H "${p#*:}")
-	echo "$line"
-	[ -n "$first" ] || first=$line
-	last=$line
+# Round k runs every point once, so that a point's runs and the ratio's
+# two ends are taken minutes apart at most, not a whole run apart (this
+# machine's speed drifts by more than the points differ): each point
+# prints the median of its RUNS figures, and R is the median of the
+# rounds' ratios.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for k in $(seq "$runs"); do
+	for p in $points; do
+		echo "$k $p $("$bin" -q -r 1 -e "$events" -t "${p%:*}" \
+		    -H "${p#*:}")" >>"$out"
+	done
 done
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-awk -v a="$(field ns_per_event "$first")" -v b="$(field ns_per_event "$last")" \
-    -v m="$(field peak_mb "$last")" 'BEGIN {
-	printf "scale ns_per_event_ratio_4096_vs_8=%.2f peak_mb_4096=%s tree_speedup=none\n", b / a, m }'
+first=${points%% *} last=${points##* }
+awk -v first="$first" -v last="$last" -v points="$points" '
+function median(v, n,	i, j, x) {
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
+		}
+	return v[int((n + 1) / 2)]
+}
+{
+	for (i = 3; i <= NF; i++)
+		if (split($i, kv, "=") == 2)
+			f[$1, $2, kv[1]] = kv[2]
+	line[$2] = $0
+	nk = $1 > nk ? $1 : nk
+}
+END {
+	np = split(points, pt, " ")
+	for (i = 1; i <= np; i++) {
+		p = pt[i]
+		for (k = 1; k <= nk; k++)
+			v[k] = f[k, p, "ns_per_event"]
+		split(p, th, ":")
+		printf "scale tasks=%s hosts=%s events=%s ns_per_event=%d " \
+		    "peak_mb=%s held_max=%s problems=%s\n", th[1], th[2],
+		    f[1, p, "events"], median(v, nk), f[1, p, "peak_mb"],
+		    f[1, p, "held_max"], f[1, p, "problems"]
+	}
+	for (k = 1; k <= nk; k++)
+		r[k] = f[k, last, "ns_per_event"] / f[k, first, "ns_per_event"]
+	printf "scale ns_per_event_ratio_4096_vs_8=%.2f peak_mb_4096=%s " \
+	    "tree_speedup=none\n", median(r, nk), f[1, last, "peak_mb"]
+}' "$out"
