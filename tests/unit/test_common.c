@@ -118,6 +118,39 @@ test_call_names(void)
 	CU_ASSERT_EQUAL(record_call_lookup("pvm_nosuch"), -1);
 }
 
+/*
+ * Tables of tasks hash tids: PVM puts the host in bits 18 and up and the
+ * task's number on its host in the low bits, so 64 hosts of 64 tasks
+ * must spread over a table as well as random keys do (a hash that keeps
+ * the low bits gave them 64 slots).
+ */
+static void
+test_tid_hash_spreads_hosts(void)
+{
+	enum { SLOTS = 8192 };
+	static int32_t slot[SLOTS];
+	unsigned long probes = 0, most = 0, n;
+	int32_t host, task;
+	size_t i;
+
+	memset(slot, 0, sizeof(slot));
+	for (host = 1; host <= 64; host++)
+		for (task = 1; task <= 64; task++) {
+			int32_t tid = host << 18 | task;
+
+			n = 1;
+			for (i = record_tid_hash(tid) & (SLOTS - 1);
+			    slot[i] != 0; i = (i + 1) & (SLOTS - 1))
+				n++;
+			slot[i] = tid;
+			probes += n;
+			most = n > most ? n : most;
+		}
+	/* Random keys at half load: about 1.5 probes, rarely over 20. */
+	CU_ASSERT(probes <= 2 * 4096);
+	CU_ASSERT(most <= 32);
+}
+
 static void
 test_frame_header(void)
 {
@@ -676,6 +709,7 @@ static CU_TestInfo record_tests[] = {
 	{ "round trip", test_record_roundtrip },
 	{ "rejects malformed records", test_record_rejects },
 	{ "call names", test_call_names },
+	{ "tid hash spreads the hosts", test_tid_hash_spreads_hosts },
 	CU_TEST_INFO_NULL
 };
 
