@@ -53,13 +53,15 @@ static const struct option export_longopts[] = {
 };
 
 const struct cmd_entry cmd_export_entry = {
-	"export", "--format=chrome|paje|otf2|shiviz [-i RECORDING] "
+	"export", "--format=chrome|paje|otf2|otf2-vite|shiviz [-i RECORDING] "
 	"[-w LINES] -o OUT",
 	"write the event stream for other trace viewers",
 	"  -f, --format FMT  chrome: trace-event JSON (Perfetto,\n"
 	"                    chrome://tracing); paje: Paje trace (ViTE,\n"
 	"                    pajeng); otf2: an OTF2 archive in the directory\n"
-	"                    OUT (Vampir, otf2-print); shiviz: a log with\n"
+	"                    OUT (Vampir, otf2-print); otf2-vite: the same\n"
+	"                    as ViTE 1.2 reads it without a notice (not\n"
+	"                    valid OTF2: otf2-print warns); shiviz: a log with\n"
 	"                    vector clocks (ShiViz)\n"
 	"  -i, --input FILE  read a recording (pmon record) instead of the\n"
 	"                    live stream\n"
@@ -74,7 +76,8 @@ const struct cmd_entry cmd_export_entry = {
 };
 
 static const struct export_format *const export_formats[] = {
-	&export_chrome, &export_paje, &export_otf2, &export_shiviz
+	&export_chrome, &export_paje, &export_otf2, &export_otf2_vite,
+	&export_shiviz
 };
 
 /* Open addressing on (tid, seq): the tasks (seq 0) and the sends. */
@@ -354,6 +357,12 @@ export_number(struct export *x, int32_t tid)
 	}
 	x->numbered[x->nnumbers] = tid;
 	return (long)x->nnumbers++;
+}
+
+const struct export_format *
+export_format_of(struct export *x)
+{
+	return x->fmt;
 }
 
 size_t
@@ -1166,7 +1175,7 @@ export_finish(struct export *x)
 static int
 export_open_output(struct export *x)
 {
-	if (x->fmt == &export_otf2) {
+	if (x->fmt == &export_otf2 || x->fmt == &export_otf2_vite) {
 		if (strcmp(x->path, "-") == 0)
 			return tool_usage_error("otf2 writes a directory: "
 			    "-o DIR");
@@ -1210,7 +1219,7 @@ export_args(struct export *x, const struct cmd_args *a)
 		return tool_usage_error("no --format given");
 	if ((x->fmt = export_format_find(a->arg['f'])) == NULL)
 		return tool_usage_error("unknown format '%s' (chrome, paje, "
-		    "otf2 or shiviz)", a->arg['f']);
+		    "otf2, otf2-vite or shiviz)", a->arg['f']);
 	if ((x->path = a->arg['o']) == NULL)
 		return tool_usage_error("no -o OUT given");
 	x->window = EXPORT_WINDOW_DEFAULT;

@@ -124,6 +124,7 @@ struct export_format {
 extern const struct export_format export_chrome;
 extern const struct export_format export_paje;
 extern const struct export_format export_otf2;
+extern const struct export_format export_otf2_vite;
 extern const struct export_format export_shiviz;
 
 /* What formats may use from export.c. */
@@ -156,6 +157,7 @@ size_t		 export_nnumbers(struct export *);
 int32_t		 export_numbered(struct export *, size_t);
 uint64_t	 export_start_ns(struct export *);	/* t = 0, in tc */
 unsigned	 export_window(struct export *);	/* --window */
+const struct export_format *export_format_of(struct export *);
 int		 export_fail(struct export *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 export_warn(struct export *, const char *, ...)

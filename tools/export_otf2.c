@@ -23,6 +23,9 @@
  * COMM_LOCATIONS groups, so it reports the COMM_GROUP as not implemented
  * and finds no rank through it; it then takes the rank as the location,
  * so rank = location number = index in both groups: its arrows are right.
+ * For ViTE's users, otf2-vite defines the communicator over the
+ * COMM_LOCATIONS group, which ViTE reads without a word and otf2-print
+ * does not accept: no archive satisfies both.
  */
 #include <sys/mman.h>
 
@@ -596,6 +599,8 @@ otf2_system(struct export *x, OTF2_GlobalDefWriter *g)
 /*
  * Group 0: the locations (COMM_LOCATIONS); group 1: the ranks, indices
  * into group 0 (COMM_GROUP); comm 0 over group 1.  Rank i is location i.
+ * otf2-vite: comm 0 over group 0, which ViTE 1.2 reads without a notice
+ * and otf2-print calls an invalid group reference.
  */
 static int
 otf2_comm(struct export *x, OTF2_GlobalDefWriter *g)
@@ -611,11 +616,16 @@ otf2_comm(struct export *x, OTF2_GlobalDefWriter *g)
 	rv = OTF2_GlobalDefWriter_WriteGroup(g, 0, 4,
 	    OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
 	    OTF2_GROUP_FLAG_NONE, (uint32_t)n, m);
-	rv |= OTF2_GlobalDefWriter_WriteGroup(g, 1, 4,
-	    OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
-	    OTF2_GROUP_FLAG_NONE, (uint32_t)n, m);
-	rv |= OTF2_GlobalDefWriter_WriteComm(g, OTF2_COMM, 3, 1,
-	    OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+	if (export_format_of(x) == &export_otf2_vite)
+		rv |= OTF2_GlobalDefWriter_WriteComm(g, OTF2_COMM, 3, 0,
+		    OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+	else {
+		rv |= OTF2_GlobalDefWriter_WriteGroup(g, 1, 4,
+		    OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+		    OTF2_GROUP_FLAG_NONE, (uint32_t)n, m);
+		rv |= OTF2_GlobalDefWriter_WriteComm(g, OTF2_COMM, 3, 1,
+		    OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+	}
 	free(m);
 	return otf2_check(x, rv, "communicator");
 }
@@ -687,6 +697,13 @@ otf2_end(struct export *x)
 
 const struct export_format export_otf2 = {
 	.name = "otf2", .begin = otf2_begin, .task = otf2_task,
+	.event = otf2_event, .unfinished = otf2_unfinished, .gone = otf2_gone,
+	.end = otf2_end
+};
+
+/* The same archive but for its communicator's group (otf2_comm). */
+const struct export_format export_otf2_vite = {
+	.name = "otf2-vite", .begin = otf2_begin, .task = otf2_task,
 	.event = otf2_event, .unfinished = otf2_unfinished, .gone = otf2_gone,
 	.end = otf2_end
 };

@@ -24,3 +24,7 @@ otf2_none_end(struct export *x)
 const struct export_format export_otf2 = {
 	.name = "otf2", .begin = otf2_none_begin, .end = otf2_none_end
 };
+
+const struct export_format export_otf2_vite = {
+	.name = "otf2-vite", .begin = otf2_none_begin, .end = otf2_none_end
+};

@@ -13,7 +13,9 @@
 #   nothing but its progress and the two notices its OTF2 reader gives
 #   for a communicator defined as OTF2 wants (see KNOWN below), the rank
 #   notice exactly once per message record, for a rank it then takes as
-#   the location (which it is); the SVG labels every task in full.
+#   the location (which it is); the SVG labels every task in full;
+# - --format=otf2-vite, the same run with the communicator over the
+#   COMM_LOCATIONS group, which ViTE loads printing only its progress.
 . "$(dirname "$0")/lib.sh"
 pm_setup
 need_pmon
@@ -169,6 +171,29 @@ for tid in $(awk '{ printf "%x\n", $2 }' "$TIDS"); do
 done
 expect_eq "storm labels in the SVG" "$N" \
     "$(grep -Ec '>storm t[0-9a-f]+_[0-9]+<' "$RUN/out.svg")"
+
+# --- otf2-vite ----------------------------------------------------------------
+
+# The same run for ViTE's users: the communicator over the COMM_LOCATIONS
+# group, which ViTE reads with nothing but its progress, and with the
+# same messages (otf2-print prints them, and warns of the group).
+VOUT=$RUN/run-vite.otf2
+timeout 60 "$PMON" export --format=otf2-vite -i "$REC" -o "$VOUT" \
+    </dev/null >"$RUN/export-vite.out" 2>"$RUN/export-vite.err" ||
+    fail "pmon export otf2-vite: $(cat "$RUN/export-vite.err")"
+otf2-print "$VOUT/traces.otf2" >"$RUN/vite-ev.txt" 2>/dev/null ||
+    fail "otf2-print cannot read the otf2-vite archive"
+expect_eq "otf2-vite MpiSend records" "$MSGS" \
+    "$(grep -c '^MPI_SEND ' "$RUN/vite-ev.txt")"
+XDG_RUNTIME_DIR=$RUN/xdg QT_QPA_PLATFORM=offscreen timeout 120 \
+    vite -e "$RUN/out-vite.svg" "$VOUT/traces.otf2" </dev/null \
+    >"$RUN/vite2.out" 2>&1 || fail "vite failed on otf2-vite ($?): \
+$(head -n 5 "$RUN/vite2.out")"
+other=$(tr '\r' '\n' <"$RUN/vite2.out" | grep -v '^$' | grep -Ev "$PROGRESS")
+[ -z "$other" ] || fail "vite warns on otf2-vite: $(echo "$other" |
+    sort | uniq -c | sort -rn | head -n 5)"
+expect_eq "storm labels in the otf2-vite SVG" "$N" \
+    "$(grep -Ec '>storm t[0-9a-f]+_[0-9]+<' "$RUN/out-vite.svg")"
 pm_log "$NLOC locations, $MSGS messages, $(wc -l <"$RUN/vite.lines") \
 lines from vite"
 pass
