@@ -119,8 +119,7 @@ coord_init(struct coord *c, struct event_base *base)
 	    coord_accept_init(c) == -1 ||
 	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL)
 		return -1;
-	c->batch.buf = xmalloc(COORD_BATCH_SIZE);
-	c->batch.size = COORD_BATCH_SIZE;
+	coord_batch_init(&c->batch);
 	order_set_clock(c->order, c->clock);
 	order_set_done_cb(c->order, coord_task_done, c);
 	evtimer_add(c->ev_check, &tv);
@@ -181,7 +180,7 @@ coord_free(struct coord *c)
 		event_free(c->ev_accept);
 	if (c->ev_batch != NULL)
 		event_free(c->ev_batch);
-	free(c->batch.buf);
+	coord_batch_free(&c->batch);
 	order_free(c->order);
 	state_free(c->state);
 	clock_free(c->clock);

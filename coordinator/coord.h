@@ -296,7 +296,9 @@ TAILQ_HEAD(coord_deliveries, coord_delivery);
 
 /* Released events, framed, on their way to the subscribers. */
 #define COORD_BATCH_SIZE	(128 * 1024)
+struct coord_batch_buf;
 struct coord_batch {
+	struct coord_batch_buf	*cur;		/* holds buf */
 	uint8_t			*buf;
 	size_t			 len, size;
 };
@@ -502,6 +504,8 @@ int	coord_tool_frame(struct coord_tool *, uint8_t type,
 int	coord_tool_probe(const char *path);
 void	coord_batch_event(struct coord *, const struct order_event *);
 void	coord_batch_flush(struct coord *);
+void	coord_batch_init(struct coord_batch *);
+void	coord_batch_free(struct coord_batch *);
 struct evbuffer *coord_tool_out(struct coord_tool *);
 void	coord_tools_send_problem(struct coord *, const char *json);
 void	coord_tools_send_gone(struct coord *, int32_t tid);
