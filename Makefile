@@ -102,7 +102,7 @@ UNIT		= $(BUILD)/tests/unit-tests
 PROGS		= $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(PROG_SRCS))
 TESTTOOLS	= $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TESTTOOL_SRCS))
 # The PVM execution simulator and what runs on it.
-SIM_OBJS	:= $(call obj,tests/sim/sim.c)
+SIM_OBJS	:= $(call obj,tests/sim/sim.c tests/sim/simtree.c)
 PROPTEST	= $(BUILD)/tests/sim-proptest
 BENCH_MERGE	= $(BUILD)/bench/bench_merge
 BENCH_SCALE	= $(BUILD)/bench/bench_scale
@@ -220,6 +220,8 @@ $(PROPTEST): $(call obj,tests/sim/proptest.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(CO
 	$(CC) $(SANFLAGS) -o $@ $^ -levent -ljansson $(LDLIBS_PVM) $(LDLIBS_Z) -lm
 
 $(BUILD)/obj/bench/%.o: CFLAGS += -Itests/sim
+
+$(BENCH_SCALE): $(call obj,bench/scale_tree.c)
 
 $(BENCH_MERGE) $(BENCH_SCALE): $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o \
 	    $(call obj,bench/siminput.c) $(SIM_OBJS) $(COORD_LIB_OBJS) $(COMMON_OBJS)

@@ -35,6 +35,7 @@
 
 #include "clock.h"
 #include "order.h"
+#include "scale_tree.h"
 #include "sim.h"
 #include "siminput.h"
 #include "state.h"
@@ -143,6 +144,22 @@ sample_cb(struct order *o, void *arg)
 		r->rss_peak = now;
 }
 
+/* A new state model that knows the hosts. */
+static void
+run_state(struct run *r, unsigned hosts)
+{
+	unsigned h;
+
+	memset(r, 0, sizeof(*r));
+	r->state = state_new(problem_cb, r);
+	for (h = 0; h < hosts; h++) {
+		snprintf(r->hostname, sizeof(r->hostname), "h%" PRIu32,
+		    sim_host_number(h));
+		state_host(r->state, (int32_t)sim_host_number(h), r->hostname,
+		    "LINUX64", 1);
+	}
+}
+
 /*
  * Plays the input into a new order and state model, as pmon-coordd
  * would; r gets the time, the events, the problems and the memory.
@@ -155,16 +172,8 @@ timed_run(const struct sim_input *in, unsigned hosts, uint64_t lmin,
 	struct clock *clk;
 	struct order *o;
 	uint64_t t0;
-	unsigned h;
 
-	memset(r, 0, sizeof(*r));
-	r->state = state_new(problem_cb, r);
-	for (h = 0; h < hosts; h++) {
-		snprintf(r->hostname, sizeof(r->hostname), "h%" PRIu32,
-		    sim_host_number(h));
-		state_host(r->state, (int32_t)sim_host_number(h), r->hostname,
-		    "LINUX64", 1);
-	}
+	run_state(r, hosts);
 	o = sim_order_clc(release_cb, r, &clk, lmin);
 	order_set_done_cb(o, done_cb, r);
 	memset(&hooks, 0, sizeof(hooks));
@@ -182,11 +191,33 @@ timed_run(const struct sim_input *in, unsigned hosts, uint64_t lmin,
 	state_free(r->state);
 }
 
+/*
+ * The same into a tree of nsub intermediates and a root, each its own
+ * process (scale_tree.c), the state model at the root.
+ */
+static void
+timed_tree(const struct sim_input *in, unsigned hosts, uint64_t lmin,
+    unsigned nsub, struct run *r, struct tree_result *res)
+{
+	struct tree_hooks h;
+
+	run_state(r, hosts);
+	memset(&h, 0, sizeof(h));
+	h.release = release_cb;
+	h.done = done_cb;
+	h.task_new = task_new_cb;
+	h.synced = synced_cb;
+	h.arg = r;
+	scale_tree_play(in, nsub, lmin, &h, res);
+	r->ns = res->ns;
+	state_free(r->state);
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_scale [-q] [-t tasks] [-H hosts] "
-	    "[-e events] [-r runs] [-S seed]\n");
+	    "[-e events] [-r runs] [-S seed] [-T subtrees]\n");
 	exit(2);
 }
 
@@ -202,11 +233,13 @@ main(int argc, char *argv[])
 	struct run r;
 	const char *why = NULL;
 	uint64_t events = 1000000, released = 0, seed = 1, t0;
-	unsigned tasks = 8, hosts = 2;
+	unsigned tasks = 8, hosts = 2, nsub = 0;
+	struct tree_result tres;
+	double tns[32], ratio[32];
 	int ch, i, quiet = 0, runs = 1, bad = 0;
 	double mb = 0, ns[32];
 
-	while ((ch = getopt(argc, argv, "qe:H:r:S:t:")) != -1) {
+	while ((ch = getopt(argc, argv, "qe:H:r:S:t:T:")) != -1) {
 		switch (ch) {
 		case 'q':
 			quiet = 1;
@@ -226,16 +259,18 @@ main(int argc, char *argv[])
 		case 't':
 			tasks = (unsigned)strtoul(optarg, NULL, 0);
 			break;
+		case 'T':
+			nsub = (unsigned)strtoul(optarg, NULL, 0);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc || tasks < 2 || tasks > RECORD_PEERS_MAX ||
 	    hosts < 1 || hosts > 4000 || events == 0 || runs < 1 ||
-	    runs > 32)
+	    runs > 32 || nsub > hosts || nsub > 64)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	pin_one_core();
 
 	sim_params_default(&sp);
 	sp.seed = seed;
@@ -270,6 +305,28 @@ main(int argc, char *argv[])
 	/* The first run's growth is what the order and the model hold. */
 	malloc_trim(0);
 	for (i = 0; i < runs; i++) {
+		if (nsub > 0) {
+			/* The tree, then one coordinator, alternated. */
+			timed_tree(&in, hosts, sp.lmin_ns, nsub, &r, &tres);
+			tns[i] = r.events ? (double)r.ns / (double)r.events : 0;
+			if (r.events != released || r.problems != 0) {
+				fprintf(stderr, "bench_scale: the tree released "
+				    "%" PRIu64 " events (%" PRIu64 " problems), "
+				    "one coordinator %" PRIu64 "\n", r.events,
+				    r.problems, released);
+				bad = 1;
+			}
+			if (!quiet)
+				printf("run %d: tree of %u, %.0f ns per event; "
+				    "CPU per event: root %.0f ns, busiest "
+				    "intermediate %.0f, all %.0f; %" PRIu64
+				    " rounds not judged at the root\n", i + 1,
+				    nsub, tns[i], (double)tres.root_cpu_ns /
+				    (double)r.events, (double)tres.sub_cpu_ns /
+				    (double)r.events, (double)tres.subs_cpu_ns /
+				    (double)r.events, tres.rounds_unsettled);
+		}
+		pin_one_core();
 		timed_run(&in, hosts, sp.lmin_ns, &r);
 		ns[i] = r.events ? (double)r.ns / (double)r.events : 0.0;
 		if (r.events != released || r.problems != 0)
@@ -284,6 +341,15 @@ main(int argc, char *argv[])
 	if (r.events != released)
 		fprintf(stderr, "bench_scale: %" PRIu64 " events released, "
 		    "%" PRIu64 " when recorded\n", r.events, released);
+	if (nsub > 0) {
+		for (i = 0; i < runs; i++)
+			ratio[i] = ns[i] / tns[i];
+		qsort(ratio, (size_t)runs, sizeof(ratio[0]), cmp_double);
+		qsort(tns, (size_t)runs, sizeof(tns[0]), cmp_double);
+		printf("scale tree tasks=%u hosts=%u subtrees=%u ns_per_event=%.0f "
+		    "speedup=%.2f\n", tasks, hosts, nsub, tns[runs / 2],
+		    ratio[runs / 2]);
+	}
 	qsort(ns, (size_t)runs, sizeof(ns[0]), cmp_double);
 	printf("scale tasks=%u hosts=%u events=%" PRIu64 " ns_per_event=%.0f "
 	    "peak_mb=%.0f held_max=%zu problems=%" PRIu64 "\n", tasks, hosts,

@@ -3,7 +3,7 @@
 # number of tasks (BENCHMARKS.md, "Scale"; issue 20).
 #
 #	PMON_BUILD=build bash bench/bench_scale.sh [-e events] [-r runs]
-#	    [-p "TASKS:HOSTS ..."]
+#	    [-p "TASKS:HOSTS ..."] [-T subtrees]
 #
 # bench_scale (bench/bench_scale.c) at each point: a simulated message
 # storm of TASKS tasks on HOSTS hosts, EVENTS events (default 10^7) at
@@ -15,17 +15,22 @@
 #   scale ns_per_event_ratio_4096_vs_8=R peak_mb_4096=M tree_speedup=S
 #
 # (the median over the rounds of the ratio of the largest point's ns
-# per event to the smallest's, and the largest point's peak; tree_speedup is "none" while pmon has no tree of
-# coordinators to compare with.)
+# per event to the smallest's, and the largest point's peak.)  Each
+# round also plays the largest point into a tree of SUBTREES (2)
+# intermediates and a root, each its own process (bench_scale -T),
+# then into one coordinator: tree_speedup is the median of the rounds'
+# ratios of the one coordinator's wall time to the tree's.
 set -e
 build=${PMON_BUILD:-build}
-events=10000000 runs=3 points="8:2 64:8 512:32 4096:64"
-while getopts e:r:p: opt; do
+events=10000000 runs=3 points="8:2 64:8 512:32 4096:64" subtrees=2
+while getopts e:r:p:T: opt; do
 	case $opt in
 	e) events=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	p) points=$OPTARG ;;
-	*) echo "usage: bench_scale.sh [-e events] [-r runs] [-p points]" >&2
+	T) subtrees=$OPTARG ;;
+	*) echo "usage: bench_scale.sh [-e events] [-r runs] [-p points]" \
+	       "[-T subtrees]" >&2
 	   exit 2 ;;
 	esac
 done
@@ -39,13 +44,17 @@ echo "bench_scale: $(nproc) cores, $(sed -n 's/^model name\t*: //p' /proc/cpuinf
 # rounds' ratios.
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+first=${points%% *} last=${points##* }
 for k in $(seq "$runs"); do
 	for p in $points; do
 		echo "$k $p $("$bin" -q -r 1 -e "$events" -t "${p%:*}" \
 		    -H "${p#*:}")" >>"$out"
 	done
+	"$bin" -r 1 -e "$events" -t "${last%:*}" -H "${last#*:}" \
+	    -T "$subtrees" | sed -n "s/^run 1: tree/$k tree: tree/p;
+	    s/^scale tree /$k tree /p" >>"$out"
 done
-first=${points%% *} last=${points##* }
+grep " tree: " "$out" | sed 's/^[0-9]* tree: /bench_scale: /'
 awk -v first="$first" -v last="$last" -v points="$points" '
 function median(v, n,	i, j, x) {
 	for (i = 2; i <= n; i++)
@@ -53,6 +62,13 @@ function median(v, n,	i, j, x) {
 			x = v[j]; v[j] = v[j - 1]; v[j - 1] = x
 		}
 	return v[int((n + 1) / 2)]
+}
+$2 == "tree:" { next }
+$2 == "tree" {
+	for (i = 3; i <= NF; i++)
+		if (split($i, kv, "=") == 2)
+			tf[$1, kv[1]] = kv[2]
+	next
 }
 {
 	for (i = 3; i <= NF; i++)
@@ -73,8 +89,15 @@ END {
 		    f[1, p, "events"], median(v, nk), f[1, p, "peak_mb"],
 		    f[1, p, "held_max"], f[1, p, "problems"]
 	}
-	for (k = 1; k <= nk; k++)
+	for (k = 1; k <= nk; k++) {
 		r[k] = f[k, last, "ns_per_event"] / f[k, first, "ns_per_event"]
+		ts[k] = tf[k, "speedup"]
+		tn[k] = tf[k, "ns_per_event"]
+	}
+	split(last, th, ":")
+	printf "scale tree tasks=%s hosts=%s subtrees=%s ns_per_event=%d\n",
+	    th[1], th[2], tf[1, "subtrees"], median(tn, nk)
 	printf "scale ns_per_event_ratio_4096_vs_8=%.2f peak_mb_4096=%s " \
-	    "tree_speedup=none\n", median(r, nk), f[1, last, "peak_mb"]
+	    "tree_speedup=%.2f\n", median(r, nk), f[1, last, "peak_mb"],
+	    median(ts, nk)
 }' "$out"

@@ -367,7 +367,9 @@ release_node(struct order *o, struct order_task *t, struct order_node *n,
 			order_push_sends(o, t, &n->rec, ev.t_corr);
 		if (n->rec.phase == PMON_END && n->rec.rc < 0)
 			order_retract_sends(o, t, &n->rec);
-		model_apply(o, t, n, ev.t_corr);
+		/* An intermediate of a tree leaves the model to the root. */
+		if (o->level != LEVEL_SUBTREE)
+			model_apply(o, t, n, ev.t_corr);
 		if (n->gs_k != 0) {
 			t->gs_released[n->gs_chain] = n->gs_k;
 			order_gs_advance(o);
@@ -444,6 +446,8 @@ order_task_step(struct order *o, struct order_task *t, int force)
 
 	if (t->head == NULL)
 		return 0;
+	if (o->level == LEVEL_SUBTREE)
+		return order_subtree_step(o, t, force);
 	if (!spawn_ready(o, t, &pred, &has_pred) && !force)
 		return 0;
 	r = &t->head->rec;
@@ -480,6 +484,8 @@ order_task_step(struct order *o, struct order_task *t, int force)
 		return order_release_plain(o, t, 0);
 	if (r->peer & ORDER_TID_DAEMON)
 		return order_step_notify(o, t, force);
+	if (!chan_mine(o, r->peer, t->tid))
+		return order_step_below(o, t, force, peek);
 	return order_step_recv(o, t, force, peek);
 }
 
@@ -565,6 +571,7 @@ task_free(struct order_task *t)
 	free(t->tcoll);
 	order_notifies_free(t);
 	free(t->sigs);
+	free(t->below_sent);
 	free(t);
 }
 
@@ -704,6 +711,8 @@ task_reset(struct order *o, struct order_task *t)
 	memset(&t->clock, 0, sizeof(t->clock));
 	order_notifies_free(t);
 	t->nsigs = 0;
+	free(t->below_sent);
+	t->below_sent = NULL;
 	order_gs_forget(o, t);
 }
 
@@ -724,6 +733,9 @@ order_task_new(struct order *o, int32_t tid, uint32_t host,
 		t->absent = t->unmonitored = 0;
 		o->registered++;
 	}
+	/* In a tree, the root orders spawns. */
+	if (o->level == LEVEL_SUBTREE)
+		parent_tid = 0;
 	t->host = host;
 	t->parent_tid = parent_tid;
 	t->spawn_seq = spawn_seq;
@@ -805,8 +817,8 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
 		    (len <= NODE_SMALL ? NODE_SMALL : len));
 	/* Field by field (a memset of the node costs more): set every field. */
 	n->next = NULL;
-	n->flags = n->kind = n->gs_chain = n->gs_fallback = 0;
-	n->gs_k = 0;
+	n->flags = n->kind = n->gs_chain = n->gs_fallback = n->below = 0;
+	n->gs_k = n->below_seq = 0;
 	n->task = NULL;
 	n->group = NULL;
 	n->gnext = NULL;
@@ -997,8 +1009,8 @@ release_arrival(struct order *o, struct order_task *t, const struct record *r)
 
 	n.rec = *r;
 	n.rec.len = (uint16_t)record_size(r);
-	n.flags = n.kind = 0;
-	n.gs_k = 0;
+	n.flags = n.kind = n.below = 0;
+	n.gs_k = n.below_seq = 0;
 	n.last = r->seq;
 	t->last_raw = r->t_ns;
 	o->nadded++;
@@ -1006,9 +1018,10 @@ release_arrival(struct order *o, struct order_task *t, const struct record *r)
 	release_node(o, t, &n, 0, 0, 0, NULL);
 }
 
-int
-order_add(struct order *o, int32_t tid, const struct record *r,
-    const char **why)
+/* order_add, and order_add_below with what below gave the event. */
+static int
+add_record(struct order *o, int32_t tid, const struct record *r,
+    uint8_t below, uint64_t below_seq, const char **why)
 {
 	struct order_task *t = o->add_task;
 	struct order_node *n;
@@ -1040,7 +1053,7 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		order_lost_at(o, t, t->next_seq);
 	}
 	t->next_seq = r->seq + 1;
-	if (record_is_signal_send(r))
+	if (record_is_signal_send(r) && o->level != LEVEL_SUBTREE)
 		order_sig_arrived(o, t, r);
 	if (free_at_arrival(t, r)) {
 		release_arrival(o, t, r);
@@ -1048,11 +1061,14 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 		return 0;
 	}
 	n = node_new(o, r, 0, r->seq);
+	n->below = below;
+	n->below_seq = below_seq;
 	n->prev_t = t->last_raw;
 	t->last_raw = r->t_ns;
 	node_append(o, t, n);
 	o->changes++;
-	node_classify(o, t, n);
+	if (o->level != LEVEL_SUBTREE)
+		node_classify(o, t, n);
 	/* A receive waiting for t's progress may see its new head. */
 	if (t->waiters_on > 0)
 		order_wake_waiters_on(o, t);
@@ -1066,6 +1082,30 @@ order_add(struct order *o, int32_t tid, const struct record *r,
 	o->progress = 1;
 	order_run(o);
 	return 0;
+}
+
+int
+order_add(struct order *o, int32_t tid, const struct record *r,
+    const char **why)
+{
+	return add_record(o, tid, r, 0, 0, why);
+}
+
+int
+order_add_below(struct order *o, int32_t tid, const struct record *r,
+    uint8_t flags, int32_t match_tid, uint64_t match_seq, const char **why)
+{
+	if (o->level != LEVEL_ROOT) {
+		*why = "an event from below at an order that is no root";
+		return -1;
+	}
+	if ((flags & EVENT_MATCHED) && (match_tid != r->peer ||
+	    match_seq == 0)) {
+		*why = "a match from below names no send of the receive's peer";
+		return -1;
+	}
+	return add_record(o, tid, r, flags & (EVENT_MATCHED |
+	    EVENT_UNMATCHED | EVENT_UNMONITORED), match_seq, why);
 }
 
 /*

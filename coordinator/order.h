@@ -99,6 +99,9 @@ struct order_stats {
 	size_t	channels;	/* (src, dst, tag, ctx) channels kept */
 	size_t	kept;		/* spawn begins, collective instances and
 				   notifies kept for events still to come */
+	uint64_t estimated;	/* root of a tree: receives matched below
+				   whose send's corrected time was no longer
+				   kept (order_add_below) */
 };
 
 struct clock;
@@ -207,6 +210,44 @@ void	order_release_all(struct order *);
 uint64_t order_mark(struct order *);
 void	order_synced(struct order *, uint64_t mark);
 int	order_wants_sync(const struct order *);
+
+/*
+ * A tree of coordinators (doc/ordering.md, "A tree of coordinators").
+ * The hosts are split into subtrees; subtree_of names the subtree of a
+ * tid's host, or -1 (a pvmd, tid 0, a host in no subtree).  A channel
+ * whose two ends lie in one subtree is that subtree's; every other
+ * channel, and all that ties tasks together otherwise (spawns, groups,
+ * barriers, collectives, notifies, signals, the mailbox), is the root's.
+ *
+ * An intermediate (self >= 0) is given the records of its subtree's
+ * tasks.  It matches the receives on its own channels, as one
+ * coordinator would, and releases every other event at once in its
+ * task's order, without waiting for any other task: its stream is a
+ * linear extension of what its subtree alone orders, each receive on
+ * its channels matched (EVENT_MATCHED and the send) or not
+ * (EVENT_UNMATCHED).  It keeps no group model, no spawn and no clock.
+ *
+ * The root (self is ORDER_ROOT) is given its children's streams with
+ * order_add_below, each forwarded event with the flags and match below
+ * gave it (a lost marker is not forwarded: the gap in seq says it).  A
+ * receive on a subtree's channel waits only for the send it names; a
+ * send goes on no subtree's channel; the rest is ordered as one
+ * coordinator orders it.  Set it before the first task.
+ */
+#define ORDER_ROOT	(-1)
+typedef int (*order_subtree_cb)(int32_t tid, void *arg);
+void	order_set_subtree(struct order *, int self, order_subtree_cb,
+	    void *arg);
+int	order_add_below(struct order *, int32_t tid, const struct record *,
+	    uint8_t flags, int32_t match_tid, uint64_t match_seq,
+	    const char **why);
+/*
+ * Has every event added before mark been released?  An intermediate
+ * answers its parent's flush round only then: the root may judge a
+ * receive whose send has not come only once nothing made before the
+ * round is still held below.
+ */
+int	order_settled(const struct order *, uint64_t mark);
 
 void	order_stats(const struct order *, struct order_stats *);
 /* Writes every held task's head and what it waits for, for debugging. */

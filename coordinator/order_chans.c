@@ -233,6 +233,11 @@ order_push_sends(struct order *o, struct order_task *t, const struct record *r,
 	int i, n;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
+		if (!chan_mine(o, t->tid, r->peer)) {
+			if (o->level == LEVEL_ROOT)
+				order_below_sent(t, r, corr);
+			return;
+		}
 		if (task_gone(o, r->peer))
 			return;
 		c = t->out_chan;
@@ -243,10 +248,16 @@ order_push_sends(struct order *o, struct order_task *t, const struct record *r,
 		return;
 	}
 	n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]), &dst);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (!chan_mine(o, t->tid, dst[i])) {
+			if (o->level == LEVEL_ROOT)
+				order_below_sent(t, r, corr);
+			continue;
+		}
 		if (!task_gone(o, dst[i]))
 			chan_feed(o, order_chan_get(o, t->tid, dst[i], r->tag,
 			    r->ctx), &s);
+	}
 	if (dst != buf)
 		free(dst);
 }

@@ -100,6 +100,9 @@ struct order_node {
 	uint8_t			 kind;		/* enum node_kind */
 	uint8_t			 gs_fallback;	/* its request will not be seen:
 						   order it by the heuristics */
+	uint8_t			 below;		/* root of a tree: the flags
+						   below gave it */
+	uint64_t		 below_seq;	/* and the send it matched */
 	size_t			 extra;		/* bytes of group and peers */
 	uint8_t			 bytes[];
 };
@@ -241,6 +244,9 @@ struct order_task {
 	struct order_chan	*outs;		/* every channel from it */
 	struct order_chan	*waited;	/* those a receive waits on */
 	struct order_chan	*ins;		/* every channel to it */
+	struct order_sent	*below_sent;	/* root of a tree: its last
+						   sends on subtree channels,
+						   at seq % ORDER_BELOW_SENT */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 	struct order_task	*hnext;
@@ -378,6 +384,20 @@ struct order_group {
 	size_t			 ncounted;
 };
 
+/*
+ * The sends the root of a tree remembers per task for the clock of the
+ * receives matched below (order_tree.c): a receive released more sends
+ * than this after its send gets the sender's latest corrected time.
+ */
+#define ORDER_BELOW_SENT	16
+
+/* Where an order stands in a tree of coordinators (order_set_subtree). */
+enum order_level {
+	LEVEL_ALONE,		/* one coordinator: everything */
+	LEVEL_ROOT,		/* all but its subtrees' channels */
+	LEVEL_SUBTREE		/* only its subtree's channels */
+};
+
 struct order {
 	order_release_cb	 cb;
 	void			*arg;
@@ -425,6 +445,11 @@ struct order {
 	struct order_task	*add_task;	/* order_add's last task */
 	struct order_node	*spare;		/* freed small nodes */
 	size_t			 nspare;
+	uint8_t			 level;		/* enum order_level */
+	int			 subtree;	/* LEVEL_SUBTREE: its number */
+	order_subtree_cb	 subtree_of;
+	void			*subtree_arg;
+	uint64_t		 nestimated;	/* order_stats' estimated */
 };
 
 /* --- helpers of every event ------------------------------------------- */
@@ -486,6 +511,24 @@ chan_is(const struct order_chan *c, int32_t src, int32_t dst, int32_t tag,
 {
 	return c != NULL && c->src == src && c->dst == dst && c->tag == tag &&
 	    c->ctx == ctx;
+}
+
+/*
+ * Is the channel src -> dst this order's to match?  In a tree, a
+ * subtree's own channels are its, all others the root's.
+ */
+static inline int
+chan_mine(const struct order *o, int32_t src, int32_t dst)
+{
+	int k;
+
+	if (o->level == LEVEL_ALONE)
+		return 1;
+	k = o->subtree_of(src, o->subtree_arg);
+	if (o->level == LEVEL_SUBTREE)
+		return k == o->subtree && k == o->subtree_of(dst,
+		    o->subtree_arg);
+	return k < 0 || k != o->subtree_of(dst, o->subtree_arg);
 }
 
 static inline struct order_chan *
@@ -765,6 +808,13 @@ int	order_step_served(struct order *, struct order_task *, int force);
 void	order_gs_forget(struct order *, struct order_task *);
 void	order_server_gone(struct order *);
 void	order_gs_patience(struct order *, uint64_t mark, uint64_t stuck);
+
+/* order_tree.c */
+int	order_step_below(struct order *, struct order_task *, int force,
+    int peek);
+void	order_below_sent(struct order_task *, const struct record *,
+    uint64_t corr);
+int	order_subtree_step(struct order *, struct order_task *, int force);
 
 /* order_coll.c */
 void	order_barrier_try_close(struct order *, struct order_group *);

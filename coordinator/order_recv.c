@@ -303,6 +303,9 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	    t->head->added >= mark)
 		return 0;
 	r = &t->head->rec;
+	/* The root of a tree: its send came from below before it. */
+	if (!chan_mine(o, r->peer, t->tid))
+		return 0;
 	/* Its sender made everything before it by now. */
 	if ((id = record_msg_id(r)) != 0) {
 		s = task_find(o, r->peer);

@@ -25,6 +25,7 @@ order_stats(const struct order *o, struct order_stats *st)
 	st->inconsistent = o->ninconsistent;
 	st->matched = o->nmatched;
 	st->unmatched = o->nunmatched;
+	st->estimated = o->nestimated;
 	st->channels = o->nchans;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (k = 0; k < COLL_KINDS; k++)

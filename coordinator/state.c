@@ -144,15 +144,14 @@ task_free(struct task *t)
 }
 
 void
-state_task_add_kid(struct task *t, int32_t kid)
+state_task_add_kid(struct task *t, struct task *kid)
 {
-	size_t i;
-
-	for (i = 0; i < t->nkids; i++)
-		if (t->kids[i] == kid)
-			return;
+	/* A spawn's end lists it, then its registration: once. */
+	if (kid->listed_by == t->tid)
+		return;
+	kid->listed_by = t->tid;
 	state_grow(&t->kids, &t->kidcap, t->nkids + 1, sizeof(*t->kids));
-	t->kids[t->nkids++] = kid;
+	t->kids[t->nkids++] = kid->tid;
 }
 
 /* --- set up ------------------------------------------------------------ */
@@ -269,7 +268,7 @@ task_identify(struct state *s, struct task *t, int32_t parent_tid,
 	if (parent_tid != 0) {
 		t->parent = parent_tid;
 		if ((p = task_find(s, parent_tid)) != NULL)
-			state_task_add_kid(p, t->tid);
+			state_task_add_kid(p, t);
 	}
 }
 

@@ -475,7 +475,7 @@ spawn_end(struct state *s, struct task *t, const struct record *r,
 		if (kid <= 0)
 			continue;
 		k = task_get(s, kid);
-		state_task_add_kid(t, kid);
+		state_task_add_kid(t, k);
 		if (k->parent == 0)
 			k->parent = t->tid;
 		if (k->spawn_seq != 0)

@@ -275,6 +275,7 @@ struct task {
 	uint64_t	 kill_seq;	/* (its begin), or 0 */
 	int32_t		*kids;
 	size_t		 nkids, kidcap;
+	int32_t		 listed_by;	/* the parent whose kids list it */
 	/*
 	 * Lamport numbers: event seq has seq + lam_off, lam_off as of
 	 * its last link (state_causal.c).  last_out is its last event
@@ -412,7 +413,7 @@ void	state_json_id(FILE *, int32_t tid, uint64_t seq);
 void	state_set_str(char **dst, const char *src);
 /* A new task for tid; an older one of the same tid is retired. */
 struct task	*state_task_new(struct state *, int32_t tid);
-void	state_task_add_kid(struct task *, int32_t kid);
+void	state_task_add_kid(struct task *, struct task *kid);
 
 /* state_event.c */
 

@@ -86,6 +86,7 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	t->unmonitored = rt->unmonitored;
 	t->seen = rt->last_seq > 0;
 	t->parent = rt->parent;
+	t->listed_by = rt->parent;	/* its parent's kids, restored too */
 	t->pid = rt->pid;
 	t->end = rt->end == RESTORE_EXITED ? TASK_EXITED :
 	    rt->end == RESTORE_KILLED ? TASK_KILLED : TASK_LIVE;

@@ -29,13 +29,17 @@
  *    gives the same snapshot and problems, but for the race checks the
  *    horizon cut short (counted as races_unchecked); every event's
  *    frontiers are the same in both, or a horizon error; while no task
- *    has more events than the horizon keeps they are always answered.
+ *    has more events than the horizon keeps they are always answered;
+ *  - a tree of coordinators (2 or 3 subtrees of hosts under a root,
+ *    sim_tree_replay) fed the same delivery releases a stream that
+ *    passes the same checks, with every receive matched to the send one
+ *    coordinator matched it to (unless -T).
  *
  * It also measures each clock algorithm's distortion of local intervals
  * and fails if the controlled logical clock does not beat Lamport's.
  *
  *	proptest [-aNqv] [-g 0|1] [-l scale] [-n runs] [-s seed] [-S scenario]
- *	    [-d|-D] [-k] [-x prop,...] [-z every]
+ *	    [-d|-D] [-k] [-T] [-x prop,...] [-z every]
  *
  * -l multiplies the programs' loop lengths (default 1).
  * -z N checks the horizon in one run of N (default 16; with -s always).
@@ -90,6 +94,7 @@ enum prop {
 	P_HORIZON,	/* frontiers: the same, or the error where cut */
 	P_HZ_SAME,	/* the horizon changes nothing else */
 	P_HOLD,		/* an event held more than HOLD_ROUNDS rounds */
+	P_TREE,		/* a tree of coordinators matched otherwise */
 	P_NPROPS
 };
 
@@ -120,7 +125,7 @@ static const char *const prop_names[P_NPROPS] = {
 	"notify", "match", "wrong-match", "flags", "state", "inconsistent", "gs-state",
 	"gs-inconsistent", "stats",
 	"clock-msg", "clock-probe", "clock-mono", "clock-pred", "same-order",
-	"drain", "horizon", "horizon-same", "hold"
+	"drain", "horizon", "horizon-same", "hold", "tree"
 };
 
 static const enum clock_algo algos[NALGOS] = {
@@ -175,6 +180,7 @@ struct gs_count {
 
 static struct {
 	int		 verbose, quiet, primary_only, notify, kills;
+	int		 no_tree;	/* -T: no tree of coordinators */
 	unsigned	 scale;		/* -l: loop lengths */
 	uint64_t	 hz_every;	/* -z: the horizon in one run of */
 	int		 gs_server;	/* -g, or -1 */
@@ -223,6 +229,7 @@ struct check {
 	int		 exact;		/* pvmgs, nothing lost, none killed */
 	uint64_t	 nflagged;	/* events flagged inconsistent */
 	uint64_t	 nincons;	/* unflagged state inconsistencies */
+	int		 tree;		/* checking a tree's stream */
 };
 
 
@@ -248,10 +255,12 @@ fail(struct check *c, enum prop p, const char *fmt, ...)
 	if (c->exact && p == P_INCONS)
 		p = P_GS_INCONS;
 	f = &g.fail[c->sc][p];
+	if (c->tree)
+		n = (size_t)snprintf(buf, sizeof(buf), "tree: ");
 	if (p >= P_CLOCK_MSG && p <= P_CLOCK_PRED) {
 		if (c->algo == CLOCK_RAW)
 			return;		/* raw times promise nothing */
-		n = (size_t)snprintf(buf, sizeof(buf), "clock %s: ",
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "clock %s: ",
 		    clock_algo_name(c->algo));
 	}
 	va_start(ap, fmt);
@@ -1575,6 +1584,141 @@ order_with(struct collect *co, struct clock **clkp, enum clock_algo algo,
 	return o;
 }
 
+/* --- a tree of coordinators ------------------------------------------- */
+
+static int
+out_cmp(const void *a, const void *b)
+{
+	const struct out *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * A notify names the end of the k-th watched task to end, and which one
+ * that is depends on the order the ends went out in.
+ */
+static int
+is_notify(const struct check *c, const struct out *o)
+{
+	const struct sim_task *t = sim_task(c->s, o->task);
+	const struct sim_rec *rec;
+
+	if ((o->flags & EVENT_LOST) || o->seq == 0 || o->seq > t->nrecs)
+		return 0;
+	rec = &t->recs[o->seq - 1];
+	return rec->msg != 0 && sim_msg(c->s, rec->msg - 1)->src == UINT32_MAX;
+}
+
+/*
+ * The tree released what one coordinator released, every receive with
+ * the same send: a linearisation consistent with one coordinator's.
+ * (Its order itself is checked like any stream, check_run.)
+ */
+static void
+same_matches(struct check *c, const struct run *alone, const struct run *tree)
+{
+	struct out *a, *b;
+	size_t i;
+
+	if (alone->n != tree->n) {
+		fail(c, P_TREE, "%zu events, one coordinator %zu", tree->n,
+		    alone->n);
+		return;
+	}
+	if ((a = malloc(alone->n * sizeof(*a) + 1)) == NULL ||
+	    (b = malloc(tree->n * sizeof(*b) + 1)) == NULL)
+		abort();
+	memcpy(a, alone->outs, alone->n * sizeof(*a));
+	memcpy(b, tree->outs, tree->n * sizeof(*b));
+	qsort(a, alone->n, sizeof(*a), out_cmp);
+	qsort(b, tree->n, sizeof(*b), out_cmp);
+	for (i = 0; i < alone->n; i++) {
+		if (a[i].task == b[i].task && a[i].seq == b[i].seq &&
+		    (a[i].flags & ~EVENT_INCONSISTENT) ==
+		    (b[i].flags & ~EVENT_INCONSISTENT) &&
+		    ((a[i].match_tid == b[i].match_tid &&
+		    a[i].match_seq == b[i].match_seq) || is_notify(c, &b[i])))
+			continue;
+		fail(c, P_TREE, "t%x seq %" PRIu64 " flags %#x match t%x:%"
+		    PRIu64 "; one coordinator: t%x seq %" PRIu64 " flags %#x "
+		    "match t%x:%" PRIu64,
+		    (unsigned)sim_task(c->s, b[i].task)->tid, b[i].seq,
+		    b[i].flags, (unsigned)b[i].match_tid, b[i].match_seq,
+		    (unsigned)sim_task(c->s, a[i].task)->tid, a[i].seq,
+		    a[i].flags, (unsigned)a[i].match_tid, a[i].match_seq);
+		break;
+	}
+	free(a);
+	free(b);
+}
+
+static uint64_t
+root_matched(struct order *o)
+{
+	struct order_stats st;
+
+	order_stats(o, &st);
+	return st.matched;
+}
+
+/*
+ * The same delivery into a tree of 2 or 3 subtrees (sim_tree_replay),
+ * checked like the one coordinator's stream and against it.
+ */
+static void
+tree_run(struct check *c, const struct sim *s, const struct sim_script *sc,
+    const struct run *alone, uint64_t lmin)
+{
+	struct run r;
+	struct collect co;
+	struct clock *clk;
+	struct order *root;
+	struct sim_tree *tr;
+	struct order *sub;
+	struct order_stats st;
+	const char *why = NULL;
+	uint64_t matched_below = 0;
+	unsigned k;
+
+	memset(&r, 0, sizeof(r));
+	memset(&co, 0, sizeof(co));
+	co.run = &r;
+	co.s = s;
+	root = order_with(&co, &clk, CLOCK_CLC, lmin);
+	if ((tr = sim_tree_new(s, 2 + (unsigned)(c->seed % 2), root)) == NULL)
+		abort();
+	c->tree = 1;
+	c->algo = CLOCK_CLC;
+	if (sim_tree_replay(tr, sc, &why) == -1)
+		fail(c, P_API, "%s", why);
+	else {
+		check_run(c, root, &r, 1);
+		same_matches(c, alone, &r);
+		for (k = 0; (sub = sim_tree_sub(tr, k)) != NULL; k++) {
+			order_stats(sub, &st);
+			if (st.held != 0 || st.retained != 0)
+				fail(c, P_STATS, "subtree %u holds %zu events "
+				    "and %zu sends at the end", k, st.held,
+				    st.retained);
+			matched_below += st.matched;
+		}
+		if (g.verbose)
+			printf("tree: %" PRIu64 " receives matched below, %"
+			    PRIu64 " at the root, %" PRIu64 " rounds not "
+			    "judged at the root\n", matched_below,
+			    r.n ? root_matched(root) - matched_below : 0,
+			    sim_tree_rounds_unsettled(tr));
+	}
+	c->tree = 0;
+	sim_tree_free(tr);
+	order_free(root);
+	clock_free(clk);
+	free(r.outs);
+}
+
 static int
 run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 {
@@ -1703,6 +1847,8 @@ run_seed(uint64_t seed, enum sim_scenario sc, int drops)
 		order_free(o);
 		clock_free(clk);
 	}
+	if (!g.no_tree)
+		tree_run(&c, s, &script, &runs[0], sp.lmin_ns);
 	g.events += runs[0].n;
 	if (*sim_group_name(s, 1) != '\0')
 		gs_tally(&c);
@@ -1746,7 +1892,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: proptest [-aNqv] [-g 0|1] [-l scale] "
-	    "[-n runs] [-s seed] [-S scenario] [-d | -D] [-k] "
+	    "[-n runs] [-s seed] [-S scenario] [-d | -D] [-k] [-T] "
 	    "[-x prop,...] [-z every]\n");
 	exit(2);
 }
@@ -1888,7 +2034,7 @@ main(int argc, char *argv[])
 	g.hz_every = 16;
 	g.gs_server = -1;
 	g.scale = 1;
-	while ((ch = getopt(argc, argv, "adDg:kl:n:Nqs:S:vx:z:")) != -1) {
+	while ((ch = getopt(argc, argv, "adDg:kl:n:Nqs:S:Tvx:z:")) != -1) {
 		switch (ch) {
 		case 'a':
 			g.primary_only = 1;
@@ -1928,6 +2074,9 @@ main(int argc, char *argv[])
 		case 'S':
 			if ((scen = sim_scenario_lookup(optarg)) == -1)
 				usage();
+			break;
+		case 'T':
+			g.no_tree = 1;
 			break;
 		case 'v':
 			g.verbose++;

@@ -210,4 +210,26 @@ int	sim_replay(const struct sim *, const struct sim_script *,
 	    struct order *o, sim_act_cb cb, void *arg, const char **why);
 void	sim_script_free(struct sim_script *);
 
+/*
+ * A tree of coordinators in one process (simtree.c): nsub intermediates,
+ * host h's tasks in subtree h % nsub, under root, an order the caller
+ * made (with its clock and callbacks) and frees.  sim_tree_replay plays
+ * a script of sim_deliver into it: registrations, records and ends to
+ * the task's intermediate (and registrations to the root), whose
+ * released events and ends go up to the root; a flush round to every
+ * level, the root's judged only once no intermediate holds an event
+ * from before it.
+ */
+struct sim_tree;
+
+int	sim_subtree_of(int32_t tid, unsigned nsub);
+struct sim_tree *sim_tree_new(const struct sim *, unsigned nsub,
+	    struct order *root);
+void	sim_tree_free(struct sim_tree *);
+int	sim_tree_replay(struct sim_tree *, const struct sim_script *,
+	    const char **why);
+struct order *sim_tree_sub(const struct sim_tree *, unsigned k);
+/* Rounds the root could not judge: something from before was held. */
+uint64_t sim_tree_rounds_unsettled(const struct sim_tree *);
+
 #endif
