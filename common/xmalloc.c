@@ -31,6 +31,18 @@ xcalloc(size_t n, size_t size)
 }
 
 void *
+xcalloc_lines(size_t size)
+{
+	void *p;
+
+	size = (size + XMALLOC_LINE - 1) / XMALLOC_LINE * XMALLOC_LINE;
+	if ((p = aligned_alloc(XMALLOC_LINE, size)) == NULL)
+		fatal("xcalloc_lines: %zu bytes", size);
+	memset(p, 0, size);
+	return p;
+}
+
+void *
 xreallocarray(void *old, size_t n, size_t size)
 {
 	void *p;

@@ -12,6 +12,12 @@
 
 void	*xmalloc(size_t);
 void	*xcalloc(size_t, size_t);
+/*
+ * Zeroed, starting on a cache line (free it with free): for a structure
+ * whose first lines hold what a hot path reads.
+ */
+#define XMALLOC_LINE	64
+void	*xcalloc_lines(size_t);
 void	*xreallocarray(void *, size_t, size_t);
 char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);

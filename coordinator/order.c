@@ -655,7 +655,7 @@ order_task_get(struct order *o, int32_t tid)
 
 	if ((t = task_find(o, tid)) != NULL)
 		return t;
-	t = xcalloc(1, sizeof(*t));
+	t = xcalloc_lines(sizeof(*t));
 	t->tid = tid;
 	t->next_seq = 1;
 	t->lost_from = t->uncount_at = t->watch_at = UINT64_MAX;
@@ -813,7 +813,7 @@ node_new(struct order *o, const struct record *r, uint8_t flags,
 			__builtin_prefetch(o->spare);
 		o->nspare--;
 	} else
-		n = xmalloc(sizeof(*n) +
+		n = xcalloc_lines(sizeof(*n) +
 		    (len <= NODE_SMALL ? NODE_SMALL : len));
 	/* Field by field (a memset of the node costs more): set every field. */
 	n->next = NULL;

@@ -86,7 +86,7 @@ order_chan_get(struct order *o, int32_t src, int32_t dst, int32_t tag,
 		return c;
 	s = order_task_get(o, src);
 	d = order_task_get(o, dst);
-	c = xcalloc(1, sizeof(*c));
+	c = xcalloc_lines(sizeof(*c));
 	c->src = src;
 	c->dst = dst;
 	c->tag = tag;

@@ -75,35 +75,36 @@ struct order_group;
  * before its task reaches it.
  */
 struct order_node {
+	/* The first cache line: what stepping and releasing it read. */
 	struct order_node	*next;
-	struct order_node	*gnext;		/* group's pending list */
-	struct order_node	**gprevp;
-	/* Group calls: begin and end on the reference timeline, and a bound
-	   on their error (INT64_MAX: not known yet). */
-	int64_t			 ref_begin, ref_end, ref_err;
-	struct order_task	*task;
-	struct order_group	*group;		/* kinds other than PLAIN */
+	uint8_t			 flags;		/* EVENT_LOST for a marker */
+	uint8_t			 kind;		/* enum node_kind */
+	uint8_t			 below;		/* root of a tree: the flags
+						   below gave it */
+	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
+	uint8_t			 gs_fallback;	/* its request will not be seen:
+						   order it by the heuristics */
 	struct record		 rec;		/* group, peers: in bytes */
+	uint64_t		 last;		/* last seq this event
+						   accounts for */
+	size_t			 extra;		/* bytes of group and peers */
+	uint64_t		 below_seq;	/* and the send it matched */
 	uint64_t		 added;		/* arrival number */
 	uint64_t		 round;		/* rounds completed at
 						   arrival */
 	uint64_t		 prev_t;	/* raw time of the record
 						   before: the begin of an
 						   end */
-	uint64_t		 last;		/* last seq this event
-						   accounts for */
 	uint64_t		 gs_k;		/* the k-th request of its
 						   kind the task sent pvmgs;
 						   0: none */
-	uint8_t			 gs_chain;	/* the kind: enum gs_chain */
-	uint8_t			 flags;		/* EVENT_LOST for a marker */
-	uint8_t			 kind;		/* enum node_kind */
-	uint8_t			 gs_fallback;	/* its request will not be seen:
-						   order it by the heuristics */
-	uint8_t			 below;		/* root of a tree: the flags
-						   below gave it */
-	uint64_t		 below_seq;	/* and the send it matched */
-	size_t			 extra;		/* bytes of group and peers */
+	struct order_task	*task;
+	struct order_group	*group;		/* kinds other than PLAIN */
+	struct order_node	*gnext;		/* group's pending list */
+	struct order_node	**gprevp;
+	/* Group calls: begin and end on the reference timeline, and a bound
+	   on their error (INT64_MAX: not known yet). */
+	int64_t			 ref_begin, ref_end, ref_err;
 	uint8_t			 bytes[];
 };
 
@@ -146,31 +147,24 @@ struct order_notify {
 	size_t			 ntids;
 };
 
+/*
+ * A task.  Its first two cache lines (the structure is allocated on a
+ * line, order_task_get) hold what the path of every event reads: the
+ * lookup, its held events, where its sequence and its releases stand,
+ * its channels and its clock; what groups, spawns, signals and losses
+ * need comes after.  With thousands of tasks an event's task is rarely
+ * in the cache (BENCHMARKS.md, "Scale").
+ */
 struct order_task {
+	/* --- the path of every event --------------------------------- */
 	int32_t			 tid;
 	uint32_t		 host;
-	int32_t			 parent_tid;
-	uint64_t		 spawn_seq;
-	int			 registered;
-	int			 ended;
-	int			 done;		/* ended, all released */
-	uint64_t		 done_at;	/* then: order_task_done's
-						   count */
-	int			 started;	/* an event was released */
-	int			 queued;	/* on the worklist */
-	int			 waiting;	/* on its parent's waiters */
-	uint8_t			 wait;		/* enum task_wait */
-	int32_t			 wait_tid;	/* WAIT_CHAN: the sender */
-	struct order_group	*wgroup;	/* WAIT_BARRIER, WAIT_STATE,
-						   WAIT_CONFLICT */
-	struct order_tasks	*waitq;		/* the list it is on */
-	uint64_t		 visit;		/* depends_on() epoch */
+	struct order_task	*hnext;
+	struct order_node	*head;
+	struct order_node	**tailp;
+	struct order_task	*wnext;
 	uint64_t		 next_seq;	/* next seq expected */
 	uint64_t		 released;	/* last seq released */
-	uint64_t		 lost;		/* records reported lost */
-	uint64_t		 again_upto;	/* resumed: a coordinator before
-						   may have released its
-						   records up to this seq */
 	/*
 	 * The first seq that may be missing (UINT64_MAX: none): its sends
 	 * and receives from there on cannot be counted on their channels
@@ -178,29 +172,58 @@ struct order_task {
 	 * was released, order_task_uncounted ran.
 	 */
 	uint64_t		 lost_from;
-	uint64_t		 uncount_at;	/* lost_from - 1 until
-						   uncounted */
 	uint64_t		 watch_at;	/* the least of uncount_at,
 						   and 0 while waiters_on or
 						   spawn_pending: a release
 						   at or past it looks
 						   (task_watch) */
-	int			 spawn_pending;	/* its parent's spawn begin is
+	uint64_t		 again_upto;	/* resumed: a coordinator before
+						   may have released its
+						   records up to this seq */
+	/*
+	 * The channels of its last point-to-point send and last receive: a
+	 * task mostly talks to the same peer, and this saves the hash
+	 * lookup.  order_chan_del clears them.
+	 */
+	struct order_chan	*out_chan;
+	struct order_chan	*in_chan;
+	struct order_chan	*waited;	/* those a receive waits on */
+	struct clock_local	 clock;
+	uint64_t		 last_raw;	/* raw time of the last added */
+	size_t			 held;
+	uint32_t		 waiters_on;	/* receives waiting for its
+						   progress: the end of a send,
+						   its records up to a time */
+	int32_t			 wait_tid;	/* WAIT_CHAN: the sender */
+	uint8_t			 wait;		/* enum task_wait */
+	uint8_t			 queued;	/* on the worklist */
+	uint8_t			 started;	/* an event was released */
+	uint8_t			 registered;
+	uint8_t			 ended;
+	uint8_t			 server;	/* this task is pvmgs */
+	uint8_t			 spawn_pending;	/* its parent's spawn begin is
 						   kept for its first event */
+	uint8_t			 waiting;	/* on its parent's waiters */
+	int32_t			 parent_tid;
+	uint64_t		 spawn_seq;
+
+	/* --- the rest ------------------------------------------------- */
+	int			 done;		/* ended, all released */
+	uint64_t		 done_at;	/* then: order_task_done's
+						   count */
+	struct order_group	*wgroup;	/* WAIT_BARRIER, WAIT_STATE,
+						   WAIT_CONFLICT */
+	struct order_tasks	*waitq;		/* the list it is on */
+	uint64_t		 visit;		/* depends_on() epoch */
+	uint64_t		 lost;		/* records reported lost */
+	uint64_t		 uncount_at;	/* lost_from - 1 until
+						   uncounted */
 	int			 uncounted;
 	int			 absent;	/* unregistered when a round
 						   looked for a message it
 						   sent */
 	int			 unmonitored;	/* pvmd lists it, pmon does not
 						   instrument it: absent */
-	uint32_t		 waiters_on;	/* receives waiting for its
-						   progress: the end of a send,
-						   its records up to a time */
-	uint64_t		 last_raw;	/* raw time of the last added */
-	struct clock_local	 clock;
-	struct order_node	*head;
-	struct order_node	**tailp;
-	size_t			 held;
 	struct order_spawn	*spawns;
 	size_t			 nspawns, spawncap;
 	struct order_notify	*notifies;
@@ -227,30 +250,19 @@ struct order_task {
 	 * the server took from a task is the end of the task's k-th
 	 * joingroup flagged RECORD_GS.
 	 */
-	int			 server;	/* this task is pvmgs */
 	int			 exiting;	/* its pvm_exit began */
 	uint64_t		 gs_sent[GS_CHAINS];	/* flagged ends added */
 	uint64_t		 gs_released[GS_CHAINS]; /* the last released */
 	uint64_t		 gs_served[GS_CHAINS];	/* server records */
 	uint64_t		 gs_passed[GS_CHAINS];	/* the last the server's
 							   order went past */
-	/*
-	 * The channels of its last point-to-point send and last receive: a
-	 * task mostly talks to the same peer, and this saves the hash
-	 * lookup.  order_chan_del clears them.
-	 */
-	struct order_chan	*out_chan;
-	struct order_chan	*in_chan;
 	struct order_chan	*outs;		/* every channel from it */
-	struct order_chan	*waited;	/* those a receive waits on */
 	struct order_chan	*ins;		/* every channel to it */
 	struct order_sent	*below_sent;	/* root of a tree: its last
 						   sends on subtree channels,
 						   at seq % ORDER_BELOW_SENT */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
-	struct order_task	*hnext;
-	struct order_task	*wnext;
 };
 
 /* A released send not yet received. */
@@ -277,19 +289,21 @@ struct order_sent {
  * are theirs.
  */
 struct order_chan {
+	/* The first cache line: the lookup, a send in, a receive's take. */
 	int32_t			 src, dst, tag, ctx;
+	struct order_chan	*hnext;
+	struct order_task	*stask;		/* the sender */
+	struct order_task	*waiter;	/* dst, blocked on this */
 	struct order_sent	*sent;		/* a ring */
-	size_t			 first, count, cap;
+	size_t			 first, count;
+	size_t			 cap;
 	uint64_t		 debt;
 	uint64_t		 paid;		/* seq + 1 of the last send a
 						   debt took; 0: none */
-	struct order_task	*stask;		/* the sender */
-	struct order_task	*waiter;	/* dst, blocked on this */
-	struct order_chan	*hnext;
-	struct order_chan	*snext, **sprevp;	/* stask->outs */
-	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
 	struct order_chan	*wnext, **wprevp;	/* stask->waited, while
 							   waiter is set */
+	struct order_chan	*snext, **sprevp;	/* stask->outs */
+	struct order_chan	*dnext, **dprevp;	/* the receiver's ins */
 };
 
 /*
@@ -629,7 +643,8 @@ watch_task(struct order_task *t)
 static inline int
 wait_chan(struct order *o, struct order_task *t, struct order_chan *c)
 {
-	if (c->wprevp == NULL) {
+	/* On the sender's list exactly while a receiver waits. */
+	if (c->waiter == NULL) {
 		if ((c->wnext = c->stask->waited) != NULL)
 			c->wnext->wprevp = &c->wnext;
 		c->stask->waited = c;
