@@ -303,6 +303,12 @@ void	agent_pvm_exit(struct agent *);
 void	agent_pvm_gone(struct agent *, int rc);
 
 /* agent_others.c */
+/*
+ * One reading of pvmd's task list (n entries of ti): returns 1 when the
+ * set of tasks to report as not instrumented changed (a->others).
+ */
+struct pvmtaskinfo;
+int	agent_others_read(struct agent *, struct pvmtaskinfo *, int n);
 int	agent_others_watch(struct agent *);
 void	agent_others_send(struct agent *);
 void	agent_others_free(struct agent *);

@@ -4,9 +4,11 @@
  * start --no-tasker).  pvmd's task list is read every AGENT_OTHERS_MS; a
  * task in it twice in a row that never came to us (by tid, or by pid
  * while its hello is on its way) is reported to the coordinator in
- * TASK_OTHERS, the whole list, whenever the list changes.  One that has
- * the instrumentation library loaded is on its way to us, however busy
- * the host (or not enrolled yet, started by the starter): it has
+ * TASK_OTHERS, the whole list, whenever the list changes.  One the
+ * starter started and that has not enrolled yet (pvmd knows it by a
+ * placeholder pid) is pmon's, however long a busy host takes to start
+ * it: 1,024 tasks spawned at once over 8 hosts took 15 s.  One that has
+ * the instrumentation library loaded is on its way to us: it has
  * AGENT_OTHERS_HELLO_READS readings to come.  pmon's own
  * processes and PVM's consoles (pvm, xpvm) are tools, not the
  * application, and are left out.
@@ -53,11 +55,17 @@ is_tool(pid_t pid)
 }
 
 /*
- * Has process pid loaded the instrumentation library, or not enrolled
- * yet?  pvmd knows a task the starter started by a placeholder pid, from
- * 10,000,000 on (above any Linux pid), until the task enrols
- * (doc/tasker.md).
+ * Did the starter start it, and has it not enrolled yet?  pvmd knows
+ * such a task by a placeholder pid, from 10,000,000 on (above any Linux
+ * pid), until the task enrols (doc/tasker.md).
  */
+static int
+is_starting(pid_t pid)
+{
+	return pid >= 10000000;
+}
+
+/* Has process pid loaded the instrumentation library? */
 static int
 is_instrumented(pid_t pid)
 {
@@ -65,8 +73,6 @@ is_instrumented(pid_t pid)
 	int found = 0;
 	FILE *f;
 
-	if (pid >= 10000000)
-		return 1;
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
 	if ((f = fopen(path, "r")) == NULL)
 		return 0;
@@ -122,8 +128,8 @@ other_name(char *dst, size_t size, const struct pvmtaskinfo *ti)
  * each marked reported once it was there last time too.  Returns 1 when
  * the reported set changed.
  */
-static int
-others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
+int
+agent_others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 {
 	struct agent_other *next, *was;
 	size_t k = 0, i;
@@ -147,8 +153,9 @@ others_read(struct agent *a, struct pvmtaskinfo *ti, int n)
 		if (was == NULL || was->pid != next[i].pid)
 			continue;
 		next[i].seen = was->seen + 1;
-		if (was->reported || next[i].seen >= AGENT_OTHERS_HELLO_READS ||
-		    !is_instrumented((pid_t)next[i].pid)) {
+		if (was->reported || (!is_starting((pid_t)next[i].pid) &&
+		    (next[i].seen >= AGENT_OTHERS_HELLO_READS ||
+		    !is_instrumented((pid_t)next[i].pid)))) {
 			next[i].reported = 1;
 			changed |= !was->reported;
 		}
@@ -188,7 +195,7 @@ others_cb(int fd, short what, void *arg)
 			agent_pvm_gone(a, rc);
 		return;
 	}
-	if (others_read(a, ti, n))
+	if (agent_others_read(a, ti, n))
 		agent_others_send(a);
 }
 
