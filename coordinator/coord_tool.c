@@ -169,7 +169,7 @@ tool_lose_batch(struct coord_tool *t, const uint8_t *b, size_t len)
  * reference (evbuffer_add_reference), not a copy, and the last to write
  * it out lets it go (batch_buf_unref).  A few are kept for the next
  * batches, already in memory: a batch a pass, a copy of it per tool and
- * fresh pages for each had cost the coordinator a sixth of its time
+ * fresh pages for each had cost the coordinator a fifth of its time
  * under a storm of 1024 tasks.  The spares outlive the coordinator's
  * structures: a tool's buffer can let go of its batch after them.
  */
