@@ -16,7 +16,8 @@ pm_setup
 need_pmon
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-hosts=8 n=320 rounds=30
+# SCALE_TASKS and SCALE_ROUNDS run it larger (BENCHMARKS.md, "Scale").
+hosts=8 n=${SCALE_TASKS:-320} rounds=${SCALE_ROUNDS:-30}
 netns_pmon_up $hosts
 coord=$COORD_PID
 
@@ -28,9 +29,13 @@ wait_for 10 trace_connected "$TRACE_PID" ||
 $PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 
+t0=$(date +%s%N)
 pmon_exec "$PROGS/storm" $n $rounds ||
     fail "storm exited with $?: $(cat "$RUN/storm.err")"
 grep -q 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
+pm_log "storm $n $rounds: $((($(date +%s%N) - t0) / 1000000)) ms;" \
+    "pmon-coordd CPU $(awk -v hz="$(getconf CLK_TCK)" \
+    '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$coord/stat") s"
 $PM_ON timeout 60 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 $PM_ON timeout 20 "$PMON" problems >"$RUN/problems.txt" 2>&1 ||
