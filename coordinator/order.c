@@ -485,7 +485,7 @@ order_task_step(struct order *o, struct order_task *t, int force)
 	if (r->peer & ORDER_TID_DAEMON)
 		return order_step_notify(o, t, force);
 	if (!chan_mine(o, r->peer, t->tid))
-		return order_step_below(o, t, force, peek);
+		return order_step_below(o, t, force);
 	return order_step_recv(o, t, force, peek);
 }
 

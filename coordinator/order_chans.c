@@ -230,7 +230,7 @@ order_push_sends(struct order *o, struct order_task *t, const struct record *r,
 	    r->seq >= t->lost_from };
 	struct order_chan *c;
 	int32_t buf[64], *dst;
-	int i, n;
+	int i, n, below = 0;
 
 	if (r->call == PMON_CALL_send || r->call == PMON_CALL_psend) {
 		if (!chan_mine(o, t->tid, r->peer)) {
@@ -249,15 +249,14 @@ order_push_sends(struct order *o, struct order_task *t, const struct record *r,
 	}
 	n = send_dests(t, r, buf, sizeof(buf) / sizeof(buf[0]), &dst);
 	for (i = 0; i < n; i++) {
-		if (!chan_mine(o, t->tid, dst[i])) {
-			if (o->level == LEVEL_ROOT)
-				order_below_sent(t, r, corr);
-			continue;
-		}
-		if (!task_gone(o, dst[i]))
+		if (!chan_mine(o, t->tid, dst[i]))
+			below = 1;
+		else if (!task_gone(o, dst[i]))
 			chan_feed(o, order_chan_get(o, t->tid, dst[i], r->tag,
 			    r->ctx), &s);
 	}
+	if (below && o->level == LEVEL_ROOT)
+		order_below_sent(t, r, corr);
 	if (dst != buf)
 		free(dst);
 }

@@ -825,8 +825,7 @@ void	order_server_gone(struct order *);
 void	order_gs_patience(struct order *, uint64_t mark, uint64_t stuck);
 
 /* order_tree.c */
-int	order_step_below(struct order *, struct order_task *, int force,
-    int peek);
+int	order_step_below(struct order *, struct order_task *, int force);
 void	order_below_sent(struct order_task *, const struct record *,
     uint64_t corr);
 int	order_subtree_step(struct order *, struct order_task *, int force);

@@ -63,7 +63,7 @@ order_below_sent(struct order_task *t, const struct record *r,
  * the sender here.
  */
 int
-order_step_below(struct order *o, struct order_task *t, int force, int peek)
+order_step_below(struct order *o, struct order_task *t, int force)
 {
 	const struct order_node *n = t->head;
 	const struct record *r = &n->rec;
@@ -71,7 +71,6 @@ order_step_below(struct order *o, struct order_task *t, int force, int peek)
 	struct order_task *s;
 	struct clock_pred pred;
 
-	(void)peek;
 	if (!(n->below & EVENT_MATCHED)) {
 		if (n->below & EVENT_UNMATCHED)
 			o->nunmatched++;

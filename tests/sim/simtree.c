@@ -22,7 +22,7 @@ struct sim_tree {
 	struct sim_sub	*subs;
 	struct order	*root;
 	uint64_t	 root_mark;
-	uint64_t	 rounds, rounds_unsettled;
+	uint64_t	 rounds_unsettled;
 	const char	*why;		/* the first refusal, from below */
 };
 
@@ -140,7 +140,6 @@ tree_synced(struct sim_tree *tr)
 		order_synced(tr->subs[k].o, tr->subs[k].mark);
 		settled &= order_settled(tr->subs[k].o, tr->subs[k].mark);
 	}
-	tr->rounds++;
 	if (settled)
 		order_synced(tr->root, tr->root_mark);
 	else
