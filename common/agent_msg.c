@@ -291,6 +291,77 @@ task_records_decode(const uint8_t *p, size_t len, task_record_cb cb,
 	return 0;
 }
 
+void
+task_below_entry_encode(uint8_t *out, uint8_t flags, int32_t match_tid,
+    uint64_t match_seq)
+{
+	out[0] = flags;
+	wire_put32(out + 1, (uint32_t)match_tid);
+	wire_put64(out + 5, match_seq);
+}
+
+#define BELOW_FLAGS	(EVENT_MATCHED | EVENT_UNMATCHED | EVENT_AGAIN | \
+			 EVENT_UNMONITORED)
+
+int
+task_below_decode(const uint8_t *p, size_t len, task_below_cb cb, void *arg,
+    const char **why)
+{
+	struct record rec;
+	int32_t tid, match_tid;
+	uint64_t match_seq;
+	uint32_t count, i;
+	uint8_t flags;
+	size_t off;
+
+	if (len < TASK_RECORDS_HDR_SIZE) {
+		*why = "events header truncated";
+		return -1;
+	}
+	tid = (int32_t)wire_get32(p);
+	count = wire_get32(p + 4);
+	if (!valid_tid(tid)) {
+		*why = "events of an invalid tid";
+		return -1;
+	}
+	for (off = TASK_RECORDS_HDR_SIZE, i = 0; i < count; i++) {
+		if (len - off < TASK_BELOW_ENTRY_HDR) {
+			*why = "event header truncated";
+			return -1;
+		}
+		flags = p[off];
+		match_tid = (int32_t)wire_get32(p + off + 1);
+		match_seq = wire_get64(p + off + 5);
+		off += TASK_BELOW_ENTRY_HDR;
+		if ((flags & ~BELOW_FLAGS) != 0 ||
+		    ((flags & EVENT_MATCHED) && (flags & EVENT_UNMATCHED)) ||
+		    ((flags & EVENT_UNMONITORED) &&
+		    !(flags & EVENT_UNMATCHED))) {
+			*why = "event flags an intermediate cannot give";
+			return -1;
+		}
+		if ((flags & EVENT_MATCHED) ? !valid_tid(match_tid) ||
+		    match_seq == 0 : match_tid != 0 || match_seq != 0) {
+			*why = "event match without its flag, or no send";
+			return -1;
+		}
+		if (record_decode(p + off, len - off, &rec, why) == -1)
+			return -1;
+		off += rec.len;
+		if ((flags & EVENT_MATCHED) && match_tid != rec.peer) {
+			*why = "event matched to a task it is not from";
+			return -1;
+		}
+		if (cb(tid, &rec, flags, match_tid, match_seq, arg, why) == -1)
+			return -1;
+	}
+	if (off != len) {
+		*why = "events payload has trailing bytes";
+		return -1;
+	}
+	return 0;
+}
+
 int
 task_packed_tid(const uint8_t *p, size_t len, int32_t *tid,
     const char **why)

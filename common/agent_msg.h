@@ -78,6 +78,23 @@ int	task_packed_tid(const uint8_t *, size_t, int32_t *tid,
 int	task_packed_decode(const uint8_t *, size_t, struct pack_state *,
 	    task_record_cb, void *arg, const char **why);
 
+/*
+ * TASK_BELOW (an intermediate coordinator to its parent): i32 tid, u32
+ * count, then count x (u8 flags, i32 match_tid, u64 match_seq, one
+ * record): the task's events as the intermediate released them, each
+ * with what it found of its match (EVENT_MATCHED and the send, or
+ * EVENT_UNMATCHED, maybe with EVENT_UNMONITORED; EVENT_AGAIN).  A
+ * match names the receive's peer and a seq; no flag else.
+ */
+#define TASK_BELOW_ENTRY_HDR	13
+typedef int (*task_below_cb)(int32_t tid, const struct record *,
+    uint8_t flags, int32_t match_tid, uint64_t match_seq, void *arg,
+    const char **why);
+void	task_below_entry_encode(uint8_t *out, uint8_t flags,
+	    int32_t match_tid, uint64_t match_seq);
+int	task_below_decode(const uint8_t *, size_t, task_below_cb,
+	    void *arg, const char **why);
+
 /* TASK_END: i32 tid, u64 records dropped in the ring. */
 #define TASK_END_LEN		12
 size_t	task_end_encode(uint8_t *out, int32_t tid, uint64_t dropped);

@@ -62,7 +62,8 @@
 	X(ACK,		27,	2,	PROTO_MAX_PAYLOAD,	0)	\
 	X(TASK_RESUME,	28,	12,	20,			0)	\
 	X(TASK_FULL,	29,	0,	0,			0)	\
-	X(TASK_OTHERS,	30,	4,	PROTO_MAX_PAYLOAD,	0)
+	X(TASK_OTHERS,	30,	4,	PROTO_MAX_PAYLOAD,	0)	\
+	X(TASK_BELOW,	31,	8,	PROTO_MAX_PAYLOAD,	0)
 
 enum msg_type {
 #define PROTO_ENUM(name, num, min, max, stream) MSG_##name = num,

@@ -28,6 +28,10 @@
 void
 coord_release_event(struct coord *c, const struct order_event *ev)
 {
+	if (c->relay != NULL) {
+		coord_relay_event(c, ev);
+		return;
+	}
 	coord_batch_event(c, ev);
 	coord_ack_released(c, ev->tid, (ev->flags & EVENT_LOST) &&
 	    ev->rec->bytes > 0 ? ev->rec->seq + (uint64_t)ev->rec->bytes - 1 :
@@ -67,6 +71,10 @@ coord_task_done(int32_t tid, void *arg)
 {
 	struct coord *c = arg;
 
+	if (c->relay != NULL) {
+		coord_relay_task_done(c, tid);
+		return;
+	}
 	coord_tools_send_gone(c, tid);
 	state_task_gone(c->state, tid);
 	coord_ack_done(c, tid);
@@ -86,9 +94,14 @@ static void	sync_timer_cb(int, short, void *);
 static void
 batch_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct coord *c = arg;
+
 	(void)fd;
 	(void)what;
-	coord_batch_flush(arg);
+	if (c->relay != NULL)
+		coord_relay_batch_out(c);
+	else
+		coord_batch_flush(c);
 }
 static void	check_timer_cb(int, short, void *);
 
@@ -120,7 +133,10 @@ coord_init(struct coord *c, struct event_base *base)
 	    (c->ev_batch = event_new(base, -1, 0, batch_cb, c)) == NULL)
 		return -1;
 	coord_batch_init(&c->batch);
-	order_set_clock(c->order, c->clock);
+	if (c->relay != NULL)
+		coord_relay_order(c);	/* no clock: the root corrects */
+	else
+		order_set_clock(c->order, c->clock);
 	order_set_done_cb(c->order, coord_task_done, c);
 	evtimer_add(c->ev_check, &tv);
 	return 0;
@@ -147,6 +163,7 @@ coord_free(struct coord *c)
 		coord_tool_free(TAILQ_FIRST(&c->tools));
 	while (!TAILQ_EMPTY(&c->agents))
 		coord_agent_free(TAILQ_FIRST(&c->agents));
+	coord_relay_free(c);
 	coord_hold_free(c);
 	while ((t = TAILQ_FIRST(&c->tasks)) != NULL) {
 		TAILQ_REMOVE(&c->tasks, t, entry);
@@ -160,6 +177,7 @@ coord_free(struct coord *c)
 		free(h);
 	}
 	coord_ack_free(c);
+	coord_pvm_children_free(c);
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
 	if (c->agent_listener_wide != NULL)
@@ -419,6 +437,7 @@ flush_check(struct coord *c, struct coord_flush *f)
 	free(f->waiting);
 	free(f);
 	coord_sync_check(c);
+	coord_relay_settle(c);
 }
 
 /*

@@ -62,6 +62,10 @@ struct evconnlistener;
 #define COORD_LOSSLESS_WAIT_MS	10000	/* -W: a lossless tool that reads
 					   nothing this long is degraded */
 #define COORD_LOSSLESS_WAIT_MAX	3600000
+#define COORD_HOST_NUMBERS	4096	/* a tid's host field: 12 bits */
+#define COORD_PVM_TAG_RELAY	0x706d6f72	/* "pmor": a child is ready */
+#define COORD_PVM_TAG_EXIT	0x706d6f78	/* "pmox": parent or child
+						   exited */
 
 /* --- frames we send (coord_frame.c) --- */
 
@@ -135,6 +139,11 @@ struct coord_task {
 	int			 server;	/* pvmgs: the order consumes its
 						   records and releases none */
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
+	struct coord_uplink	*up;		/* an intermediate: where its
+						   events go up */
+	uint64_t		 dropped;	/* ...and its TASK_END's, */
+	int			 end_up;	/* which goes up once it is
+						   all released */
 	char			*host;
 	char			*program;
 	unsigned		 stop_tool;	/* the stop's owner; 0: none */
@@ -180,6 +189,8 @@ struct coord_agent {
 	uint64_t		 wire_bytes;	/* bytes it sent (frames) */
 	int			 lost;		/* went away on its own: its
 						   tasks wait for another */
+	struct coord_uplink	*up;		/* an intermediate: its
+						   connection to the root */
 	struct coord_preauth	 pre;
 };
 TAILQ_HEAD(coord_agents, coord_agent);
@@ -271,6 +282,35 @@ TAILQ_HEAD(coord_hosts, coord_host);
 struct coord_replay;
 
 /*
+ * An intermediate coordinator of a tree (-U, coord_relay.c): its
+ * subtree, the root it forwards to, an uplink per agent, and the
+ * root's flush rounds it passes down.
+ */
+struct coord_uplink;
+struct relay_flush;
+TAILQ_HEAD(coord_uplinks, coord_uplink);
+TAILQ_HEAD(relay_flushes, relay_flush);
+struct coord_relay {
+	int			 subtree;
+	uint8_t			 mine[COORD_HOST_NUMBERS / 8];	/* its hosts */
+	char			 root[300];	/* ADDR:PORT */
+	struct coord_uplinks	 uplinks;
+	struct relay_flushes	 flushes;
+};
+
+/* The root of a tree (-F): an intermediate it spawned, and its hosts. */
+struct coord_child {
+	int			 subtree;
+	int32_t			 tid;		/* its PVM tid; 0: gone */
+	char			*host;		/* where it runs */
+	char			 addr[300];	/* where its agents dial; ""
+						   until it said so */
+	int32_t			*hosts;		/* pvmd tids */
+	char			**names;
+	size_t			 nhosts;
+};
+
+/*
  * A batch on its way to the tools (coord_ack.c): what its release lets
  * the agents forget, once every tool that got it has taken it up to
  * its offset (coord_tool.added) into its socket.
@@ -306,6 +346,13 @@ struct coord_batch {
 struct coord {
 	struct event_base	*base;
 	struct coord_replay	*replay;	/* -R: serving a recording */
+	struct coord_relay	*relay;		/* -U: an intermediate */
+	unsigned		 fanout;	/* -F: agents per intermediate */
+	int16_t			*host_subtree;	/* a tree's root: each host
+						   number's subtree, or -1 */
+	struct coord_child	*children;
+	size_t			 nchildren;
+	char			 coordd_path[4096]; /* intermediates' binary */
 	struct order		*order;
 	struct state		*state;		/* the model of the released stream */
 	struct event		*ev_check;	/* rounds that look for deadlocks */
@@ -473,10 +520,30 @@ void	coord_agent_read(struct coord_agent *);
 void	coord_agent_orphans_check(struct coord *, int all);
 void	coord_agent_host_gone(struct coord *, const char *host);
 
+/* coord_relay.c: an intermediate of a tree (-U) */
+struct agent_hello;
+int	coord_relay_init(struct coord *, const char *root, const char *spec);
+void	coord_relay_order(struct coord *);
+int	coord_relay_agent_hello(struct coord_agent *,
+	    const struct agent_hello *);
+void	coord_relay_agent_gone(struct coord_agent *);
+void	coord_relay_event(struct coord *, const struct order_event *);
+void	coord_relay_forward(struct coord_agent *, uint8_t type,
+	    const uint8_t *, size_t);
+void	coord_relay_down(struct coord_agent *, uint8_t type,
+	    const uint8_t *, size_t);
+void	coord_relay_task_done(struct coord *, int32_t tid);
+int	coord_relay_flush_done(struct coord_agent *, uint32_t round);
+void	coord_relay_settle(struct coord *);
+void	coord_relay_batch_out(struct coord *);
+size_t	coord_relay_backlog(const struct coord *);
+void	coord_relay_free(struct coord *);
+
 /* coord_hold.c: lossless tools hold the agents back */
 int	coord_hold_init(struct coord *);
 void	coord_hold_free(struct coord *);
 void	coord_hold_check(struct coord *, struct coord_tool *);
+void	coord_hold_uplink(struct coord *, size_t queued);
 void	coord_hold_release(struct coord *);
 int	coord_hold_busy(const struct coord *);
 void	coord_hold_tool_new(struct coord_tool *);
@@ -537,6 +604,8 @@ int	coord_pvm_init(struct coord *);
 int	coord_pvm_choose_listen(struct coord *);
 void	coord_pvm_spawn_all(struct coord *);
 void	coord_pvm_respawn(struct coord *, int32_t host_tid);
+int	coord_pvm_relay_ready(struct coord *);
+void	coord_pvm_children_free(struct coord *);
 int	coord_pvm_watch(struct coord *);
 void	coord_pvm_exit(struct coord *);
 int	coord_pvmd_alive(char *why, size_t size);

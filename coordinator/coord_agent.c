@@ -167,7 +167,10 @@ coord_agent_free(struct coord_agent *a)
 	coord_flush_forget(c, a);
 	coord_control_agent_gone(c, a);
 	coord_ack_agent_gone(c, a);
-	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down) {
+	/* An intermediate: the root waits for the host's next agent. */
+	coord_relay_agent_gone(a);
+	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down &&
+	    c->relay == NULL) {
 		agent_orphan_tasks(a);
 		respawn = 1;
 	} else
@@ -258,9 +261,53 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)
 		if (host->host_tid == h.host_tid)
 			host->hello = 1;
+	if (a->coord->relay != NULL)
+		return coord_relay_agent_hello(a, &h);
 	if (!TAILQ_EMPTY(&a->coord->bps))
 		coord_control_install(a->coord, a);
 	coord_check_ready(a->coord);
+	return 0;
+}
+
+/*
+ * An intermediate's TASK_NEW: the task is new to this subtree's order
+ * (no parent, no spawn: the root has them), and its TASK_NEW goes up.
+ */
+static int
+relay_task_new(struct coord_agent *a, const struct task_hello *tn,
+    const uint8_t *p, size_t len)
+{
+	struct coord *c = a->coord;
+	struct coord_task *t = coord_task_find(c, tn->tid);
+	const char *why;
+
+	if (t != NULL && !coord_task_ended(t)) {
+		coord_agent_drop(a, "TASK_NEW for t%x, which is running",
+		    (unsigned)tn->tid);
+		return -1;
+	}
+	if (order_task_new(c->order, tn->tid, coord_host_number(a->host_tid),
+	    0, 0, &why) == -1) {
+		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn->tid, why);
+		return -1;
+	}
+	if (t == NULL)
+		t = coord_task_add(c, tn->tid);
+	else
+		coord_task_move(t, COORD_TASK_LIVE);
+	free(t->host);
+	free(t->program);
+	t->host = xstrdup(a->host);
+	t->program = xstrdup(tn->program);
+	t->pid = tn->pid;
+	t->parent_tid = tn->parent_tid;
+	t->seen_seq = t->dups = 0;
+	t->resumed = t->done = t->out_done = t->end_up = 0;
+	t->life++;
+	t->agent = a;
+	t->up = a->up;
+	pack_state_init(&t->unpack);
+	coord_relay_forward(a, MSG_TASK_NEW, p, len);
 	return 0;
 }
 
@@ -314,6 +361,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad TASK_NEW: %s", why);
 		return -1;
 	}
+	if (c->relay != NULL)
+		return relay_task_new(a, &tn, p, len);
 	t = coord_task_find(c, tn.tid);
 	if (t != NULL && t->stage == COORD_TASK_ORPHAN && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
@@ -408,11 +457,24 @@ agent_owns(struct coord_agent *a, int32_t tid, const char **why)
 	return agent_owns_task(a, coord_task_find(a->coord, tid), why);
 }
 
+/*
+ * Is a's host in a subtree of ours, whose intermediate sends its events
+ * (TASK_BELOW), not its records?
+ */
 static int
-agent_record(int32_t tid, const struct record *r, void *arg,
-    const char **why)
+agent_below(const struct coord_agent *a)
 {
-	struct coord_agent *a = arg;
+	const struct coord *c = a->coord;
+
+	return c->host_subtree != NULL &&
+	    c->host_subtree[coord_host_number(a->host_tid)] >= 0;
+}
+
+/* A record, or with below an event from an intermediate (TASK_BELOW). */
+static int
+agent_add(struct coord_agent *a, int32_t tid, const struct record *r,
+    const struct order_event *below, const char **why)
+{
 	struct coord_task *t = coord_task_find(a->coord, tid);
 
 	if (agent_is_late(a, t)) {
@@ -429,13 +491,52 @@ agent_record(int32_t tid, const struct record *r, void *arg,
 	t->seen_seq = r->seq;
 	a->nrecords++;
 	/* A task stopped at a breakpoint: act now, not at its release. */
-	if (r->call == PMON_CALL_BREAK)
+	if (r->call == PMON_CALL_BREAK && a->coord->relay == NULL)
 		coord_control_break(a->coord, tid, r);
-	if (order_add(a->coord->order, tid, r, why) == -1)
+	if ((below != NULL ? order_add_below(a->coord->order, tid, r,
+	    below->flags, below->match_tid, below->match_seq, why) :
+	    order_add(a->coord->order, tid, r, why)) == -1)
 		return -1;
 	/* The group server's records are never released: ack them now. */
 	if (t->server)
 		coord_ack_taken(a->coord, tid, r->seq);
+	return 0;
+}
+
+static int
+agent_record(int32_t tid, const struct record *r, void *arg,
+    const char **why)
+{
+	struct coord_agent *a = arg;
+
+	if (agent_below(a)) {
+		*why = "records of a host whose intermediate orders them";
+		return -1;
+	}
+	return agent_add(a, tid, r, NULL, why);
+}
+
+static int
+agent_event_below(int32_t tid, const struct record *r, uint8_t flags,
+    int32_t match_tid, uint64_t match_seq, void *arg, const char **why)
+{
+	struct order_event below = { .flags = flags, .match_tid = match_tid,
+	    .match_seq = match_seq };
+
+	return agent_add(arg, tid, r, &below, why);
+}
+
+/* TASK_BELOW: a task's events, from the intermediate of its subtree. */
+static int
+agent_task_below(struct coord_agent *a, const uint8_t *p, size_t len)
+{
+	const char *why = "events from a host no intermediate serves";
+
+	if (!agent_below(a) ||
+	    task_below_decode(p, len, agent_event_below, a, &why) == -1) {
+		coord_agent_drop(a, "bad TASK_BELOW: %s", why);
+		return -1;
+	}
 	return 0;
 }
 
@@ -534,6 +635,9 @@ agent_task_end(struct coord_agent *a, const uint8_t *p, size_t len)
 	coord_task_move(t, COORD_TASK_ENDED);
 	t->agent = NULL;
 	t->end_agent = a;	/* gets the ACK of the end */
+	/* An intermediate's goes up once the task is all released. */
+	t->end_up = a->coord->relay != NULL;
+	t->dropped = dropped;
 	if (t->dups > 0)
 		log_info("task t%x (%s): %llu records came twice",
 		    (unsigned)tid, t->program, (unsigned long long)t->dups);
@@ -575,6 +679,7 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	}
 	t = coord_task_find(a->coord, tid);
 	t->resumed = 1;
+	coord_relay_forward(a, MSG_TASK_RESUME, p, len);
 	if (t->seen_seq > 0 || next == 1)
 		return 0;
 	if (order_task_resume(a->coord->order, tid, next, shipped, &why) ==
@@ -598,7 +703,8 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad FLUSH_DONE: %s", why);
 		return -1;
 	}
-	coord_flush_done(a->coord, a, round);
+	if (!coord_relay_flush_done(a, round))
+		coord_flush_done(a->coord, a, round);
 	return 0;
 }
 
@@ -704,6 +810,7 @@ coord_agent_frame(struct coord_agent *a, uint8_t type, const uint8_t *p,
 
 	rv = agent_dispatch(a, type, p, len);
 	coord_sync_check(c);
+	coord_relay_settle(c);
 	return rv;
 }
 
@@ -716,6 +823,12 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		    proto_msg_name(type));
 		return -1;
 	}
+	/* An intermediate passes the agent's answers up as they came. */
+	if (a->coord->relay != NULL && (type == MSG_CONTROL_DONE ||
+	    type == MSG_TASK_PROC || type == MSG_TASK_OTHERS)) {
+		coord_relay_forward(a, type, p, len);
+		return 0;
+	}
 	switch (type) {
 	case MSG_AGENT_HELLO:
 		return agent_hello(a, p, len);
@@ -725,6 +838,8 @@ agent_dispatch(struct coord_agent *a, uint8_t type, const uint8_t *p,
 		return agent_records(a, p, len);
 	case MSG_TASK_PACKED:
 		return agent_packed(a, p, len);
+	case MSG_TASK_BELOW:
+		return agent_task_below(a, p, len);
 	case MSG_ZDATA:
 		return agent_zdata(a, p, len);
 	case MSG_TASK_END:

@@ -67,11 +67,32 @@ coord_hold_check(struct coord *c, struct coord_tool *t)
 	    t->id, t->name, queued(t));
 }
 
-/* Is any lossless tool still above half its limit? */
+/*
+ * An intermediate's uplink to the root has queued bytes: a root slower
+ * than we are holds the agents back as a full lossless tool does.
+ */
+void
+coord_hold_uplink(struct coord *c, size_t n)
+{
+	if (c->held_back || n <= c->tool_high)
+		return;
+	c->held_back = 1;
+	c->held_since = coord_mono_ms();
+	c->held_by = 0;
+	c->holds++;
+	agents_read(c, 0);
+	log_debug("an uplink has %zu bytes queued; holding the agents back",
+	    n);
+}
+
+/* Is any lossless tool (or uplink) still above half its limit? */
 static int
 hold_needed(const struct coord *c)
 {
 	const struct coord_tool *t;
+
+	if (coord_relay_backlog(c) > c->tool_high / 2)
+		return 1;
 
 	TAILQ_FOREACH(t, &c->tools, entry)
 		if (lossless(t) && queued(t) > c->tool_high / 2)

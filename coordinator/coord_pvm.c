@@ -191,10 +191,25 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 		log_warnx("pvm_notify(PvmHostDelete) for host %s failed", name);
 }
 
+/* The child of a tree's root whose subtree holds host_tid, if any. */
+static struct coord_child *
+child_of_host(const struct coord *c, int32_t host_tid)
+{
+	int k;
+
+	if (c->host_subtree == NULL ||
+	    (k = c->host_subtree[coord_host_number(host_tid)]) < 0 ||
+	    (size_t)k >= c->nchildren)
+		return NULL;
+	return &c->children[k];
+}
+
 /* Starts an agent on one host with pvm_spawn (which takes a full path). */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
+	const struct coord_child *ch = child_of_host(c, host_tid);
+
 	struct spawn_env se;
 	char *argv[16], host[256];
 	int tid, n, i = 0;
@@ -224,8 +239,9 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 	}
 	if (c->agent_tasker)
 		argv[i++] = (char *)"-T";
+	/* A subtree's agents dial its intermediate. */
 	argv[i++] = (char *)"-c";
-	argv[i++] = c->listen_addr;
+	argv[i++] = ch != NULL ? (char *)ch->addr : c->listen_addr;
 	argv[i] = NULL;
 	snprintf(host, sizeof(host), "%s", name);
 	/* The secret goes by environment, never on a command line. */
@@ -245,7 +261,8 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 		    name, pvm_err(n < 0 ? n : tid));
 		return;
 	}
-	log_info("started agent t%x on host %s", (unsigned)tid, name);
+	log_info("started agent t%x on host %s, dialing %s", (unsigned)tid,
+	    name, argv[i - 1]);
 	host_add(c, host_tid, name);
 }
 
@@ -283,6 +300,210 @@ coord_pvm_respawn(struct coord *c, int32_t host_tid)
 	spawn_on(c, h->host_tid, h->name);
 }
 
+/* --- a tree of coordinators (-F) ----------------------------------- */
+
+/* The root's view of which subtree a task's host is in. */
+static int
+root_subtree_of(int32_t tid, void *arg)
+{
+	const struct coord *c = arg;
+
+	return c->host_subtree[coord_host_number(tid)];
+}
+
+/*
+ * Starts the intermediate of subtree k on its first host, told its
+ * hosts' numbers and where we listen.  It answers with its own address
+ * (COORD_PVM_TAG_RELAY, child_ready), and only then are its hosts'
+ * agents started, to dial it.
+ */
+static int
+spawn_child(struct coord *c, struct coord_child *ch)
+{
+	struct spawn_env se;
+	char *argv[8], spec[16 + 8 * 64], host[256];
+	size_t i, off;
+	int tid, n, argc = 0;
+
+	off = (size_t)snprintf(spec, sizeof(spec), "%d:", ch->subtree);
+	for (i = 0; i < ch->nhosts && off < sizeof(spec); i++)
+		off += (size_t)snprintf(spec + off, sizeof(spec) - off, "%s%u",
+		    i > 0 ? "," : "", coord_host_number(ch->hosts[i]));
+	if (off >= sizeof(spec))
+		fatalx("%s: too many hosts", __func__);
+	argv[argc++] = (char *)"-U";
+	argv[argc++] = c->listen_addr;
+	argv[argc++] = (char *)"-S";
+	argv[argc++] = spec;
+	if (c->verbose > 0)
+		argv[argc++] = (char *)"-v";
+	argv[argc] = NULL;
+	snprintf(host, sizeof(host), "%s", ch->host);
+	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
+		fatal("%s", __func__);
+	n = pvm_spawn(c->coordd_path, argv, PvmTaskHost, host, 1, &tid);
+	spawn_env_restore(&se);
+	if (c->nev_pvm > 0)
+		event_active(c->ev_pvm[0], EV_READ, 0);
+	if (n != 1) {
+		log_warnx("cannot start the intermediate coordinator %s on "
+		    "host %s: %s", c->coordd_path, ch->host,
+		    pvm_err(n < 0 ? n : tid));
+		return -1;
+	}
+	ch->tid = tid;
+	if (pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1, &ch->tid) < 0)
+		log_warnx("pvm_notify(PvmTaskExit) for t%x failed",
+		    (unsigned)tid);
+	log_info("started intermediate %d (t%x) on host %s for %zu hosts",
+	    ch->subtree, (unsigned)tid, ch->host, ch->nhosts);
+	return 0;
+}
+
+/*
+ * pvm_config's hosts, K at a time (-F K), each group under an
+ * intermediate on its first host.  A group whose intermediate cannot
+ * start has its agents dial us.  0 when there is a tree.
+ */
+static int
+tree_spawn(struct coord *c, struct pvmhostinfo *hi, int nhost)
+{
+	struct coord_child *ch;
+	size_t k, j, nk = ((size_t)nhost + c->fanout - 1) / c->fanout;
+	int tree = 0;
+
+	c->host_subtree = xcalloc(COORD_HOST_NUMBERS,
+	    sizeof(*c->host_subtree));
+	for (j = 0; j < COORD_HOST_NUMBERS; j++)
+		c->host_subtree[j] = -1;
+	c->children = xcalloc(nk, sizeof(*c->children));
+	c->nchildren = nk;
+	for (k = 0; k < nk; k++) {
+		ch = &c->children[k];
+		ch->subtree = (int)k;
+		ch->host = xstrdup(hi[k * c->fanout].hi_name);
+		ch->hosts = xcalloc(c->fanout, sizeof(*ch->hosts));
+		ch->names = xcalloc(c->fanout, sizeof(*ch->names));
+		for (j = k * c->fanout; j < (size_t)nhost &&
+		    j < (k + 1) * c->fanout; j++) {
+			ch->hosts[ch->nhosts] = hi[j].hi_tid;
+			ch->names[ch->nhosts++] = xstrdup(hi[j].hi_name);
+		}
+		if (spawn_child(c, ch) == -1) {
+			for (j = 0; j < ch->nhosts; j++)
+				spawn_on(c, ch->hosts[j], ch->names[j]);
+			continue;
+		}
+		/* Ready waits for the agents it will start. */
+		for (j = 0; j < ch->nhosts; j++) {
+			c->host_subtree[coord_host_number(ch->hosts[j])] =
+			    (int16_t)k;
+			host_add(c, ch->hosts[j], ch->names[j]);
+		}
+		tree = 1;
+	}
+	if (tree)
+		order_set_subtree(c->order, ORDER_ROOT, root_subtree_of, c);
+	return tree ? 0 : -1;
+}
+
+/* An intermediate listens, at the address it says: its agents start. */
+static void
+child_ready(struct coord *c, int src)
+{
+	struct coord_child *ch = NULL;
+	char addr[300];
+	size_t i;
+	int k;
+
+	if (pvm_upkint(&k, 1, 1) < 0 || pvm_upkstr(addr) < 0) {
+		log_warnx("malformed ready message from t%x", (unsigned)src);
+		return;
+	}
+	if (k >= 0 && (size_t)k < c->nchildren && c->children[k].tid == src)
+		ch = &c->children[k];
+	if (ch == NULL || ch->addr[0] != '\0') {
+		log_warnx("ready message from t%x, not an intermediate "
+		    "waited for", (unsigned)src);
+		return;
+	}
+	snprintf(ch->addr, sizeof(ch->addr), "%s", addr);
+	log_info("intermediate %d (t%x) on %s listens on %s", k,
+	    (unsigned)src, ch->host, ch->addr);
+	for (i = 0; i < ch->nhosts; i++)
+		spawn_on(c, ch->hosts[i], ch->names[i]);
+}
+
+/* A task we watch exited: our root (we are an intermediate) or a child. */
+static void
+watched_exit(struct coord *c)
+{
+	size_t i;
+	int tid;
+
+	if (pvm_upkint(&tid, 1, 1) < 0)
+		return;
+	if (c->relay != NULL) {
+		coord_shutdown(c, "the root coordinator exited");
+		return;
+	}
+	for (i = 0; i < c->nchildren; i++)
+		if (c->children[i].tid == tid && !c->shutting_down) {
+			log_warnx("intermediate %zu (t%x) on %s exited; its "
+			    "hosts' agents are lost until they dial again",
+			    i, (unsigned)tid, c->children[i].host);
+			c->children[i].tid = 0;
+		}
+}
+
+void
+coord_pvm_children_free(struct coord *c)
+{
+	size_t k, j;
+
+	for (k = 0; k < c->nchildren; k++) {
+		for (j = 0; j < c->children[k].nhosts; j++)
+			free(c->children[k].names[j]);
+		free(c->children[k].names);
+		free(c->children[k].hosts);
+		free(c->children[k].host);
+	}
+	free(c->children);
+	free(c->host_subtree);
+	c->children = NULL;
+	c->host_subtree = NULL;
+	c->nchildren = 0;
+}
+
+/*
+ * An intermediate: tells its root (the PVM parent that spawned it)
+ * where its agents dial, and watches it: when the root exits, so do
+ * we.
+ */
+int
+coord_pvm_relay_ready(struct coord *c)
+{
+	int parent = pvm_parent(), k = c->relay->subtree, rc;
+
+	if (parent < 0) {
+		log_warnx("no PVM parent to report to: an intermediate is "
+		    "started by its root (pmon start --fanout)");
+		return -1;
+	}
+	if ((rc = pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1,
+	    &parent)) < 0)
+		log_warnx("pvm_notify(PvmTaskExit): %s", pvm_err(rc));
+	pvm_initsend(PvmDataDefault);
+	pvm_pkint(&k, 1, 1);
+	pvm_pkstr(c->listen_addr);
+	if ((rc = pvm_send(parent, COORD_PVM_TAG_RELAY)) < 0) {
+		log_warnx("telling the root t%x we are ready: %s",
+		    (unsigned)parent, pvm_err(rc));
+		return -1;
+	}
+	return 0;
+}
+
 void
 coord_pvm_spawn_all(struct coord *c)
 {
@@ -293,8 +514,10 @@ coord_pvm_spawn_all(struct coord *c)
 		log_warnx("pvm_config failed; no agents started");
 		return;
 	}
-	for (i = 0; i < nhost; i++)
-		spawn_on(c, hi[i].hi_tid, hi[i].hi_name);
+	if (c->fanout == 0 || (unsigned)nhost <= c->fanout ||
+	    tree_spawn(c, hi, nhost) == -1)
+		for (i = 0; i < nhost; i++)
+			spawn_on(c, hi[i].hi_tid, hi[i].hi_name);
 	coord_start_ready_timer(c);
 }
 
@@ -397,6 +620,10 @@ pvm_read_cb(evutil_socket_t fd, short what, void *arg)
 			hosts_added(c);
 		else if (tag == COORD_PVM_TAG_HOSTDEL)
 			host_deleted(c);
+		else if (tag == COORD_PVM_TAG_RELAY)
+			child_ready(c, src);
+		else if (tag == COORD_PVM_TAG_EXIT)
+			watched_exit(c);
 		else
 			log_debug("ignoring a PVM message (tag %d) from t%x",
 			    tag, (unsigned)src);
@@ -410,8 +637,8 @@ coord_pvm_watch(struct coord *c)
 {
 	int *fds, n, i, rc;
 
-	if ((rc = pvm_notify(PvmHostAdd, COORD_PVM_TAG_HOSTADD, -1,
-	    NULL)) < 0)
+	if (c->relay == NULL && (rc = pvm_notify(PvmHostAdd,
+	    COORD_PVM_TAG_HOSTADD, -1, NULL)) < 0)
 		log_warnx("pvm_notify(PvmHostAdd): %s", pvm_err(rc));
 	n = pvm_getfds(&fds);
 	if (n < 1) {

@@ -34,6 +34,8 @@ static const char *replay_path;	/* -R: serve this recording */
 static int horizon_set;		/* -H: the causal links' horizon */
 static uint64_t horizon_events, horizon_ns;
 static int check_only;		/* -n: check the options and exit */
+static const char *relay_root;	/* -U: an intermediate of this root */
+static const char *relay_spec;	/* -S: its subtree and hosts */
 
 static void __attribute__((noreturn))
 usage(void)
@@ -43,9 +45,11 @@ usage(void)
 	    "[-i live-ms] [-k block-timeout] [-l address] "
 	    "[-Q tool-queue-bytes]\n       [-r fd] [-s ring-bytes] "
 	    "[-t exact|compact] [-W lossless-wait-s] "
-	    "[-z always|remote|never]\n"
+	    "[-z always|remote|never] [-F fanout]\n"
 	    "       pmon-coordd -R recording [-dnv] [-H horizon] [-Q bytes] "
-	    "[-r fd]\n");
+	    "[-r fd]\n"
+	    "       pmon-coordd -U root-address -S subtree:host,... [-v] "
+	    "[-l address]\n");
 	exit(1);
 }
 
@@ -93,8 +97,9 @@ shed_preload(char *argv[])
 	fatal("re-executing without LD_PRELOAD");
 }
 
+/* A binary beside ours: pmon-agentd, or pmon-coordd itself. */
 static void
-default_agent_path(char *buf, size_t size)
+path_beside(char *buf, size_t size, const char *name)
 {
 	char self[PATH_MAX];
 	ssize_t n;
@@ -102,9 +107,9 @@ default_agent_path(char *buf, size_t size)
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) == -1)
 		fatal("readlink /proc/self/exe");
 	self[n] = '\0';
-	if ((size_t)snprintf(buf, size, "%s/pmon-agentd", dirname(self)) >=
+	if ((size_t)snprintf(buf, size, "%s/%s", dirname(self), name) >=
 	    size)
-		fatalx("agent path too long");
+		fatalx("%s path too long", name);
 }
 
 /*
@@ -354,6 +359,59 @@ start(struct event_base *base)
 		coord_check_ready(&coord);
 }
 
+/*
+ * -U: an intermediate coordinator of a tree, spawned by its root through
+ * PVM (doc/protocol.md, "A tree of coordinators").  It runs in the
+ * foreground, as pvmd started it, logs to $PVM_TMP/pmon-relay.UID.log,
+ * has the secret from its environment, and ends when its root does.
+ */
+static void
+run_relay(int verbose)
+{
+	static struct event *sig[2];
+	struct event_base *base;
+	char path[PATH_MAX];
+	char *v = getenv(PMON_SECRET_ENV);
+	int fd;
+
+	if (v == NULL || !pmon_secret_valid(v))
+		fatalx("%s holds no secret: an intermediate is started by "
+		    "its root (pmon start --fanout)", PMON_SECRET_ENV);
+	memcpy(coord.secret, v, PMON_SECRET_LEN + 1);
+	explicit_bzero(v, strlen(v));
+	unsetenv(PMON_SECRET_ENV);
+	if (pmon_runtime_path(path, sizeof(path) - 4, "relay") == 0 &&
+	    (fd = open(strcat(path, ".log"), O_WRONLY | O_CREAT | O_APPEND |
+	    O_CLOEXEC, 0600)) != -1) {
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+		log_reopened();
+	}
+	if ((base = event_base_new()) == NULL)
+		fatalx("event_base_new");
+	coord.verbose = verbose;
+	coord.spawn_agents = 0;
+	sig[0] = evsignal_new(base, SIGTERM, signal_cb, &coord);
+	sig[1] = evsignal_new(base, SIGINT, signal_cb, &coord);
+	if (sig[0] == NULL || sig[1] == NULL || evsignal_add(sig[0], NULL) ||
+	    evsignal_add(sig[1], NULL))
+		fatalx("evsignal_new");
+	if (coord_relay_init(&coord, relay_root, relay_spec) == -1 ||
+	    coord_init(&coord, base) == -1 || coord_pvm_init(&coord) == -1 ||
+	    coord_pvm_choose_listen(&coord) == -1 ||
+	    coord_agent_listen(&coord) == -1 ||
+	    coord_pvm_watch(&coord) == -1 ||
+	    coord_pvm_relay_ready(&coord) == -1)
+		exit(1);
+	log_info("intermediate %d of root %s: agents dial %s",
+	    coord.relay->subtree, relay_root, coord.listen_addr);
+	event_base_dispatch(base);
+	log_info("exiting");
+	coord_pvm_exit(&coord);
+	coord_free(&coord);
+	event_base_free(base);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -369,7 +427,7 @@ main(int argc, char *argv[])
 	clock_params_default(&coord.clock_params);
 	strcpy(coord.agent_time, "exact");
 	coord.lossless_wait_ms = COORD_LOSSLESS_WAIT_MS;
-	while ((ch = getopt(argc, argv, "A:b:C:dH:i:k:l:nNQ:R:r:s:Tt:vW:z:")) !=
+	while ((ch = getopt(argc, argv, "A:b:C:dF:H:i:k:l:nNQ:R:r:s:S:Tt:U:vW:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 's':
@@ -425,6 +483,16 @@ main(int argc, char *argv[])
 				    "tc, kz, lamport or raw)", optarg);
 			coord.clock_params.algo = (enum clock_algo)algo;
 			break;
+		case 'F':
+			coord.fanout = (unsigned)parse_num("-F", optarg, 1,
+			    COORD_MAX_AGENTS);
+			break;
+		case 'U':
+			relay_root = optarg;
+			break;
+		case 'S':
+			relay_spec = optarg;
+			break;
 		case 'A':
 			if (strlen(optarg) >= sizeof(coord.agent_path))
 				fatalx("-A: path too long");
@@ -472,7 +540,16 @@ main(int argc, char *argv[])
 	log_setverbose(verbose);
 	signal(SIGPIPE, SIG_IGN);
 	if (coord.agent_path[0] == '\0')
-		default_agent_path(coord.agent_path, sizeof(coord.agent_path));
+		path_beside(coord.agent_path, sizeof(coord.agent_path),
+		    "pmon-agentd");
+	path_beside(coord.coordd_path, sizeof(coord.coordd_path),
+	    "pmon-coordd");
+	if ((relay_root == NULL) != (relay_spec == NULL))
+		fatalx("-U and -S go together");
+	if (relay_root != NULL) {
+		run_relay(verbose);
+		return 0;
+	}
 	preflight();
 	if (!foreground)
 		daemonize();

@@ -32,6 +32,7 @@ static const struct option start_longopts[] = {
 	{ "block", optional_argument, NULL, 'K' },
 	{ "clock", required_argument, NULL, 'C' },
 	{ "compress", required_argument, NULL, 'Z' },
+	{ "fanout", required_argument, NULL, 'F' },
 	{ "live", required_argument, NULL, 'L' },
 	{ "time", required_argument, NULL, 'T' },
 	{ "help", no_argument, NULL, 'h' },
@@ -49,13 +50,18 @@ static const struct option start_longopts[] = {
 const struct cmd_entry cmd_start_entry = {
 	"start", "[-v] [-C clock] [-l address] [-Q bytes] [-T exact|compact] "
 	"[-B bytes] [-L ms] [-R bytes] [-W seconds] [-Z always|remote|never] "
-	"[-H horizon] [--block[=TIMEOUT]] [--[no-]tasker]",
+	"[-H horizon] [-F fanout] [--block[=TIMEOUT]] [--[no-]tasker]",
 	"start the coordinator and its agents for this virtual machine",
 	"  -B, --agent-buffer BYTES  what an agent may queue for the\n"
 	"                 coordinator before it leaves records in the rings\n"
 	"                 (default 16 MiB; doc/capture.md)\n"
 	"  -C, --clock ALGO  clock correction of the events' times: clc (the\n"
 	"                 default), tc, kz, lamport or raw (doc/clock.md)\n"
+	"  -F, --fanout K  on a machine of more than K hosts, a tree: an\n"
+	"                 intermediate coordinator, spawned through PVM on\n"
+	"                 the first host of every K, merges those K hosts'\n"
+	"                 agents, and this one merges the intermediates\n"
+	"                 (README, \"On a large virtual machine\")\n"
 	"  -H, --horizon EVENTS[,DURATION]|DURATION|unlimited  how far back\n"
 	"                 pmon frontier and the race checks look: the last\n"
 	"                 EVENTS of each task (default 16384), the last\n"
@@ -98,7 +104,7 @@ const struct cmd_entry cmd_start_entry = {
 	"$PMON_COORDD or the directory of the pmon binary.  It makes the\n"
 	"machine's secret, $PVM_TMP/pmon-secret.UID (mode 0600), which\n"
 	"tools and agents must show it.\n",
-	"+B:C:hH:l:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
+	"+B:C:F:hH:l:L:Q:R:T:vW:Z:", start_longopts, 0, 0, cmd_start
 };
 
 static const char *
@@ -181,6 +187,7 @@ tool_coordd_path(char *buf, size_t size)
  */
 static const struct tool_coordd_opt start_coordd_opts[] = {
 	{ 'C', "-C", "--clock", NULL },
+	{ 'F', "-F", "--fanout", NULL },
 	{ 'Q', "-Q", "--tool-queue", NULL },
 	{ 'l', "-l", "--listen", NULL },
 	{ 'T', "-t", "--time", NULL },
