@@ -301,7 +301,7 @@ task_below_entry_encode(uint8_t *out, uint8_t flags, int32_t match_tid,
 }
 
 #define BELOW_FLAGS	(EVENT_MATCHED | EVENT_UNMATCHED | EVENT_AGAIN | \
-			 EVENT_UNMONITORED)
+			 EVENT_UNMONITORED | EVENT_RESUMED)
 
 int
 task_below_decode(const uint8_t *p, size_t len, task_below_cb cb, void *arg,
@@ -335,7 +335,7 @@ task_below_decode(const uint8_t *p, size_t len, task_below_cb cb, void *arg,
 		off += TASK_BELOW_ENTRY_HDR;
 		if ((flags & ~BELOW_FLAGS) != 0 ||
 		    ((flags & EVENT_MATCHED) && (flags & EVENT_UNMATCHED)) ||
-		    ((flags & EVENT_UNMONITORED) &&
+		    ((flags & (EVENT_UNMONITORED | EVENT_RESUMED)) &&
 		    !(flags & EVENT_UNMATCHED))) {
 			*why = "event flags an intermediate cannot give";
 			return -1;

@@ -83,7 +83,8 @@ int	task_packed_decode(const uint8_t *, size_t, struct pack_state *,
  * count, then count x (u8 flags, i32 match_tid, u64 match_seq, one
  * record): the task's events as the intermediate released them, each
  * with what it found of its match (EVENT_MATCHED and the send, or
- * EVENT_UNMATCHED, maybe with EVENT_UNMONITORED; EVENT_AGAIN).  A
+ * EVENT_UNMATCHED, maybe with EVENT_UNMONITORED or EVENT_RESUMED;
+ * EVENT_AGAIN).  A
  * match names the receive's peer and a seq; no flag else.
  */
 #define TASK_BELOW_ENTRY_HDR	13

@@ -140,6 +140,11 @@ struct msg_info {
 				   state did not allow it (records lost) */
 #define EVENT_AGAIN	0x10	/* a coordinator before this one may have
 				   delivered it (doc/capture.md) */
+#define EVENT_RESUMED	0x40	/* TASK_BELOW only, with EVENT_UNMATCHED:
+				   the intermediate did not have the
+				   sender's stream from its start (it
+				   started after another); the root matches
+				   it to a send it released, if it can */
 #define EVENT_UNMONITORED 0x20	/* with EVENT_UNMATCHED: its sender is a
 				   task pmon does not instrument */
 

@@ -774,6 +774,11 @@ shutdown_finish(struct coord *c)
 		log_warnx("shutdown: %" PRIu64 " of %" PRIu64 " receives went "
 		    "without their send (records lost)", st.unmatched,
 		    st.matched + st.unmatched);
+	if (st.repaired > 0 || st.estimated > 0)
+		log_info("shutdown: of the receives intermediates matched, "
+		    "%" PRIu64 " had a send's time no longer kept; %" PRIu64
+		    " an intermediate started again could not match were "
+		    "matched here", st.estimated, st.repaired);
 	c->finishing = 1;
 	TAILQ_FOREACH(t, &c->tools, entry) {
 		/* A tool still behind learns what it lost before BYE. */

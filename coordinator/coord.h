@@ -136,6 +136,10 @@ struct coord_task {
 	int			 out_done;	/* ended, all released */
 	int			 in_batch;	/* on coord.ack_batch */
 	unsigned		 life;		/* TASK_NEWs of this tid */
+	int			 away;		/* orphaned, or adopted and its
+						   agent not yet flushed: the
+						   order judges no receive
+						   from it */
 	int			 server;	/* pvmgs: the order consumes its
 						   records and releases none */
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
@@ -191,6 +195,8 @@ struct coord_agent {
 						   tasks wait for another */
 	struct coord_uplink	*up;		/* an intermediate: its
 						   connection to the root */
+	unsigned		 adopted;	/* tasks still away (its first
+						   FLUSH_DONE ends that) */
 	struct coord_preauth	 pre;
 };
 TAILQ_HEAD(coord_agents, coord_agent);
@@ -308,6 +314,7 @@ struct coord_child {
 	int32_t			*hosts;		/* pvmd tids */
 	char			**names;
 	size_t			 nhosts;
+	unsigned		 restarts;
 };
 
 /*

@@ -71,6 +71,9 @@ agent_orphan_tasks(struct coord_agent *a)
 			continue;
 		coord_task_move(t, COORD_TASK_ORPHAN);
 		t->orphan_until = until;
+		/* No round judges a receive from it meanwhile. */
+		order_task_away(c->order, t->tid, 1);
+		t->away = 1;
 	}
 }
 
@@ -84,6 +87,8 @@ orphan_end(struct coord *c, struct coord_task *t)
 	const char *why;
 
 	coord_task_move(t, COORD_TASK_EXPIRED);
+	order_task_away(c->order, t->tid, 0);
+	t->away = 0;
 	if (order_task_end(c->order, t->tid, 0, &why) == -1)
 		log_warnx("task t%x: %s", (unsigned)t->tid, why);
 }
@@ -321,6 +326,8 @@ static int
 agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 {
 	coord_task_move(t, COORD_TASK_LIVE);
+	/* Away until its agent answers a flush: its records came then. */
+	a->adopted++;
 	t->agent = a;
 	t->resumed = 1;		/* it re-sends what we did not ack */
 	pack_state_init(&t->unpack);	/* a new connection's packing */
@@ -374,6 +381,8 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (t != NULL && t->stage == COORD_TASK_ORPHAN) {
 		/* Another process under its tid: the orphan is gone. */
 		coord_task_move(t, COORD_TASK_ENDED);
+		order_task_away(c->order, t->tid, 0);
+		t->away = 0;
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
@@ -693,6 +702,23 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * The agent that adopted tasks answered a flush: what it had of them
+ * came before, and a round may judge receives from them again.
+ */
+static void
+agent_adopted_flushed(struct coord_agent *a)
+{
+	struct coord_task *t;
+
+	TAILQ_FOREACH(t, &a->coord->tasks, entry)
+		if (t->agent == a && t->away) {
+			t->away = 0;
+			order_task_away(a->coord->order, t->tid, 0);
+		}
+	a->adopted = 0;
+}
+
 static int
 agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 {
@@ -703,6 +729,8 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad FLUSH_DONE: %s", why);
 		return -1;
 	}
+	if (a->adopted > 0)
+		agent_adopted_flushed(a);
 	if (!coord_relay_flush_done(a, round))
 		coord_flush_done(a->coord, a, round);
 	return 0;

@@ -287,6 +287,16 @@ coord_pvm_respawn(struct coord *c, int32_t host_tid)
 		coord_agent_host_gone(c, h->name);
 		return;
 	}
+	/*
+	 * Under an intermediate, an uplink that closes is most often the
+	 * intermediate gone: the agent lives and dials it again once it is
+	 * restarted (watched_exit).
+	 */
+	if (child_of_host(c, host_tid) != NULL) {
+		log_info("the uplink of host %s closed; its agent dials its "
+		    "intermediate again", h->name);
+		return;
+	}
 	if (h->respawns >= COORD_AGENT_RESPAWNS) {
 		log_warnx("the agent of host %s went away again; not "
 		    "restarted (%d restarts already)", h->name,
@@ -321,7 +331,7 @@ static int
 spawn_child(struct coord *c, struct coord_child *ch)
 {
 	struct spawn_env se;
-	char *argv[8], spec[16 + 8 * 64], host[256];
+	char *argv[10], spec[16 + 8 * 64], host[256];
 	size_t i, off;
 	int tid, n, argc = 0;
 
@@ -337,6 +347,11 @@ spawn_child(struct coord *c, struct coord_child *ch)
 	argv[argc++] = spec;
 	if (c->verbose > 0)
 		argv[argc++] = (char *)"-v";
+	/* Started again: where its agents dial again. */
+	if (ch->addr[0] != '\0') {
+		argv[argc++] = (char *)"-l";
+		argv[argc++] = ch->addr;
+	}
 	argv[argc] = NULL;
 	snprintf(host, sizeof(host), "%s", ch->host);
 	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
@@ -422,9 +437,19 @@ child_ready(struct coord *c, int src)
 	}
 	if (k >= 0 && (size_t)k < c->nchildren && c->children[k].tid == src)
 		ch = &c->children[k];
-	if (ch == NULL || ch->addr[0] != '\0') {
+	if (ch == NULL) {
 		log_warnx("ready message from t%x, not an intermediate "
 		    "waited for", (unsigned)src);
+		return;
+	}
+	/* Started again: its agents dial it again on their own. */
+	if (ch->addr[0] != '\0') {
+		if (strcmp(ch->addr, addr) != 0)
+			log_warnx("intermediate %d came back on %s, not on %s, "
+			    "where its agents dial", k, addr, ch->addr);
+		else
+			log_info("intermediate %d (t%x) on %s listens on %s "
+			    "again", k, (unsigned)src, ch->host, addr);
 		return;
 	}
 	snprintf(ch->addr, sizeof(ch->addr), "%s", addr);
@@ -438,6 +463,7 @@ child_ready(struct coord *c, int src)
 static void
 watched_exit(struct coord *c)
 {
+	struct coord_child *ch;
 	size_t i;
 	int tid;
 
@@ -447,13 +473,24 @@ watched_exit(struct coord *c)
 		coord_shutdown(c, "the root coordinator exited");
 		return;
 	}
-	for (i = 0; i < c->nchildren; i++)
-		if (c->children[i].tid == tid && !c->shutting_down) {
-			log_warnx("intermediate %zu (t%x) on %s exited; its "
-			    "hosts' agents are lost until they dial again",
-			    i, (unsigned)tid, c->children[i].host);
-			c->children[i].tid = 0;
+	for (i = 0; i < c->nchildren; i++) {
+		ch = &c->children[i];
+		if (ch->tid != tid || c->shutting_down)
+			continue;
+		ch->tid = 0;
+		if (ch->restarts >= COORD_AGENT_RESPAWNS) {
+			log_warnx("intermediate %zu (t%x) on %s exited again; "
+			    "not restarted (%u restarts already): its hosts' "
+			    "tasks are no longer monitored", i, (unsigned)tid,
+			    ch->host, ch->restarts);
+			continue;
 		}
+		ch->restarts++;
+		log_warnx("intermediate %zu (t%x) on %s exited; starting it "
+		    "again (%u of %d)", i, (unsigned)tid, ch->host,
+		    ch->restarts, COORD_AGENT_RESPAWNS);
+		spawn_child(c, ch);
+	}
 }
 
 void

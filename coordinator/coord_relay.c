@@ -249,6 +249,20 @@ coord_relay_batch_out(struct coord *c)
 	}
 }
 
+/*
+ * Did we get the sender's records from where it started?  Not when we
+ * started after an intermediate that had them: its agent resumed it
+ * here.  A receive whose send we do not have may then be matched by the
+ * root, to a send that one forwarded.
+ */
+static int
+sender_resumed(struct coord *c, int32_t tid)
+{
+	const struct coord_task *s = coord_task_find(c, tid);
+
+	return s == NULL || s->resumed;
+}
+
 /* A released event goes up its task's uplink (a lost marker does not). */
 void
 coord_relay_event(struct coord *c, const struct order_event *ev)
@@ -284,6 +298,9 @@ coord_relay_event(struct coord *c, const struct order_event *ev)
 	}
 	flags = ev->flags & (EVENT_MATCHED | EVENT_UNMATCHED | EVENT_AGAIN |
 	    EVENT_UNMONITORED);
+	if ((flags & (EVENT_UNMATCHED | EVENT_UNMONITORED)) ==
+	    EVENT_UNMATCHED && sender_resumed(c, ev->rec->peer))
+		flags |= EVENT_RESUMED;
 	task_below_entry_encode(up->buf + up->len, flags,
 	    (flags & EVENT_MATCHED) ? ev->match_tid : 0,
 	    (flags & EVENT_MATCHED) ? ev->match_seq : 0);

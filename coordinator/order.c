@@ -765,6 +765,7 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 		return 0;
 	t->next_seq = next_seq;
 	t->released = next_seq - 1;
+	t->resumed_at = next_seq;
 	t->again_upto = again_upto;
 	t->started = 1;
 	/* What it sent and received before is not known: nothing counts. */
@@ -772,6 +773,15 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 	wake_children(o, t, 0);
 	order_run(o);
 	return 0;
+}
+
+void
+order_task_away(struct order *o, int32_t tid, int away)
+{
+	struct order_task *t = task_find(o, tid);
+
+	if (t != NULL)
+		t->away = away;
 }
 
 int
@@ -1105,7 +1115,8 @@ order_add_below(struct order *o, int32_t tid, const struct record *r,
 		return -1;
 	}
 	return add_record(o, tid, r, flags & (EVENT_MATCHED |
-	    EVENT_UNMATCHED | EVENT_UNMONITORED), match_seq, why);
+	    EVENT_UNMATCHED | EVENT_UNMONITORED | EVENT_RESUMED), match_seq,
+	    why);
 }
 
 /*

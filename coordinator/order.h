@@ -102,6 +102,8 @@ struct order_stats {
 	uint64_t estimated;	/* root of a tree: receives matched below
 				   whose send's corrected time was no longer
 				   kept (order_add_below) */
+	uint64_t repaired;	/* ...and receives an intermediate could not
+				   match (EVENT_RESUMED) matched here */
 };
 
 struct clock;
@@ -143,6 +145,12 @@ int	order_task_new(struct order *, int32_t tid, uint32_t host,
  */
 int	order_task_resume(struct order *, int32_t tid, uint64_t next_seq,
 	    uint64_t again_upto, const char **why);
+/*
+ * A task's records cannot come for now (away 1: its agent was lost and
+ * another may adopt it), or can again (0).  A round does not judge a
+ * receive from a task away: its send may still come.
+ */
+void	order_task_away(struct order *, int32_t tid, int away);
 
 /*
  * Declares the registered task tid to be the group server, pvmgs.  Its

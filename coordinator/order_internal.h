@@ -222,6 +222,12 @@ struct order_task {
 	int			 absent;	/* unregistered when a round
 						   looked for a message it
 						   sent */
+	int			 away;		/* its records cannot come now:
+						   its agent was lost, another
+						   may adopt it (order_task_away) */
+	uint64_t		 resumed_at;	/* order_task_resume's next_seq:
+						   what it sent before went out
+						   from another coordinator */
 	int			 unmonitored;	/* pvmd lists it, pmon does not
 						   instrument it: absent */
 	struct order_spawn	*spawns;
@@ -258,7 +264,7 @@ struct order_task {
 							   order went past */
 	struct order_chan	*outs;		/* every channel from it */
 	struct order_chan	*ins;		/* every channel to it */
-	struct order_sent	*below_sent;	/* root of a tree: its last
+	struct order_below_send	*below_sent;	/* root of a tree: its last
 						   sends on subtree channels,
 						   at seq % ORDER_BELOW_SENT */
 	struct order_task	*waiters;	/* children awaiting a spawn */
@@ -402,8 +408,18 @@ struct order_group {
  * The sends the root of a tree remembers per task for the clock of the
  * receives matched below (order_tree.c): a receive released more sends
  * than this after its send gets the sender's latest corrected time.
+ * The receiver, tag and context of a send to one task let a receive
+ * that an intermediate started after another could not match
+ * (EVENT_RESUMED) find it here.
  */
-#define ORDER_BELOW_SENT	16
+#define ORDER_BELOW_SENT	64
+struct order_below_send {
+	uint64_t		 seq, raw, corr;
+	uint32_t		 host;
+	int32_t			 dst;		/* 0: a multicast */
+	int32_t			 tag, ctx;
+	uint8_t			 claimed;	/* a receive named it */
+};
 
 /* Where an order stands in a tree of coordinators (order_set_subtree). */
 enum order_level {
@@ -464,6 +480,7 @@ struct order {
 	order_subtree_cb	 subtree_of;
 	void			*subtree_arg;
 	uint64_t		 nestimated;	/* order_stats' estimated */
+	uint64_t		 nrepaired;	/* ...and repaired */
 };
 
 /* --- helpers of every event ------------------------------------------- */

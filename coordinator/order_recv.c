@@ -306,11 +306,15 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	/* The root of a tree: its send came from below before it. */
 	if (!chan_mine(o, r->peer, t->tid))
 		return 0;
+	/* Its agent was lost: its records may come from the next. */
+	if ((s = task_find(o, r->peer)) != NULL && s->away)
+		return 0;
 	/* Its sender made everything before it by now. */
 	if ((id = record_msg_id(r)) != 0) {
-		s = task_find(o, r->peer);
 		if (s != NULL && s->registered && s->next_seq > 0 &&
-		    record_msg_id_cmp(s->next_seq - 1, id) >= 0)
+		    record_msg_id_cmp(s->next_seq - 1, id) >= 0 &&
+		    (s->resumed_at == 0 ||
+		    record_msg_id_cmp(s->resumed_at - 1, id) < 0))
 			return 0;	/* it holds the send */
 		return order_release_unmatched(o, t) == 1;
 	}

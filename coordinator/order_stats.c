@@ -26,6 +26,7 @@ order_stats(const struct order *o, struct order_stats *st)
 	st->matched = o->nmatched;
 	st->unmatched = o->nunmatched;
 	st->estimated = o->nestimated;
+	st->repaired = o->nrepaired;
 	st->channels = o->nchans;
 	for (g = o->groups; g != NULL; g = g->next)
 		for (k = 0; k < COLL_KINDS; k++)

@@ -43,7 +43,8 @@ void
 order_below_sent(struct order_task *t, const struct record *r,
     uint64_t corr)
 {
-	struct order_sent *s;
+	struct order_below_send *s;
+	int one = r->call == PMON_CALL_send || r->call == PMON_CALL_psend;
 
 	if (t->below_sent == NULL)
 		t->below_sent = xcalloc(ORDER_BELOW_SENT,
@@ -53,6 +54,37 @@ order_below_sent(struct order_task *t, const struct record *r,
 	s->raw = r->t_ns;
 	s->corr = corr;
 	s->host = t->host;
+	s->dst = one ? r->peer : 0;
+	s->tag = r->tag;
+	s->ctx = r->ctx;
+	s->claimed = 0;
+}
+
+/*
+ * A receive an intermediate could not match because it started after
+ * the one that had the sender's earlier records (EVENT_RESUMED): its
+ * send, if the root released it, is the oldest send kept to this task
+ * with its tag and context that no receive named.
+ */
+static struct order_below_send *
+below_repair(const struct order_task *s, const struct order_task *t,
+    const struct record *r)
+{
+	struct order_below_send *bs, *best = NULL;
+	size_t i;
+
+	if (s == NULL || s->below_sent == NULL)
+		return NULL;
+	for (i = 0; i < ORDER_BELOW_SENT; i++) {
+		bs = &s->below_sent[i];
+		if (bs->seq == 0 || bs->claimed || bs->dst != t->tid ||
+		    bs->tag != r->tag || bs->ctx != r->ctx ||
+		    bs->seq > s->released)
+			continue;
+		if (best == NULL || bs->seq < best->seq)
+			best = bs;
+	}
+	return best;
 }
 
 /*
@@ -67,18 +99,23 @@ order_step_below(struct order *o, struct order_task *t, int force)
 {
 	const struct order_node *n = t->head;
 	const struct record *r = &n->rec;
-	const struct order_sent *bs;
+	struct order_below_send *bs;
 	struct order_task *s;
 	struct clock_pred pred;
+	uint64_t seq = n->below_seq;
 
-	if (!(n->below & EVENT_MATCHED)) {
+	if ((n->below & EVENT_RESUMED) &&
+	    (bs = below_repair(task_find(o, r->peer), t, r)) != NULL) {
+		o->nrepaired++;
+		seq = bs->seq;
+	} else if (!(n->below & EVENT_MATCHED)) {
 		if (n->below & EVENT_UNMATCHED)
 			o->nunmatched++;
 		return order_release_plain(o, t,
 		    n->below & (EVENT_UNMATCHED | EVENT_UNMONITORED));
 	}
 	s = task_find(o, r->peer);
-	if (s == NULL || s->released < n->below_seq) {
+	if (s == NULL || s->released < seq) {
 		if (force) {
 			o->nunmatched++;
 			return order_release_plain(o, t, EVENT_UNMATCHED);
@@ -91,8 +128,9 @@ order_step_below(struct order *o, struct order_task *t, int force)
 	}
 	o->nmatched++;
 	bs = s->below_sent == NULL ? NULL :
-	    &s->below_sent[n->below_seq % ORDER_BELOW_SENT];
-	if (bs != NULL && bs->seq == n->below_seq) {
+	    &s->below_sent[seq % ORDER_BELOW_SENT];
+	if (bs != NULL && bs->seq == seq) {
+		bs->claimed = 1;
 		pred.raw = bs->raw;
 		pred.corr = bs->corr;
 		pred.host = bs->host;
@@ -105,8 +143,7 @@ order_step_below(struct order *o, struct order_task *t, int force)
 		pred.message = 0;
 		o->nestimated++;
 	}
-	return order_release_head(o, t, EVENT_MATCHED, r->peer, n->below_seq,
-	    &pred);
+	return order_release_head(o, t, EVENT_MATCHED, r->peer, seq, &pred);
 }
 
 int

@@ -19,7 +19,7 @@ need_pmon
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
 # Task 0 paces the rounds (-p) so that the stop comes mid-run.
-hosts=8 n=${TREE_TASKS:-96} rounds=${TREE_ROUNDS:-300} pace=3000
+hosts=8 n=${TREE_TASKS:-96} rounds=${TREE_ROUNDS:-300} pace=${TREE_PACE:-3000}
 netns_setup $hosts
 netns_start_pvmd
 netns_wait_hosts $hosts

@@ -321,6 +321,120 @@ test_gap_lost_marker(void)
  * after 10 still is one; its child, spawned at the parent's seq 3, goes
  * at once.  A resume after records fails.
  */
+/*
+ * A task whose agent was lost may be adopted by the next with its
+ * records: a round does not judge a receive from it meanwhile.
+ */
+static void
+test_away_not_judged(void)
+{
+	struct order *o = rig();
+	int p;
+
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add(o, B, 1, PMON_CALL_recv, PMON_BEGIN, A, 5);
+	add(o, B, 2, PMON_CALL_recv, PMON_END, A, 5);
+	order_task_away(o, A, 1);
+	order_synced(o, order_mark(o));
+	order_synced(o, order_mark(o));
+	CU_ASSERT_EQUAL(nout, 1);		/* B's receive waits */
+	order_task_away(o, A, 0);
+	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, B, 5);
+	add(o, A, 2, PMON_CALL_send, PMON_END, B, 5);
+	p = pos(B, 2);
+	CU_ASSERT_FATAL(p >= 0);
+	CU_ASSERT_EQUAL(outs[p].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[p].match_seq, 1);
+	/* Back, and the send does not come: judged as ever. */
+	add(o, B, 3, PMON_CALL_recv, PMON_BEGIN, A, 5);
+	add(o, B, 4, PMON_CALL_recv, PMON_END, A, 5);
+	order_synced(o, order_mark(o));
+	p = pos(B, 4);
+	CU_ASSERT_FATAL(p >= 0);
+	CU_ASSERT_EQUAL(outs[p].flags, EVENT_UNMATCHED);
+	order_free(o);
+}
+
+/* The root of a tree: A and B (host 1) are subtree 0's, C (host 2) not. */
+static int
+subtree_of_host1(int32_t tid, void *arg)
+{
+	(void)arg;
+	return ((uint32_t)tid >> 18) == 1 ? 0 : -1;
+}
+
+static void
+add_below(struct order *o, int32_t tid, uint64_t seq, int call, int phase,
+    int32_t peer, uint8_t flags, uint64_t match_seq)
+{
+	uint8_t buf[RECORD_MAX_SIZE];
+	const char *why = NULL;
+	struct record r;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.call = call;
+	r.phase = phase;
+	r.seq = seq;
+	r.t_ns = 1000 * seq;
+	r.peer = peer;
+	r.tag = 5;
+	r.inst = -1;
+	if (call == PMON_CALL_recv && phase == PMON_END)
+		r.flags = RECORD_MSG;
+	n = record_encode(buf, &r, NULL);
+	CU_ASSERT_EQUAL_FATAL(record_decode(buf, n, &r, &why), 0);
+	CU_ASSERT_EQUAL(order_add_below(o, tid, &r, flags,
+	    (flags & EVENT_MATCHED) ? peer : 0, match_seq, &why), 0);
+}
+
+/*
+ * An intermediate started again does not have the sends the one before
+ * it forwarded: a receive of such a send comes up unmatched with
+ * EVENT_RESUMED, and the root matches it to the oldest send to it that
+ * no receive named.  Without the flag, or with no such send, it goes
+ * unmatched.
+ */
+static void
+test_root_matches_resumed(void)
+{
+	struct order *o = rig();
+	int p;
+
+	order_set_subtree(o, ORDER_ROOT, subtree_of_host1, NULL);
+	task(o, A, 0, 0);
+	task(o, B, 0, 0);
+	add_below(o, A, 1, PMON_CALL_send, PMON_BEGIN, B, 0, 0);
+	add_below(o, A, 2, PMON_CALL_send, PMON_END, B, 0, 0);
+	add_below(o, A, 3, PMON_CALL_send, PMON_BEGIN, B, 0, 0);
+	add_below(o, A, 4, PMON_CALL_send, PMON_END, B, 0, 0);
+	CU_ASSERT_EQUAL(nout, 4);
+	add_below(o, B, 1, PMON_CALL_recv, PMON_BEGIN, A, 0, 0);
+	add_below(o, B, 2, PMON_CALL_recv, PMON_END, A,
+	    EVENT_UNMATCHED | EVENT_RESUMED, 0);
+	p = pos(B, 2);
+	CU_ASSERT_FATAL(p >= 0);
+	CU_ASSERT_EQUAL(outs[p].flags, EVENT_MATCHED);
+	CU_ASSERT_EQUAL(outs[p].match_tid, A);
+	CU_ASSERT_EQUAL(outs[p].match_seq, 1);
+	/* Matched below to A's second send: it is claimed. */
+	add_below(o, B, 3, PMON_CALL_recv, PMON_BEGIN, A, 0, 0);
+	add_below(o, B, 4, PMON_CALL_recv, PMON_END, A, EVENT_MATCHED, 3);
+	CU_ASSERT_EQUAL(outs[pos(B, 4)].match_seq, 3);
+	add_below(o, B, 5, PMON_CALL_recv, PMON_BEGIN, A, 0, 0);
+	add_below(o, B, 6, PMON_CALL_recv, PMON_END, A,
+	    EVENT_UNMATCHED | EVENT_RESUMED, 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 6)].flags, EVENT_UNMATCHED);
+	add_below(o, A, 5, PMON_CALL_send, PMON_BEGIN, B, 0, 0);
+	add_below(o, A, 6, PMON_CALL_send, PMON_END, B, 0, 0);
+	add_below(o, B, 7, PMON_CALL_recv, PMON_BEGIN, A, 0, 0);
+	add_below(o, B, 8, PMON_CALL_recv, PMON_END, A, EVENT_UNMATCHED, 0);
+	CU_ASSERT_EQUAL(outs[pos(B, 8)].flags, EVENT_UNMATCHED);
+	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
 static void
 test_resume(void)
 {
@@ -997,6 +1111,31 @@ test_msgid_resume(void)
 	CU_ASSERT_EQUAL(outs[pos(D, 22)].flags, EVENT_MATCHED);
 	CU_ASSERT_EQUAL(outs[pos(D, 22)].match_seq, 14);
 	CU_ASSERT_EQUAL(held(o), 0);
+	order_free(o);
+}
+
+/*
+ * The same, but D's receive of A's send 5 comes before A is known, and
+ * A then resumes at 10 (another agent brought them): the next round
+ * judges the receive unmatched; it does not wait for a send A will
+ * never bring again.
+ */
+static void
+test_msgid_resume_later(void)
+{
+	struct order *o = rig();
+	const char *why = NULL;
+
+	task(o, D, 0, 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, D, 20, 0, &why), 0);
+	recv_id(o, D, 20, A, 1, 5);
+	CU_ASSERT_EQUAL(pos(D, 20), -1);	/* A may send 5 yet */
+	task(o, A, 0, 0);
+	CU_ASSERT_EQUAL(order_task_resume(o, A, 10, 0, &why), 0);
+	send2(o, A, 10, D, 1);
+	order_synced(o, order_mark(o));
+	CU_ASSERT_FATAL(pos(D, 20) >= 0);
+	CU_ASSERT_EQUAL(outs[pos(D, 20)].flags, EVENT_UNMATCHED);
 	order_free(o);
 }
 
@@ -1685,6 +1824,12 @@ static CU_TestInfo order_tests[] = {
 	{ "a lost receive, its sender's next held",
 	    test_lost_recv_sender_held },
 	{ "channels are forgotten", test_channels_forgotten },
+	{ "a receive of a send from before its sender resumed, first",
+	    test_msgid_resume_later },
+	{ "a round does not judge a receive from a task away",
+	    test_away_not_judged },
+	{ "the root matches what a restarted intermediate could not",
+	    test_root_matches_resumed },
 	{ "spawns are forgotten", test_spawns_forgotten },
 	{ "a lossy child's spawn is forgotten",
 	    test_spawn_forgotten_lossy_child },
