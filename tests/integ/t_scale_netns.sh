@@ -16,10 +16,18 @@ pm_setup
 need_pmon
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-# SCALE_TASKS and SCALE_ROUNDS run it larger (BENCHMARKS.md, "Scale").
+# SCALE_TASKS and SCALE_ROUNDS run it larger, SCALE_FANOUT under a tree
+# of coordinators (BENCHMARKS.md, "Scale").
 hosts=8 n=${SCALE_TASKS:-320} rounds=${SCALE_ROUNDS:-30}
-netns_pmon_up $hosts
+netns_setup $hosts
+netns_start_pvmd
+netns_wait_hosts $hosts
+PM_ON="$RUN/on1"
+pmon_start -Q 268435456 ${SCALE_FANOUT:+--fanout $SCALE_FANOUT}
+netns_wait_agents $hosts
 coord=$COORD_PID
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' \
+    "/proc/$1/stat"; }
 
 bg $PM_ON "$PMON" trace --json --tasks --lossless </dev/null \
     >"$RUN/trace.json" 2>"$RUN/trace.err"
@@ -34,8 +42,9 @@ pmon_exec "$PROGS/storm" $n $rounds ||
     fail "storm exited with $?: $(cat "$RUN/storm.err")"
 grep -q 'storm ok' "$RUN/storm.out" || fail "storm did not finish"
 pm_log "storm $n $rounds: $((($(date +%s%N) - t0) / 1000000)) ms;" \
-    "pmon-coordd CPU $(awk -v hz="$(getconf CLK_TCK)" \
-    '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$coord/stat") s"
+    "pmon-coordd CPU $(cpu $coord) s;" \
+    "intermediates $(for p in $(pgrep -f -- 'pmon-coordd -U'); do
+    printf '%s ' "$(cpu "$p")"; done)"
 $PM_ON timeout 60 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 $PM_ON timeout 20 "$PMON" problems >"$RUN/problems.txt" 2>&1 ||
