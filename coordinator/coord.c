@@ -178,6 +178,7 @@ coord_free(struct coord *c)
 	}
 	coord_ack_free(c);
 	coord_pvm_children_free(c);
+	free(c->away);
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
 	if (c->agent_listener_wide != NULL)

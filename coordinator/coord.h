@@ -136,10 +136,6 @@ struct coord_task {
 	int			 out_done;	/* ended, all released */
 	int			 in_batch;	/* on coord.ack_batch */
 	unsigned		 life;		/* TASK_NEWs of this tid */
-	int			 away;		/* orphaned, or adopted and its
-						   agent not yet flushed: the
-						   order judges no receive
-						   from it */
 	int			 server;	/* pvmgs: the order consumes its
 						   records and releases none */
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
@@ -195,8 +191,8 @@ struct coord_agent {
 						   tasks wait for another */
 	struct coord_uplink	*up;		/* an intermediate: its
 						   connection to the root */
-	unsigned		 adopted;	/* tasks still away (its first
-						   FLUSH_DONE ends that) */
+	int			 host_back;	/* its host was away: its
+						   first FLUSH_DONE ends that */
 	struct coord_preauth	 pre;
 };
 TAILQ_HEAD(coord_agents, coord_agent);
@@ -286,6 +282,16 @@ struct coord_host {
 TAILQ_HEAD(coord_hosts, coord_host);
 
 struct coord_replay;
+
+/*
+ * A host whose agent was lost: until its next agent answers a flush (or
+ * COORD_AGENT_GRACE_MS pass without one), no round judges a receive
+ * from its tasks (order_host_away).
+ */
+struct coord_away {
+	uint32_t		 host;		/* a tid's host field */
+	uint64_t		 until;		/* monotonic ms */
+};
 
 /*
  * An intermediate coordinator of a tree (-U, coord_relay.c): its
@@ -410,6 +416,8 @@ struct coord {
 
 	struct coord_tasks	 tasks;
 	struct coord_task	*task_hash[COORD_TASK_BUCKETS];
+	struct coord_away	*away;		/* hosts away, a few */
+	size_t			 naway;
 	struct coord_flushes	 flushes;
 	uint32_t		 next_round;
 	struct event		*ev_sync;	/* a round for the order core */
@@ -525,6 +533,7 @@ int	coord_agent_frame(struct coord_agent *, uint8_t type,
 	    const uint8_t *payload, size_t len);
 void	coord_agent_read(struct coord_agent *);
 void	coord_agent_orphans_check(struct coord *, int all);
+void	coord_host_away(struct coord *, uint32_t host, uint64_t ms);
 void	coord_agent_host_gone(struct coord *, const char *host);
 
 /* coord_relay.c: an intermediate of a tree (-U) */

@@ -71,9 +71,6 @@ agent_orphan_tasks(struct coord_agent *a)
 			continue;
 		coord_task_move(t, COORD_TASK_ORPHAN);
 		t->orphan_until = until;
-		/* No round judges a receive from it meanwhile. */
-		order_task_away(c->order, t->tid, 1);
-		t->away = 1;
 	}
 }
 
@@ -87,10 +84,52 @@ orphan_end(struct coord *c, struct coord_task *t)
 	const char *why;
 
 	coord_task_move(t, COORD_TASK_EXPIRED);
-	order_task_away(c->order, t->tid, 0);
-	t->away = 0;
 	if (order_task_end(c->order, t->tid, 0, &why) == -1)
 		log_warnx("task t%x: %s", (unsigned)t->tid, why);
+}
+
+/*
+ * A host's agent was lost (or, at an intermediate, has not come yet):
+ * receives from its tasks wait for the next, for ms at most.
+ */
+void
+coord_host_away(struct coord *c, uint32_t host, uint64_t ms)
+{
+	size_t i;
+
+	for (i = 0; i < c->naway && c->away[i].host != host; i++)
+		;
+	if (i == c->naway)
+		c->away = xreallocarray(c->away, ++c->naway,
+		    sizeof(*c->away));
+	c->away[i].host = host;
+	c->away[i].until = coord_mono_ms() + ms;
+	order_host_away(c->order, host, 1);
+}
+
+static int
+host_is_away(const struct coord *c, uint32_t host)
+{
+	size_t i;
+
+	for (i = 0; i < c->naway; i++)
+		if (c->away[i].host == host)
+			return 1;
+	return 0;
+}
+
+/* ...its next agent answered a flush, or none came in time. */
+static void
+host_back(struct coord *c, uint32_t host)
+{
+	size_t i;
+
+	for (i = 0; i < c->naway; i++)
+		if (c->away[i].host == host) {
+			c->away[i] = c->away[--c->naway];
+			order_host_away(c->order, host, 0);
+			return;
+		}
 }
 
 /* Ends the orphans whose grace period is over (all: every one). */
@@ -99,6 +138,11 @@ coord_agent_orphans_check(struct coord *c, int all)
 {
 	struct coord_task *t;
 	uint64_t now = coord_mono_ms();
+	size_t i;
+
+	for (i = c->naway; i-- > 0;)
+		if (all || now >= c->away[i].until)
+			host_back(c, c->away[i].host);
 
 	TAILQ_FOREACH(t, &c->tasks, entry) {
 		if (t->stage != COORD_TASK_ORPHAN ||
@@ -174,6 +218,9 @@ coord_agent_free(struct coord_agent *a)
 	coord_ack_agent_gone(c, a);
 	/* An intermediate: the root waits for the host's next agent. */
 	coord_relay_agent_gone(a);
+	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down)
+		coord_host_away(c, coord_host_number(host_tid),
+		    COORD_AGENT_GRACE_MS);
 	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down &&
 	    c->relay == NULL) {
 		agent_orphan_tasks(a);
@@ -266,6 +313,7 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)
 		if (host->host_tid == h.host_tid)
 			host->hello = 1;
+	a->host_back = host_is_away(a->coord, coord_host_number(h.host_tid));
 	if (a->coord->relay != NULL)
 		return coord_relay_agent_hello(a, &h);
 	if (!TAILQ_EMPTY(&a->coord->bps))
@@ -326,8 +374,6 @@ static int
 agent_task_adopted(struct coord_agent *a, struct coord_task *t)
 {
 	coord_task_move(t, COORD_TASK_LIVE);
-	/* Away until its agent answers a flush: its records came then. */
-	a->adopted++;
 	t->agent = a;
 	t->resumed = 1;		/* it re-sends what we did not ack */
 	pack_state_init(&t->unpack);	/* a new connection's packing */
@@ -381,8 +427,6 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (t != NULL && t->stage == COORD_TASK_ORPHAN) {
 		/* Another process under its tid: the orphan is gone. */
 		coord_task_move(t, COORD_TASK_ENDED);
-		order_task_away(c->order, t->tid, 0);
-		t->away = 0;
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}
@@ -702,23 +746,6 @@ agent_task_resume(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/*
- * The agent that adopted tasks answered a flush: what it had of them
- * came before, and a round may judge receives from them again.
- */
-static void
-agent_adopted_flushed(struct coord_agent *a)
-{
-	struct coord_task *t;
-
-	TAILQ_FOREACH(t, &a->coord->tasks, entry)
-		if (t->agent == a && t->away) {
-			t->away = 0;
-			order_task_away(a->coord->order, t->tid, 0);
-		}
-	a->adopted = 0;
-}
-
 static int
 agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 {
@@ -729,8 +756,11 @@ agent_flush_done(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad FLUSH_DONE: %s", why);
 		return -1;
 	}
-	if (a->adopted > 0)
-		agent_adopted_flushed(a);
+	/* What its host's tasks sent before came ahead of this. */
+	if (a->host_back) {
+		a->host_back = 0;
+		host_back(a->coord, coord_host_number(a->host_tid));
+	}
 	if (!coord_relay_flush_done(a, round))
 		coord_flush_done(a->coord, a, round);
 	return 0;

@@ -115,11 +115,22 @@ relay_subtree_of(int32_t tid, void *arg)
 	return (r->mine[h / 8] >> (h % 8)) & 1 ? r->subtree : -1;
 }
 
+/*
+ * Until its agent has said hello and answered a flush, a host of the
+ * subtree is away: a round of ours that only the agents already here
+ * answered must not judge a receive from its tasks (doc/ordering.md,
+ * "A task whose agent is away").
+ */
 void
 coord_relay_order(struct coord *c)
 {
-	order_set_subtree(c->order, c->relay->subtree, relay_subtree_of,
-	    c->relay);
+	struct coord_relay *r = c->relay;
+	uint32_t h;
+
+	order_set_subtree(c->order, r->subtree, relay_subtree_of, r);
+	for (h = 0; h < COORD_HOST_NUMBERS; h++)
+		if ((r->mine[h / 8] >> (h % 8)) & 1)
+			coord_host_away(c, h, COORD_READY_TIMEOUT * 1000);
 }
 
 static void	uplink_read_cb(struct bufferevent *, void *);

@@ -571,7 +571,7 @@ task_free(struct order_task *t)
 	free(t->tcoll);
 	order_notifies_free(t);
 	free(t->sigs);
-	free(t->below_sent);
+	order_below_free(t);
 	free(t);
 }
 
@@ -711,8 +711,7 @@ task_reset(struct order *o, struct order_task *t)
 	memset(&t->clock, 0, sizeof(t->clock));
 	order_notifies_free(t);
 	t->nsigs = 0;
-	free(t->below_sent);
-	t->below_sent = NULL;
+	order_below_free(t);
 	order_gs_forget(o, t);
 }
 
@@ -776,12 +775,15 @@ order_task_resume(struct order *o, int32_t tid, uint64_t next_seq,
 }
 
 void
-order_task_away(struct order *o, int32_t tid, int away)
+order_host_away(struct order *o, uint32_t host, int away)
 {
-	struct order_task *t = task_find(o, tid);
+	uint8_t bit = (uint8_t)(1u << (host % 8));
 
-	if (t != NULL)
-		t->away = away;
+	host %= ORDER_HOSTS;
+	if (away)
+		o->host_away[host / 8] |= bit;
+	else
+		o->host_away[host / 8] &= (uint8_t)~bit;
 }
 
 int

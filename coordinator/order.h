@@ -146,11 +146,12 @@ int	order_task_new(struct order *, int32_t tid, uint32_t host,
 int	order_task_resume(struct order *, int32_t tid, uint64_t next_seq,
 	    uint64_t again_upto, const char **why);
 /*
- * A task's records cannot come for now (away 1: its agent was lost and
- * another may adopt it), or can again (0).  A round does not judge a
- * receive from a task away: its send may still come.
+ * The records of a host's tasks cannot come for now (away 1: its agent
+ * was lost, and the next may bring them), or can again (0).  A round
+ * judges no receive from a task of a host away, known or not yet: its
+ * send may still come.  host is a tid's host field.
  */
-void	order_task_away(struct order *, int32_t tid, int away);
+void	order_host_away(struct order *, uint32_t host, int away);
 
 /*
  * Declares the registered task tid to be the group server, pvmgs.  Its

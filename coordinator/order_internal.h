@@ -222,9 +222,6 @@ struct order_task {
 	int			 absent;	/* unregistered when a round
 						   looked for a message it
 						   sent */
-	int			 away;		/* its records cannot come now:
-						   its agent was lost, another
-						   may adopt it (order_task_away) */
 	uint64_t		 resumed_at;	/* order_task_resume's next_seq:
 						   what it sent before went out
 						   from another coordinator */
@@ -264,9 +261,9 @@ struct order_task {
 							   order went past */
 	struct order_chan	*outs;		/* every channel from it */
 	struct order_chan	*ins;		/* every channel to it */
-	struct order_below_send	*below_sent;	/* root of a tree: its last
-						   sends on subtree channels,
-						   at seq % ORDER_BELOW_SENT */
+	struct order_below_sends *below_sent;	/* root of a tree: its sends
+						   on subtree channels no
+						   receive named yet */
 	struct order_task	*waiters;	/* children awaiting a spawn */
 	struct order_task	*next_waiter;
 };
@@ -404,21 +401,34 @@ struct order_group {
 	size_t			 ncounted;
 };
 
+/* A tid's host field (PVM: 12 bits above the task's 18). */
+#define ORDER_HOSTS		4096
+#define order_tid_host(tid)	(((uint32_t)(tid) >> 18) & (ORDER_HOSTS - 1))
+
 /*
- * The sends the root of a tree remembers per task for the clock of the
- * receives matched below (order_tree.c): a receive released more sends
- * than this after its send gets the sender's latest corrected time.
- * The receiver, tag and context of a send to one task let a receive
- * that an intermediate started after another could not match
- * (EVENT_RESUMED) find it here.
+ * The sends on subtree channels that the root of a tree released and no
+ * receive has named yet, per sender, oldest first (order_tree.c): a
+ * receive matched below takes its send's corrected time for its clock
+ * from here, and a receive that an intermediate started after another
+ * could not match (EVENT_RESUMED) is matched to the oldest send here to
+ * its task, tag and context.  At most ORDER_BELOW_SENT of them: when
+ * more wait, the oldest goes (its receive takes the sender's latest
+ * time, `estimated'), and from then on the sender's sends are matched
+ * here no more.
  */
-#define ORDER_BELOW_SENT	64
+#define ORDER_BELOW_SENT	256
 struct order_below_send {
 	uint64_t		 seq, raw, corr;
 	uint32_t		 host;
 	int32_t			 dst;		/* 0: a multicast */
 	int32_t			 tag, ctx;
 	uint8_t			 claimed;	/* a receive named it */
+};
+struct order_below_sends {
+	struct order_below_send	*v;		/* a ring, grown to at most
+						   ORDER_BELOW_SENT */
+	size_t			 first, n, cap;
+	int			 gap;		/* an unnamed one went */
 };
 
 /* Where an order stands in a tree of coordinators (order_set_subtree). */
@@ -481,6 +491,7 @@ struct order {
 	void			*subtree_arg;
 	uint64_t		 nestimated;	/* order_stats' estimated */
 	uint64_t		 nrepaired;	/* ...and repaired */
+	uint8_t			 host_away[ORDER_HOSTS / 8];	/* order_host_away */
 };
 
 /* --- helpers of every event ------------------------------------------- */
@@ -843,6 +854,7 @@ void	order_gs_patience(struct order *, uint64_t mark, uint64_t stuck);
 
 /* order_tree.c */
 int	order_step_below(struct order *, struct order_task *, int force);
+void	order_below_free(struct order_task *);
 void	order_below_sent(struct order_task *, const struct record *,
     uint64_t corr);
 int	order_subtree_step(struct order *, struct order_task *, int force);

@@ -297,7 +297,7 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	const struct record *r;
 	struct order_chan *c;
 	struct order_task *s;
-	uint32_t id;
+	uint32_t id, h;
 
 	if (t->wait != WAIT_CHAN || t->head == NULL ||
 	    t->head->added >= mark)
@@ -307,10 +307,12 @@ recv_unsent(struct order *o, struct order_task *t, uint64_t mark)
 	if (!chan_mine(o, r->peer, t->tid))
 		return 0;
 	/* Its agent was lost: its records may come from the next. */
-	if ((s = task_find(o, r->peer)) != NULL && s->away)
+	h = order_tid_host(r->peer);
+	if ((o->host_away[h / 8] >> (h % 8)) & 1)
 		return 0;
 	/* Its sender made everything before it by now. */
 	if ((id = record_msg_id(r)) != 0) {
+		s = task_find(o, r->peer);
 		if (s != NULL && s->registered && s->next_seq > 0 &&
 		    record_msg_id_cmp(s->next_seq - 1, id) >= 0 &&
 		    (s->resumed_at == 0 ||

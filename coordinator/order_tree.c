@@ -38,18 +38,50 @@ order_subtree_step(struct order *o, struct order_task *t, int force)
 	return order_step_recv(o, t, force, peek);
 }
 
-/* The root notes a send on a subtree's channel for its receive's clock. */
+static void
+below_grow(struct order_below_sends *q)
+{
+	struct order_below_send *v;
+	size_t cap = q->cap == 0 ? 8 : q->cap * 2, i;
+
+	v = xreallocarray(NULL, cap, sizeof(*v));
+	for (i = 0; i < q->n; i++)
+		v[i] = q->v[(q->first + i) % q->cap];
+	free(q->v);
+	q->v = v;
+	q->first = 0;
+	q->cap = cap;
+}
+
+void
+order_below_free(struct order_task *t)
+{
+	if (t->below_sent != NULL)
+		free(t->below_sent->v);
+	free(t->below_sent);
+	t->below_sent = NULL;
+}
+
+/* The root notes a send on a subtree's channel, for its receive. */
 void
 order_below_sent(struct order_task *t, const struct record *r,
     uint64_t corr)
 {
+	struct order_below_sends *q = t->below_sent;
 	struct order_below_send *s;
 	int one = r->call == PMON_CALL_send || r->call == PMON_CALL_psend;
 
-	if (t->below_sent == NULL)
-		t->below_sent = xcalloc(ORDER_BELOW_SENT,
-		    sizeof(*t->below_sent));
-	s = &t->below_sent[r->seq % ORDER_BELOW_SENT];
+	if (q == NULL)
+		q = t->below_sent = xcalloc(1, sizeof(*q));
+	if (q->n == q->cap && q->cap < ORDER_BELOW_SENT)
+		below_grow(q);
+	if (q->n == q->cap) {
+		if (!q->v[q->first].claimed)
+			q->gap = 1;
+		q->first = (q->first + 1) % q->cap;
+		q->n--;
+	}
+	s = &q->v[(q->first + q->n++) % q->cap];
 	s->seq = r->seq;
 	s->raw = r->t_ns;
 	s->corr = corr;
@@ -57,34 +89,64 @@ order_below_sent(struct order_task *t, const struct record *r,
 	s->dst = one ? r->peer : 0;
 	s->tag = r->tag;
 	s->ctx = r->ctx;
-	s->claimed = 0;
+	/* Many receivers may name a multicast: none claims it. */
+	s->claimed = !one;
+}
+
+/* The send seq of q, or NULL. */
+static struct order_below_send *
+below_find(struct order_below_sends *q, uint64_t seq)
+{
+	struct order_below_send *s;
+	size_t i;
+
+	for (i = 0; q != NULL && i < q->n; i++) {
+		s = &q->v[(q->first + i) % q->cap];
+		if (s->seq == seq)
+			return s;
+		if (s->seq > seq)
+			break;
+	}
+	return NULL;
 }
 
 /*
  * A receive an intermediate could not match because it started after
- * the one that had the sender's earlier records (EVENT_RESUMED): its
- * send, if the root released it, is the oldest send kept to this task
- * with its tag and context that no receive named.
+ * the one that had the sender's earlier records (EVENT_RESUMED): PVM
+ * delivers a sender's messages to a receiver in order, so its send, if
+ * the root released it, is the oldest here to this task with its tag
+ * and context that no receive named, unless some went unnamed
+ * (q->gap) or the sender lost records.
  */
 static struct order_below_send *
 below_repair(const struct order_task *s, const struct order_task *t,
     const struct record *r)
 {
-	struct order_below_send *bs, *best = NULL;
+	struct order_below_sends *q;
+	struct order_below_send *bs;
 	size_t i;
 
-	if (s == NULL || s->below_sent == NULL)
+	if (s == NULL || (q = s->below_sent) == NULL || q->gap ||
+	    s->lost_from != UINT64_MAX)
 		return NULL;
-	for (i = 0; i < ORDER_BELOW_SENT; i++) {
-		bs = &s->below_sent[i];
-		if (bs->seq == 0 || bs->claimed || bs->dst != t->tid ||
-		    bs->tag != r->tag || bs->ctx != r->ctx ||
-		    bs->seq > s->released)
-			continue;
-		if (best == NULL || bs->seq < best->seq)
-			best = bs;
+	for (i = 0; i < q->n; i++) {
+		bs = &q->v[(q->first + i) % q->cap];
+		if (!bs->claimed && bs->dst == t->tid && bs->tag == r->tag &&
+		    bs->ctx == r->ctx)
+			return bs->seq <= s->released ? bs : NULL;
 	}
-	return best;
+	return NULL;
+}
+
+/* A receive named bs: the named ones at the front go. */
+static void
+below_claim(struct order_below_sends *q, struct order_below_send *bs)
+{
+	bs->claimed = 1;
+	while (q->n > 0 && q->v[q->first].claimed) {
+		q->first = (q->first + 1) % q->cap;
+		q->n--;
+	}
 }
 
 /*
@@ -99,7 +161,7 @@ order_step_below(struct order *o, struct order_task *t, int force)
 {
 	const struct order_node *n = t->head;
 	const struct record *r = &n->rec;
-	struct order_below_send *bs;
+	struct order_below_send *bs = NULL;
 	struct order_task *s;
 	struct clock_pred pred;
 	uint64_t seq = n->below_seq;
@@ -127,14 +189,14 @@ order_step_below(struct order *o, struct order_task *t, int force)
 		    r->tag, r->ctx));
 	}
 	o->nmatched++;
-	bs = s->below_sent == NULL ? NULL :
-	    &s->below_sent[seq % ORDER_BELOW_SENT];
-	if (bs != NULL && bs->seq == seq) {
-		bs->claimed = 1;
+	if (bs == NULL)
+		bs = below_find(s->below_sent, seq);
+	if (bs != NULL) {
 		pred.raw = bs->raw;
 		pred.corr = bs->corr;
 		pred.host = bs->host;
 		pred.message = 1;
+		below_claim(s->below_sent, bs);
 	} else {
 		/* Sent long before: its task's latest time bounds it. */
 		pred.raw = s->clock.raw;

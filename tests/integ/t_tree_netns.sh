@@ -26,9 +26,9 @@ pm_setup
 need_pmon
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-# Task 0 paces the rounds (-p US) so that the stop and the kill come
-# mid-run.
-hosts=8 n=${TREE_TASKS:-64} rounds=${TREE_ROUNDS:-400} pace=2000
+# Task 0 paces the rounds (-p US, 2 s in all) so that the stop and the
+# kill come mid-run, once every task runs, even under the sanitizers.
+hosts=8 n=${TREE_TASKS:-64} rounds=${TREE_ROUNDS:-400} pace=5000
 netns_setup $hosts
 netns_start_pvmd
 netns_wait_hosts $hosts
@@ -56,11 +56,17 @@ $PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
 
 calls() { grep -c '"call"' "$RUN/trace.json"; }
 calls_over() { [ "$(calls)" -gt "$1" ]; }
+# Every task of the storm registered: a task that starts while "stop *"
+# is in force is stopped as it starts, and may miss the continue.
+registered() { [ "$(grep -c '"type":"task".*"program":"storm"' \
+    "$RUN/trace.json")" -ge "$1" ]; }
 storm() {
 	bg $PM_ON timeout 120 "$PMON" exec "$PROGS/storm" -p $pace $n $rounds \
 	    >"$RUN/storm.out" 2>"$RUN/storm.err"
 	STORM_PID=$BG_PID
-	wait_for 20 calls_over $(($1 + n * 100)) ||
+	wait_for 30 registered $(($2 * n)) ||
+	    fail "the storm's tasks did not all start"
+	wait_for 20 calls_over $(($1 + n * 10)) ||
 	    fail "the storm did not get going: $(calls) events"
 }
 storm_end() {
@@ -69,7 +75,7 @@ storm_end() {
 }
 
 # 1: stop and continue, down the tree.
-storm 0
+storm 0 1
 $PM_ON timeout 20 "$PMON" stop '*' >"$RUN/stop.out" 2>&1 ||
     fail "pmon stop: $(cat "$RUN/stop.out")"
 proc_state() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null |
@@ -99,7 +105,7 @@ $PM_ON timeout 60 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
 
 # 2: an intermediate killed and started again.
 first=$(relay_pid 1)
-storm "$(calls)"
+storm "$(calls)" 2
 kill -KILL "$first"
 restarted() { p=$(relay_pid 1) && [ -n "$p" ] && [ "$p" != "$first" ]; }
 wait_for 10 restarted || fail "the intermediate was not started again"

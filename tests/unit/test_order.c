@@ -322,9 +322,12 @@ test_gap_lost_marker(void)
  * at once.  A resume after records fails.
  */
 /*
- * A task whose agent was lost may be adopted by the next with its
- * records: a round does not judge a receive from it meanwhile.
+ * The tasks of a host whose agent was lost may be adopted by the next
+ * with their records, or be announced by it: a round does not judge a
+ * receive from such a host meanwhile, whether the sender is known (A)
+ * or not yet (E).
  */
+#define E	0x80005
 static void
 test_away_not_judged(void)
 {
@@ -335,11 +338,22 @@ test_away_not_judged(void)
 	task(o, B, 0, 0);
 	add(o, B, 1, PMON_CALL_recv, PMON_BEGIN, A, 5);
 	add(o, B, 2, PMON_CALL_recv, PMON_END, A, 5);
-	order_task_away(o, A, 1);
+	task(o, C, 0, 0);
+	add(o, C, 1, PMON_CALL_recv, PMON_BEGIN, E, 5);
+	add(o, C, 2, PMON_CALL_recv, PMON_END, E, 5);
+	order_host_away(o, 1, 1);		/* A's */
+	order_host_away(o, 2, 1);		/* E's */
 	order_synced(o, order_mark(o));
 	order_synced(o, order_mark(o));
-	CU_ASSERT_EQUAL(nout, 1);		/* B's receive waits */
-	order_task_away(o, A, 0);
+	CU_ASSERT_EQUAL(nout, 2);		/* the receives wait */
+	task(o, E, 0, 0);
+	add(o, E, 1, PMON_CALL_send, PMON_BEGIN, C, 5);
+	add(o, E, 2, PMON_CALL_send, PMON_END, C, 5);
+	order_host_away(o, 2, 0);
+	p = pos(C, 2);
+	CU_ASSERT_FATAL(p >= 0);
+	CU_ASSERT_EQUAL(outs[p].flags, EVENT_MATCHED);
+	order_host_away(o, 1, 0);
 	add(o, A, 1, PMON_CALL_send, PMON_BEGIN, B, 5);
 	add(o, A, 2, PMON_CALL_send, PMON_END, B, 5);
 	p = pos(B, 2);
