@@ -465,9 +465,15 @@ uplink_lost(struct coord_uplink *up, const char *why)
 		uplink_free(up);
 		return;
 	}
-	log_warnx("agent %s (%s): uplink to the root: %s", a->peer, a->host,
-	    why);
-	coord_agent_drop(a, "its uplink to the root closed (%s)", why);
+	/*
+	 * The agent dials us again as it would a root that went away: its
+	 * connection closes at once (nothing it could read is left).
+	 */
+	log_warnx("agent %s (%s): uplink to the root: %s; closing its "
+	    "connection", a->peer, a->host, why);
+	bufferevent_free(a->bev);
+	a->bev = NULL;
+	coord_agent_free(a);
 }
 
 static int
