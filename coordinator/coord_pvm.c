@@ -204,15 +204,46 @@ child_of_host(const struct coord *c, int32_t host_tid)
 	return &c->children[k];
 }
 
-/* Starts an agent on one host with pvm_spawn (which takes a full path). */
+/*
+ * Spawns path (a full path) with argv on host, the secret in its
+ * environment, never on a command line.  Its tid, or -1 with the reason
+ * logged.
+ */
+static int
+spawn_daemon(struct coord *c, const char *path, char **argv,
+    const char *name)
+{
+	struct spawn_env se;
+	char host[256];
+	int tid, n;
+
+	snprintf(host, sizeof(host), "%s", name);
+	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
+		fatal("%s", __func__);
+	n = pvm_spawn((char *)path, argv, PvmTaskHost, host, 1, &tid);
+	spawn_env_restore(&se);
+	/*
+	 * pvm_spawn reads what pvmd sends and queues the messages that are
+	 * not its reply (a notify): the socket then shows nothing more, so
+	 * look at the queue from the loop.
+	 */
+	if (c->nev_pvm > 0)
+		event_active(c->ev_pvm[0], EV_READ, 0);
+	if (n != 1) {
+		log_warnx("cannot start %s on host %s: %s", path, name,
+		    pvm_err(n < 0 ? n : tid));
+		return -1;
+	}
+	return tid;
+}
+
+/* Starts an agent on one host. */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	const struct coord_child *ch = child_of_host(c, host_tid);
-
-	struct spawn_env se;
-	char *argv[16], host[256];
-	int tid, n, i = 0;
+	char *argv[16];
+	int tid, i = 0;
 
 	/* The capture settings of `pmon start` (doc/capture.md). */
 	argv[i++] = (char *)"-t";
@@ -243,24 +274,8 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 	argv[i++] = (char *)"-c";
 	argv[i++] = ch != NULL ? (char *)ch->addr : c->listen_addr;
 	argv[i] = NULL;
-	snprintf(host, sizeof(host), "%s", name);
-	/* The secret goes by environment, never on a command line. */
-	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
-		fatal("%s", __func__);
-	n = pvm_spawn(c->agent_path, argv, PvmTaskHost, host, 1, &tid);
-	spawn_env_restore(&se);
-	/*
-	 * pvm_spawn reads what pvmd sends and queues the messages that are
-	 * not its reply (a notify): the socket then shows nothing more, so
-	 * look at the queue from the loop.
-	 */
-	if (c->nev_pvm > 0)
-		event_active(c->ev_pvm[0], EV_READ, 0);
-	if (n != 1) {
-		log_warnx("cannot start %s on host %s: %s", c->agent_path,
-		    name, pvm_err(n < 0 ? n : tid));
+	if ((tid = spawn_daemon(c, c->agent_path, argv, name)) == -1)
 		return;
-	}
 	log_info("started agent t%x on host %s, dialing %s", (unsigned)tid,
 	    name, argv[i - 1]);
 	host_add(c, host_tid, name);
@@ -330,10 +345,9 @@ root_subtree_of(int32_t tid, void *arg)
 static int
 spawn_child(struct coord *c, struct coord_child *ch)
 {
-	struct spawn_env se;
-	char *argv[10], spec[16 + 8 * 64], host[256];
+	char *argv[10], spec[16 + 8 * 64];
 	size_t i, off;
-	int tid, n, argc = 0;
+	int tid, argc = 0;
 
 	off = (size_t)snprintf(spec, sizeof(spec), "%d:", ch->subtree);
 	for (i = 0; i < ch->nhosts && off < sizeof(spec); i++)
@@ -353,19 +367,8 @@ spawn_child(struct coord *c, struct coord_child *ch)
 		argv[argc++] = ch->addr;
 	}
 	argv[argc] = NULL;
-	snprintf(host, sizeof(host), "%s", ch->host);
-	if (spawn_env_set(&se, PMON_SECRET_ENV, c->secret) == -1)
-		fatal("%s", __func__);
-	n = pvm_spawn(c->coordd_path, argv, PvmTaskHost, host, 1, &tid);
-	spawn_env_restore(&se);
-	if (c->nev_pvm > 0)
-		event_active(c->ev_pvm[0], EV_READ, 0);
-	if (n != 1) {
-		log_warnx("cannot start the intermediate coordinator %s on "
-		    "host %s: %s", c->coordd_path, ch->host,
-		    pvm_err(n < 0 ? n : tid));
+	if ((tid = spawn_daemon(c, c->coordd_path, argv, ch->host)) == -1)
 		return -1;
-	}
 	ch->tid = tid;
 	if (pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1, &ch->tid) < 0)
 		log_warnx("pvm_notify(PvmTaskExit) for t%x failed",
