@@ -622,6 +622,7 @@ void	coord_pvm_spawn_all(struct coord *);
 void	coord_pvm_respawn(struct coord *, int32_t host_tid);
 int	coord_pvm_relay_ready(struct coord *);
 void	coord_pvm_children_free(struct coord *);
+const char *coord_pvm_via(const struct coord *, int32_t host_tid);
 int	coord_pvm_watch(struct coord *);
 void	coord_pvm_exit(struct coord *);
 int	coord_pvmd_alive(char *why, size_t size);

@@ -308,6 +308,8 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	a->state = COORD_P_ACTIVE;
 	coord_preauth_done(a->coord, &a->pre);
 	state_host(a->coord->state, h.host_tid, h.host, h.arch, 1);
+	state_host_via(a->coord->state, h.host_tid,
+	    coord_pvm_via(a->coord, h.host_tid));
 	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
 	    (unsigned)h.host_tid, h.arch, h.pid);
 	TAILQ_FOREACH(host, &a->coord->hosts, entry)

@@ -237,6 +237,15 @@ spawn_daemon(struct coord *c, const char *path, char **argv,
 	return tid;
 }
 
+/* The host of the intermediate host_tid's agent dials, or NULL. */
+const char *
+coord_pvm_via(const struct coord *c, int32_t host_tid)
+{
+	const struct coord_child *ch = child_of_host(c, host_tid);
+
+	return ch != NULL ? ch->host : NULL;
+}
+
 /* Starts an agent on one host. */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)

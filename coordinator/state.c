@@ -195,6 +195,7 @@ state_free(struct state *s)
 	for (i = 0; i < s->nhosts; i++) {
 		free(s->hosts[i].name);
 		free(s->hosts[i].arch);
+		free(s->hosts[i].via);
 	}
 	free(s->hosts);
 	for (i = 0; i < s->nproblems; i++)
@@ -238,6 +239,17 @@ state_host(struct state *s, int32_t host_tid, const char *name,
 	state_set_str(&h->name, name);
 	state_set_str(&h->arch, arch);
 	h->up = agent_up != 0;
+}
+
+/* In a tree, the host's agent dials the intermediate on host via. */
+void
+state_host_via(struct state *s, int32_t host_tid, const char *via)
+{
+	size_t i;
+
+	for (i = 0; i < s->nhosts; i++)
+		if (s->hosts[i].tid == host_tid)
+			state_set_str(&s->hosts[i].via, via);
 }
 
 /* The host left the virtual machine (pvm_delhosts, console delete). */

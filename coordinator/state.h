@@ -61,6 +61,7 @@ struct state	*state_new(state_problem_cb, void *arg);
 void		 state_free(struct state *);
 
 /* A host of the virtual machine, and whether its agent is attached. */
+void	state_host_via(struct state *, int32_t host_tid, const char *via);
 void	state_host(struct state *, int32_t host_tid, const char *name,
 	    const char *arch, int agent_up);
 /* -1 when the model knows no such host. */

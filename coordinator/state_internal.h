@@ -237,6 +237,8 @@ struct group {
 struct host {
 	int32_t		 tid;
 	char		*name, *arch;
+	char		*via;		/* the intermediate coordinator's
+					   host its agent dials, or NULL */
 	int		 up;
 	int		 deleted;	/* left the virtual machine */
 };

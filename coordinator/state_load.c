@@ -503,6 +503,11 @@ load_hosts(struct load *ld, const json_t *hosts)
 		    strcmp(agent, "deleted") != 0)
 			return bad(ld, "agent \"%s\"", agent);
 		state_host(ld->s, tid, name, arch, strcmp(agent, "up") == 0);
+		if (json_object_get(h, "via") != NULL) {
+			if (get_str(ld, h, "via", name, sizeof(name)) == -1)
+				return -1;
+			state_host_via(ld->s, tid, name);
+		}
 		if (strcmp(agent, "deleted") == 0)
 			state_host_deleted(ld->s, tid);
 	}

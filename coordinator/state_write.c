@@ -162,7 +162,12 @@ write_hosts(FILE *fp, const struct state *s)
 		json_str_write(fp, h->name);
 		fputs(",\"arch\":", fp);
 		json_str_write(fp, h->arch);
-		fprintf(fp, ",\"agent\":\"%s\"}", host_agent(h));
+		fprintf(fp, ",\"agent\":\"%s\"", host_agent(h));
+		if (h->via != NULL && h->via[0] != '\0') {
+			fputs(",\"via\":", fp);
+			json_str_write(fp, h->via);
+		}
+		fputc('}', fp);
 	}
 	fputc(']', fp);
 }

@@ -321,9 +321,10 @@ table_hosts(FILE *fp, const json_t *hosts)
 	}
 	fprintf(fp, "%-9s %-20s %-10s %s\n", "HOST", "NAME", "ARCH", "AGENT");
 	json_array_foreach(hosts, i, h)
-		fprintf(fp, "t%-8x %-20s %-10s %s\n",
+		fprintf(fp, "t%-8x %-20s %-10s %s%s%s\n",
 		    (unsigned)num(h, "host_tid"), str(h, "name"),
-		    str(h, "arch"), str(h, "agent"));
+		    str(h, "arch"), str(h, "agent"),
+		    str(h, "via")[0] != '\0' ? " via " : "", str(h, "via"));
 }
 
 static void

@@ -45,6 +45,19 @@ hellos() { grep -E 'agent [0-9.]+:[0-9]+: host ' "$PVM_TMP.pmon-start.out"; }
 expect_eq "agents' hellos at the root" $hosts "$(hellos | wc -l)"
 expect_eq "agents' hellos from elsewhere" 0 \
     "$(hellos | grep -vc 'agent 198\.18\.0\.1[15]:')"
+# pmon hosts says which intermediate each host's agent dials.
+$PM_ON timeout 20 "$PMON" hosts --json >"$RUN/hosts.json" ||
+    fail "pmon hosts failed"
+via() {
+	jq --argjson lo "$1" --argjson hi "$2" --argjson at "$3" '
+	    (.hosts[] | select(.host_tid == $at * 262144) | .name) as $v |
+	    [.hosts[] | select(.host_tid / 262144 | floor | . >= $lo and
+	    . <= $hi) | select(.via == $v)] | length' "$RUN/hosts.json"
+}
+expect_eq "hosts 1-4 via host 1" 4 "$(via 1 4 1)"
+expect_eq "hosts 5-8 via host 5" 4 "$(via 5 8 5)"
+expect_eq "hosts shown with their intermediate" $hosts \
+    "$($PM_ON "$PMON" hosts | grep -c ' up via ')"
 
 bg $PM_ON "$PMON" trace --json --tasks --lossless </dev/null \
     >"$RUN/trace.json" 2>"$RUN/trace.err"
