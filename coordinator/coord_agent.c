@@ -199,7 +199,7 @@ coord_agent_free(struct coord_agent *a)
 {
 	struct coord *c = a->coord;
 	int32_t host_tid = a->host_tid;
-	int respawn = 0;
+	int respawn = 0, lost;
 
 	TAILQ_REMOVE(&c->agents, a, entry);
 	c->nagents--;
@@ -218,11 +218,11 @@ coord_agent_free(struct coord_agent *a)
 	coord_ack_agent_gone(c, a);
 	/* An intermediate: the root waits for the host's next agent. */
 	coord_relay_agent_gone(a);
-	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down)
+	lost = a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down;
+	if (lost)
 		coord_host_away(c, coord_host_number(host_tid),
 		    COORD_AGENT_GRACE_MS);
-	if (a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down &&
-	    c->relay == NULL) {
+	if (lost && c->relay == NULL) {
 		agent_orphan_tasks(a);
 		respawn = 1;
 	} else
@@ -324,6 +324,33 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* A task's stream starts anew (t NULL: a tid not seen yet), on agent a. */
+static struct coord_task *
+task_start(struct coord_agent *a, struct coord_task *t,
+    const struct task_hello *tn)
+{
+	if (t == NULL)
+		t = coord_task_add(a->coord, tn->tid);
+	free(t->host);
+	free(t->program);
+	t->parent_tid = tn->parent_tid;
+	t->pid = tn->pid;
+	t->spawn_seq = tn->spawn_seq;
+	if (coord_task_ended(t))
+		coord_task_move(t, COORD_TASK_LIVE);
+	t->seen_seq = t->released_seq = t->out_seq = t->dups = 0;
+	t->resumed = t->done = t->out_done = t->end_up = 0;
+	t->life++;
+	t->server = a->coord->relay == NULL &&
+	    strcmp(tn->program, "pvmgs") == 0;
+	t->end_agent = NULL;
+	t->agent = a;
+	pack_state_init(&t->unpack);
+	t->host = xstrdup(a->host);
+	t->program = xstrdup(tn->program);
+	return t;
+}
+
 /*
  * An intermediate's TASK_NEW: the task is new to this subtree's order
  * (no parent, no spawn: the root has them), and its TASK_NEW goes up.
@@ -346,22 +373,8 @@ relay_task_new(struct coord_agent *a, const struct task_hello *tn,
 		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn->tid, why);
 		return -1;
 	}
-	if (t == NULL)
-		t = coord_task_add(c, tn->tid);
-	else
-		coord_task_move(t, COORD_TASK_LIVE);
-	free(t->host);
-	free(t->program);
-	t->host = xstrdup(a->host);
-	t->program = xstrdup(tn->program);
-	t->pid = tn->pid;
-	t->parent_tid = tn->parent_tid;
-	t->seen_seq = t->dups = 0;
-	t->resumed = t->done = t->out_done = t->end_up = 0;
-	t->life++;
-	t->agent = a;
+	t = task_start(a, t, tn);
 	t->up = a->up;
-	pack_state_init(&t->unpack);
 	coord_relay_forward(a, MSG_TASK_NEW, p, len);
 	return 0;
 }
@@ -448,24 +461,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "TASK_NEW t%x: %s", (unsigned)tn.tid, why);
 		return -1;
 	}
-	if (t == NULL)
-		t = coord_task_add(c, tn.tid);
-	free(t->host);
-	free(t->program);
-	t->parent_tid = tn.parent_tid;
-	t->pid = tn.pid;
-	t->spawn_seq = tn.spawn_seq;
-	if (coord_task_ended(t))
-		coord_task_move(t, COORD_TASK_LIVE);
-	t->seen_seq = t->released_seq = t->out_seq = t->dups = 0;
-	t->resumed = t->done = t->out_done = 0;
-	t->life++;
-	t->server = strcmp(tn.program, "pvmgs") == 0;
-	t->end_agent = NULL;
-	t->agent = a;
-	pack_state_init(&t->unpack);
-	t->host = xstrdup(a->host);
-	t->program = xstrdup(tn.program);
+	t = task_start(a, t, &tn);
 	log_debug("task t%x (%s) on %s, parent t%x", (unsigned)t->tid,
 	    t->program, t->host, (unsigned)t->parent_tid);
 	state_task(c->state, t->tid, t->parent_tid, t->pid, t->host,
@@ -562,13 +558,7 @@ static int
 agent_record(int32_t tid, const struct record *r, void *arg,
     const char **why)
 {
-	struct coord_agent *a = arg;
-
-	if (agent_below(a)) {
-		*why = "records of a host whose intermediate orders them";
-		return -1;
-	}
-	return agent_add(a, tid, r, NULL, why);
+	return agent_add(arg, tid, r, NULL, why);
 }
 
 static int
@@ -598,9 +588,10 @@ agent_task_below(struct coord_agent *a, const uint8_t *p, size_t len)
 static int
 agent_records(struct coord_agent *a, const uint8_t *p, size_t len)
 {
-	const char *why;
+	const char *why = "records of a host whose intermediate orders them";
 
-	if (task_records_decode(p, len, agent_record, a, &why) == -1) {
+	if (agent_below(a) ||
+	    task_records_decode(p, len, agent_record, a, &why) == -1) {
 		coord_agent_drop(a, "bad TASK_RECORDS: %s", why);
 		return -1;
 	}
@@ -612,11 +603,11 @@ static int
 agent_packed(struct coord_agent *a, const uint8_t *p, size_t len)
 {
 	struct coord_task *t;
-	const char *why;
+	const char *why = "records of a host whose intermediate orders them";
 	int32_t tid;
 
 	/* A late task's records are unpacked, then dropped (agent_record). */
-	if (task_packed_tid(p, len, &tid, &why) == -1 ||
+	if (agent_below(a) || task_packed_tid(p, len, &tid, &why) == -1 ||
 	    (agent_late(a, tid) == NULL && !agent_owns(a, tid, &why))) {
 		coord_agent_drop(a, "bad TASK_PACKED: %s", why);
 		return -1;

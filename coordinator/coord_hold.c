@@ -51,18 +51,25 @@ agents_read(struct coord *c, int on)
 	}
 }
 
+/* Stops reading from the agents, for tool `by' (0: an uplink). */
+static void
+hold(struct coord *c, unsigned by)
+{
+	c->held_back = 1;
+	c->held_since = coord_mono_ms();
+	c->held_by = by;
+	c->holds++;
+	agents_read(c, 0);
+}
+
 /* t, lossless, just got more queued: hold the agents back if it is full. */
 void
 coord_hold_check(struct coord *c, struct coord_tool *t)
 {
 	if (c->held_back || queued(t) <= c->tool_high)
 		return;
-	c->held_back = 1;
-	c->held_since = coord_mono_ms();
-	c->held_by = t->id;
-	c->holds++;
+	hold(c, t->id);
 	t->holds++;
-	agents_read(c, 0);
 	log_debug("tool %u (%s): %zu bytes queued; holding the agents back",
 	    t->id, t->name, queued(t));
 }
@@ -76,11 +83,7 @@ coord_hold_uplink(struct coord *c, size_t n)
 {
 	if (c->held_back || n <= c->tool_high)
 		return;
-	c->held_back = 1;
-	c->held_since = coord_mono_ms();
-	c->held_by = 0;
-	c->holds++;
-	agents_read(c, 0);
+	hold(c, 0);
 	log_debug("an uplink has %zu bytes queued; holding the agents back",
 	    n);
 }

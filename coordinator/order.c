@@ -779,7 +779,7 @@ order_host_away(struct order *o, uint32_t host, int away)
 {
 	uint8_t bit = (uint8_t)(1u << (host % 8));
 
-	host %= ORDER_HOSTS;
+	host %= ORDER_HOSTS;	/* a tid's host field: no more bits */
 	if (away)
 		o->host_away[host / 8] |= bit;
 	else

@@ -221,13 +221,16 @@ netns_wait_agents() {
 	done
 }
 
-# netns_pmon_up N: an N-host virtual machine of namespaces, pmon started
-# on host 1 (PM_ON runs a command there) and an agent on every host.
+# netns_pmon_up N [ARGS]: an N-host virtual machine of namespaces, pmon
+# started on host 1 (PM_ON runs a command there; ARGS go to pmon start)
+# and an agent on every host.
 netns_pmon_up() {
-	netns_setup "$1"
+	local n=$1
+	shift
+	netns_setup "$n"
 	netns_start_pvmd
-	netns_wait_hosts "$1"
+	netns_wait_hosts "$n"
 	PM_ON="$RUN/on1"
-	pmon_start
-	netns_wait_agents "$1"
+	pmon_start "$@"
+	netns_wait_agents "$n"
 }

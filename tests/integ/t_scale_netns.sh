@@ -19,12 +19,7 @@ need_pmon
 # SCALE_TASKS and SCALE_ROUNDS run it larger, SCALE_FANOUT under a tree
 # of coordinators (BENCHMARKS.md, "Scale").
 hosts=8 n=${SCALE_TASKS:-320} rounds=${SCALE_ROUNDS:-30}
-netns_setup $hosts
-netns_start_pvmd
-netns_wait_hosts $hosts
-PM_ON="$RUN/on1"
-pmon_start -Q 268435456 ${SCALE_FANOUT:+--fanout $SCALE_FANOUT}
-netns_wait_agents $hosts
+netns_pmon_up $hosts -Q 268435456 ${SCALE_FANOUT:+--fanout $SCALE_FANOUT}
 coord=$COORD_PID
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' \
     "/proc/$1/stat"; }

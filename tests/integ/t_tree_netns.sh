@@ -29,12 +29,7 @@ need_pmon
 # Task 0 paces the rounds (-p US, 2 s in all) so that the stop and the
 # kill come mid-run, once every task runs, even under the sanitizers.
 hosts=8 n=${TREE_TASKS:-64} rounds=${TREE_ROUNDS:-400} pace=5000
-netns_setup $hosts
-netns_start_pvmd
-netns_wait_hosts $hosts
-PM_ON="$RUN/on1"
-pmon_start -v -Q 268435456 --fanout 4
-netns_wait_agents $hosts
+netns_pmon_up $hosts -v -Q 268435456 --fanout 4
 log=$(host_tmp 1)/pmon-coordd.$(id -u).log
 
 relay_pid() { pgrep -f -- "pmon-coordd -U .* -S $1:"; }
