@@ -133,20 +133,32 @@ TMPDIR=$RUN timeout 60 "$PMON" replay "$REC" -- sh -c '"$1" trace --json \
 expect_eq "problems in the replay" 0 "$(jq ".problems | length" \
     "$RUN/replay.problems")"
 
+# One jq pass over each trace (jq takes most of this test's time):
+# "Q tid seq call file-index again" of every event, for the coverage
+# below; "S tid:seq src tag dst..." of sends and multicasts, "R trace
+# dst src tag match|-" of receive ends and "L trace tid" of lost
+# markers, for the matches; "N tid first count" of the lost notices.
+scan() {
+	jq -r --arg i "$1" '
+	    (select(.seq) |
+		"Q \(.tid) \(.seq) \(.call) \($i) \(.again // false)"),
+	    (select(.phase == "begin" and
+		(.call == "pvm_send" or .call == "pvm_mcast")) |
+		"S \(.id) \(.src) \(.tag) \([.dst] | flatten | join(" "))"),
+	    (select(.phase == "end" and .msg == true and
+		(.call == "pvm_recv" or .call == "pvm_nrecv" or
+		 .call == "pvm_trecv")) |
+		"R \($i) \(.tid) \(.src) \(.tag) \(.match // "-")"),
+	    (select(.call == "lost") | "L \($i) \(.tid)"),
+	    (select(.notice == "lost") | .tasks[] |
+		"N \(.tid) \(.first) \(.events)")' "$2"
+}
+for i in $(seq 0 $K); do
+	scan "$i" "$RUN/t$i.json" || fail "trace $i is not JSON lines"
+done >"$RUN/scan"
 # Per task: every seq from 1 to its last (twice its calls) in some trace,
 # as an event or inside a lost marker.
-# seqs FILE...: "tid seq call file-index again" of every event.
-seqs() {
-	local i=0 f
-	for f; do
-		jq -r --arg i "$i" 'select(.seq) |
-		    "\(.tid) \(.seq) \(.call) \($i) \(.again // false)"' "$f" ||
-		    return 1
-		i=$((i + 1))
-	done
-}
-seqs $(for i in $(seq 0 $K); do echo "$RUN/t$i.json"; done) >"$RUN/seqs" ||
-    fail "traces are not JSON lines"
+sed -n 's/^Q //p' "$RUN/scan" >"$RUN/seqs"
 grep -h '"call":"lost"' "$RUN"/t*.json >"$RUN/lost.json" || true
 while read -r w tid n; do
 	[ "$w" = calls ] && echo "$((16#$tid)) $((2 * n))"
@@ -203,11 +215,13 @@ without the again flag: $(cat "$RUN/cover.out")"
 # marker, or inside a lost notice of the recorder (what a coordinator
 # that took over released before the recorder was back; a loaded
 # machine).
-seqs "$RUN/replay.json" >"$RUN/rseqs" || fail "the replay is not JSON lines"
+scan 0 "$RUN/replay.json" >"$RUN/rscan" ||
+    fail "the replay is not JSON lines"
+sed -n 's/^Q //p' "$RUN/rscan" >"$RUN/rseqs"
 {
 	grep -h '"call":"lost"' "$RUN/replay.json"
-	jq -c 'select(.notice == "lost") | .tasks[] |
-	    {tid: .tid, seq: .first, count: .events}' "$RUN/replay.json"
+	awk '$1 == "N" { printf "{\"tid\":%s,\"seq\":%s,\"count\":%s}\n",
+	    $2, $3, $4 }' "$RUN/rscan"
 } >"$RUN/rlost.json" || true
 cover "$RUN/rseqs" "$RUN/rlost.json" >"$RUN/rcover.out"
 rc=$?
@@ -215,20 +229,8 @@ while read -r l; do pm_log "recording: $l"; done <"$RUN/rcover.out"
 [ "$rc" = 0 ] || fail "the recording misses records or holds some twice: \
 $(cat "$RUN/rcover.out")"
 
-# Matches: "S tid:seq src tag dst..." for sends and multicasts, "R
-# trace dst src tag match|-" for receive ends, in each trace's order.
-for i in $(seq 0 $K); do
-	jq -r --arg i "$i" '
-	    (select(.phase == "begin" and
-		(.call == "pvm_send" or .call == "pvm_mcast")) |
-		"S \(.id) \(.src) \(.tag) \([.dst] | flatten | join(" "))"),
-	    (select(.phase == "end" and .msg == true and
-		(.call == "pvm_recv" or .call == "pvm_nrecv" or
-		 .call == "pvm_trecv")) |
-		"R \($i) \(.tid) \(.src) \(.tag) \(.match // "-")"),
-	    (select(.call == "lost") | "L \($i) \(.tid)")' \
-	    "$RUN/t$i.json"
-done >"$RUN/matches" || fail "traces are not JSON lines"
+# Matches, in each trace's order.
+grep '^[SRL] ' "$RUN/scan" >"$RUN/matches"
 awk '
 $1 == "L" { lossy[$2, $3] = 1; next }
 $1 == "S" {
