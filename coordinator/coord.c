@@ -167,6 +167,7 @@ coord_free(struct coord *c)
 	coord_hold_free(c);
 	while ((t = TAILQ_FIRST(&c->tasks)) != NULL) {
 		TAILQ_REMOVE(&c->tasks, t, entry);
+		coord_relay_task_free(t);
 		free(t->host);
 		free(t->program);
 		free(t);

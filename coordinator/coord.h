@@ -141,6 +141,8 @@ struct coord_task {
 	struct coord_agent	*end_agent;	/* sent its TASK_END */
 	struct coord_uplink	*up;		/* an intermediate: where its
 						   events go up */
+	struct coord_uplink	*parked;	/* ...and, while it is an
+						   orphan, where they wait */
 	uint64_t		 dropped;	/* ...and its TASK_END's, */
 	int			 end_up;	/* which goes up once it is
 						   all released */
@@ -191,6 +193,8 @@ struct coord_agent {
 						   tasks wait for another */
 	struct coord_uplink	*up;		/* an intermediate: its
 						   connection to the root */
+	struct agent_hello	*up_wait;	/* ...its hello, while its
+						   host's last uplink closes */
 	int			 host_back;	/* its host was away: its
 						   first FLUSH_DONE ends that */
 	struct coord_preauth	 pre;
@@ -278,6 +282,9 @@ struct coord_host {
 	unsigned		 respawns;	/* agents started after one
 						   was lost */
 	int			 deleted;	/* left the virtual machine */
+	int32_t			 agent_tid;	/* under an intermediate: its
+						   agent, watched through
+						   PvmTaskExit, or 0 */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -544,6 +551,8 @@ int	coord_relay_agent_hello(struct coord_agent *,
 	    const struct agent_hello *);
 void	coord_relay_agent_gone(struct coord_agent *);
 void	coord_relay_event(struct coord *, const struct order_event *);
+void	coord_relay_adopted(struct coord_agent *, struct coord_task *);
+void	coord_relay_task_free(struct coord_task *);
 void	coord_relay_forward(struct coord_agent *, uint8_t type,
 	    const uint8_t *, size_t);
 void	coord_relay_down(struct coord_agent *, uint8_t type,

@@ -84,6 +84,7 @@ orphan_end(struct coord *c, struct coord_task *t)
 	const char *why;
 
 	coord_task_move(t, COORD_TASK_EXPIRED);
+	coord_relay_task_free(t);
 	if (order_task_end(c->order, t->tid, 0, &why) == -1)
 		log_warnx("task t%x: %s", (unsigned)t->tid, why);
 }
@@ -213,24 +214,34 @@ coord_agent_free(struct coord_agent *a)
 		    (unsigned long long)a->zin.plain);
 	if (a->host != NULL)
 		state_host(c->state, a->host_tid, a->host, "", 0);
+	/*
+	 * Away before a round it leaves ends: that round must not judge
+	 * a receive whose send its next agent will bring.
+	 */
+	lost = a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down;
+	if (lost)
+		coord_host_away(c, coord_host_number(host_tid),
+		    COORD_AGENT_GRACE_MS);
 	coord_flush_forget(c, a);
 	coord_control_agent_gone(c, a);
 	coord_ack_agent_gone(c, a);
 	/* An intermediate: the root waits for the host's next agent. */
 	coord_relay_agent_gone(a);
-	lost = a->lost && a->state == COORD_P_ACTIVE && !c->shutting_down;
-	if (lost)
-		coord_host_away(c, coord_host_number(host_tid),
-		    COORD_AGENT_GRACE_MS);
-	if (lost && c->relay == NULL) {
+	/*
+	 * An intermediate keeps them too: what it holds of them is not
+	 * the root's yet, and their channels here wait for what their
+	 * next agent sends on.  The root restarts the agent.
+	 */
+	if (lost) {
 		agent_orphan_tasks(a);
-		respawn = 1;
+		respawn = c->relay == NULL;
 	} else
 		agent_end_tasks(a);
 	if (a->bev != NULL)
 		bufferevent_free(a->bev);
 	zs_in_end(&a->zin);
 	free(a->host);
+	free(a->up_wait);
 	free(a);
 	if (c->shutting_down)
 		coord_output_check(c);
@@ -386,11 +397,16 @@ relay_task_new(struct coord_agent *a, const struct task_hello *tn,
  * dropped by seq.
  */
 static int
-agent_task_adopted(struct coord_agent *a, struct coord_task *t)
+agent_task_adopted(struct coord_agent *a, struct coord_task *t,
+    const uint8_t *p, size_t len)
 {
 	coord_task_move(t, COORD_TASK_LIVE);
 	t->agent = a;
 	t->resumed = 1;		/* it re-sends what we did not ack */
+	/* At an intermediate, the root's orphan is adopted too. */
+	t->up = a->up;
+	coord_relay_forward(a, MSG_TASK_NEW, p, len);
+	coord_relay_adopted(a, t);
 	pack_state_init(&t->unpack);	/* a new connection's packing */
 	log_info("task t%x (%s) re-attached to agent %s", (unsigned)t->tid,
 	    t->program, a->peer);
@@ -429,12 +445,12 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 		coord_agent_drop(a, "bad TASK_NEW: %s", why);
 		return -1;
 	}
-	if (c->relay != NULL)
-		return relay_task_new(a, &tn, p, len);
 	t = coord_task_find(c, tn.tid);
 	if (t != NULL && t->stage == COORD_TASK_ORPHAN && t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
-		return agent_task_adopted(a, t);
+		return agent_task_adopted(a, t, p, len);
+	if (c->relay != NULL)
+		return relay_task_new(a, &tn, p, len);
 	if (t != NULL && coord_task_ended(t) && t->agent == NULL &&
 	    t->pid == tn.pid &&
 	    coord_host_number(tn.tid) == coord_host_number(a->host_tid))
@@ -442,6 +458,7 @@ agent_task_new(struct coord_agent *a, const uint8_t *p, size_t len)
 	if (t != NULL && t->stage == COORD_TASK_ORPHAN) {
 		/* Another process under its tid: the orphan is gone. */
 		coord_task_move(t, COORD_TASK_ENDED);
+		coord_relay_task_free(t);
 		if (order_task_end(c->order, t->tid, 0, &why) == -1)
 			log_warnx("task t%x: %s", (unsigned)t->tid, why);
 	}

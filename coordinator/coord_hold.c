@@ -42,7 +42,8 @@ agents_read(struct coord *c, int on)
 	struct coord_agent *a;
 
 	TAILQ_FOREACH(a, &c->agents, entry) {
-		if (a->state != COORD_P_ACTIVE)
+		/* Not one that waits for its uplink (coord_relay.c). */
+		if (a->state != COORD_P_ACTIVE || a->up_wait != NULL)
 			continue;
 		if (on)
 			bufferevent_enable(a->bev, EV_READ);

@@ -174,14 +174,14 @@ listen_wide(struct coord *c)
 	return 0;
 }
 
-static void
+static struct coord_host *
 host_add(struct coord *c, int32_t host_tid, const char *name)
 {
 	struct coord_host *h;
 
 	TAILQ_FOREACH(h, &c->hosts, entry)
 		if (h->host_tid == host_tid)
-			return;
+			return h;
 	h = xcalloc(1, sizeof(*h));
 	h->name = xstrdup(name);
 	h->host_tid = host_tid;
@@ -189,6 +189,7 @@ host_add(struct coord *c, int32_t host_tid, const char *name)
 	if (pvm_notify(PvmHostDelete, COORD_PVM_TAG_HOSTDEL, 1,
 	    &h->host_tid) < 0)
 		log_warnx("pvm_notify(PvmHostDelete) for host %s failed", name);
+	return h;
 }
 
 /* The child of a tree's root whose subtree holds host_tid, if any. */
@@ -251,6 +252,7 @@ static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	const struct coord_child *ch = child_of_host(c, host_tid);
+	struct coord_host *h;
 	char *argv[16];
 	int tid, i = 0;
 
@@ -287,7 +289,35 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 		return;
 	log_info("started agent t%x on host %s, dialing %s", (unsigned)tid,
 	    name, argv[i - 1]);
-	host_add(c, host_tid, name);
+	h = host_add(c, host_tid, name);
+	/*
+	 * An uplink that closes says nothing of the agent behind it (its
+	 * intermediate may be the one gone): PVM tells us when the agent
+	 * exits (watched_exit).
+	 */
+	if (ch != NULL) {
+		h->agent_tid = tid;
+		if (pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1, &tid) < 0)
+			log_warnx("pvm_notify(PvmTaskExit) for the agent of "
+			    "host %s failed", name);
+	}
+}
+
+/* Starts another agent on h, at most COORD_AGENT_RESPAWNS times. */
+static void
+respawn_on(struct coord *c, struct coord_host *h)
+{
+	if (h->respawns >= COORD_AGENT_RESPAWNS) {
+		log_warnx("the agent of host %s went away again; not "
+		    "restarted (%d restarts already)", h->name,
+		    COORD_AGENT_RESPAWNS);
+		return;
+	}
+	h->respawns++;
+	h->hello = 0;
+	log_info("restarting the agent of host %s (%u of %d)", h->name,
+	    h->respawns, COORD_AGENT_RESPAWNS);
+	spawn_on(c, h->host_tid, h->name);
 }
 
 /*
@@ -312,26 +342,15 @@ coord_pvm_respawn(struct coord *c, int32_t host_tid)
 		return;
 	}
 	/*
-	 * Under an intermediate, an uplink that closes is most often the
-	 * intermediate gone: the agent lives and dials it again once it is
-	 * restarted (watched_exit).
+	 * Under an intermediate, the uplink closes when the intermediate
+	 * goes (the agent lives and dials it again once it is restarted)
+	 * and when the agent does: PVM tells which (watched_exit).
 	 */
 	if (child_of_host(c, host_tid) != NULL) {
-		log_info("the uplink of host %s closed; its agent dials its "
-		    "intermediate again", h->name);
+		log_info("the uplink of host %s closed", h->name);
 		return;
 	}
-	if (h->respawns >= COORD_AGENT_RESPAWNS) {
-		log_warnx("the agent of host %s went away again; not "
-		    "restarted (%d restarts already)", h->name,
-		    COORD_AGENT_RESPAWNS);
-		return;
-	}
-	h->respawns++;
-	h->hello = 0;
-	log_info("restarting the agent of host %s (%u of %d)", h->name,
-	    h->respawns, COORD_AGENT_RESPAWNS);
-	spawn_on(c, h->host_tid, h->name);
+	respawn_on(c, h);
 }
 
 /* --- a tree of coordinators (-F) ----------------------------------- */
@@ -476,6 +495,7 @@ static void
 watched_exit(struct coord *c)
 {
 	struct coord_child *ch;
+	struct coord_host *h;
 	size_t i;
 	int tid;
 
@@ -502,6 +522,21 @@ watched_exit(struct coord *c)
 		    "again (%u of %d)", i, (unsigned)tid, ch->host,
 		    ch->restarts, COORD_AGENT_RESPAWNS);
 		spawn_child(c, ch);
+	}
+	/* The agent of a host under an intermediate. */
+	TAILQ_FOREACH(h, &c->hosts, entry) {
+		if (h->agent_tid != tid)
+			continue;
+		h->agent_tid = 0;
+		if (c->shutting_down || !c->spawn_agents)
+			break;
+		log_warnx("the agent of host %s (t%x) exited", h->name,
+		    (unsigned)tid);
+		if (h->deleted)
+			coord_agent_host_gone(c, h->name);
+		else
+			respawn_on(c, h);
+		break;
 	}
 }
 

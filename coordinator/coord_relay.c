@@ -64,6 +64,11 @@ struct coord_uplink {
 	int32_t			 frame_tid;	/* 0: none open */
 	uint32_t		 frame_count;
 	uint64_t		 events;	/* sent up, for the log */
+	int			 parked;	/* an orphan's: keeps its frames
+						   for the next agent's uplink */
+	int			 shut;		/* its agent gone, all written:
+						   waits for the root's close */
+	int32_t			 host_tid;	/* its agent's host */
 };
 
 int
@@ -133,6 +138,9 @@ coord_relay_order(struct coord *c)
 			coord_host_away(c, h, COORD_READY_TIMEOUT * 1000);
 }
 
+static void	uplink_shut(struct coord_uplink *);
+static int	uplink_dial(struct coord_agent *, const struct agent_hello *);
+static void	uplink_waited(struct coord *, int32_t);
 static void	uplink_read_cb(struct bufferevent *, void *);
 static void	uplink_write_cb(struct bufferevent *, void *);
 static void	uplink_event_cb(struct bufferevent *, short, void *);
@@ -160,6 +168,8 @@ uplink_free(struct coord_uplink *up)
 	if (up->bev != NULL)
 		bufferevent_free(up->bev);
 	free(up->buf);
+	if (up->agent == NULL && !c->shutting_down)
+		uplink_waited(c, up->host_tid);
 	free(up);
 	coord_hold_release(c);
 }
@@ -171,11 +181,53 @@ uplink_out(const struct coord_uplink *up)
 }
 
 /*
- * An agent said hello: its uplink dials the root and says the same
- * hello, with the secret.
+ * An agent said hello.  While the uplink of its host's agent before it
+ * is still writing its last frames, the root would refuse a second for
+ * the host, and what went up the refused one would be lost: we read
+ * nothing more from the agent until that uplink is closed (uplink_free).
  */
 int
 coord_relay_agent_hello(struct coord_agent *a, const struct agent_hello *h)
+{
+	struct coord_uplink *up;
+
+	TAILQ_FOREACH(up, &a->coord->relay->uplinks, entry)
+		if (up->agent == NULL && up->host_tid == h->host_tid)
+			break;
+	if (up == NULL)
+		return uplink_dial(a, h);
+	a->up_wait = xmalloc(sizeof(*a->up_wait));
+	*a->up_wait = *h;
+	bufferevent_disable(a->bev, EV_READ);
+	log_info("agent %s (%s): waits for the last uplink of its host to "
+	    "close", a->peer, h->host);
+	return 0;
+}
+
+/* Its host's last uplink closed: agent a's goes up now. */
+static void
+uplink_waited(struct coord *c, int32_t host_tid)
+{
+	struct agent_hello h;
+	struct coord_agent *a;
+
+	TAILQ_FOREACH(a, &c->agents, entry)
+		if (a->up_wait != NULL && a->host_tid == host_tid)
+			break;
+	if (a == NULL)
+		return;
+	h = *a->up_wait;
+	free(a->up_wait);
+	a->up_wait = NULL;
+	if (uplink_dial(a, &h) == -1)
+		return;		/* a is gone */
+	if (!c->held_back)
+		bufferevent_enable(a->bev, EV_READ);
+}
+
+/* An agent's uplink: it dials the root and says the agent's hello. */
+static int
+uplink_dial(struct coord_agent *a, const struct agent_hello *h)
 {
 	struct coord *c = a->coord;
 	struct coord_uplink *up;
@@ -194,6 +246,7 @@ coord_relay_agent_hello(struct coord_agent *a, const struct agent_hello *h)
 	up = xcalloc(1, sizeof(*up));
 	up->coord = c;
 	up->agent = a;
+	up->host_tid = h->host_tid;
 	up->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (up->bev == NULL)
 		fatalx("%s: bufferevent_socket_new", __func__);
@@ -241,6 +294,8 @@ static void
 below_out(struct coord_uplink *up)
 {
 	below_close(up);
+	if (up->parked)
+		return;
 	if (up->len > 0 && up->bev != NULL)
 		evbuffer_add(uplink_out(up), up->buf, up->len);
 	up->len = 0;
@@ -284,7 +339,22 @@ coord_relay_event(struct coord *c, const struct order_event *ev)
 	uint8_t flags;
 
 	if ((ev->flags & EVENT_LOST) ||
-	    (t = coord_task_find(c, ev->tid)) == NULL || (up = t->up) == NULL)
+	    (t = coord_task_find(c, ev->tid)) == NULL)
+		return;
+	/*
+	 * An orphan's events wait for the uplink of the agent that adopts
+	 * it: the root never had them, and the next agent sends only what
+	 * we have not seen.
+	 */
+	if ((up = t->up) == NULL && t->stage == COORD_TASK_ORPHAN) {
+		if (t->parked == NULL) {
+			t->parked = xcalloc(1, sizeof(*t->parked));
+			t->parked->coord = c;
+			t->parked->parked = 1;
+		}
+		up = t->parked;
+	}
+	if (up == NULL)
 		return;
 	if (up->frame_tid != ev->tid ||
 	    up->len - up->frame + need > PROTO_MAX_PAYLOAD)
@@ -321,6 +391,37 @@ coord_relay_event(struct coord *c, const struct order_event *ev)
 	up->events++;
 	if (c->ev_batch != NULL)
 		event_active(c->ev_batch, EV_TIMEOUT, 0);
+}
+
+/*
+ * Agent a adopted orphan t (its TASK_NEW went up): what t released
+ * while it was an orphan follows.
+ */
+void
+coord_relay_adopted(struct coord_agent *a, struct coord_task *t)
+{
+	struct coord_uplink *pk = t->parked;
+
+	if (pk == NULL)
+		return;
+	below_close(pk);
+	if (a->up != NULL && a->up->bev != NULL && pk->len > 0) {
+		below_out(a->up);
+		evbuffer_add(uplink_out(a->up), pk->buf, pk->len);
+		a->up->events += pk->events;
+	}
+	coord_relay_task_free(t);
+}
+
+/* Drops what t has parked (it ended an orphan, or we are leaving). */
+void
+coord_relay_task_free(struct coord_task *t)
+{
+	if (t->parked == NULL)
+		return;
+	free(t->parked->buf);
+	free(t->parked);
+	t->parked = NULL;
 }
 
 /* A frame of the agent's that goes up as it came. */
@@ -364,6 +465,7 @@ void
 coord_relay_agent_gone(struct coord_agent *a)
 {
 	struct coord_uplink *up = a->up;
+	struct coord_task *t;
 
 	if (up == NULL)
 		return;
@@ -372,10 +474,19 @@ coord_relay_agent_gone(struct coord_agent *a)
 	    up->events);
 	up->agent = NULL;
 	a->up = NULL;
+	/*
+	 * Nothing of its tasks goes up this uplink any more: the root has
+	 * not acknowledged what they release from now on, and gets it
+	 * through the uplink of the host's next agent.
+	 */
+	TAILQ_FOREACH(t, &a->coord->tasks, entry)
+		if (t->up == up)
+			t->up = NULL;
 	below_out(up);
-	if (up->bev == NULL ||
-	    evbuffer_get_length(uplink_out(up)) == 0)
+	if (up->bev == NULL)
 		uplink_free(up);
+	else if (evbuffer_get_length(uplink_out(up)) == 0)
+		uplink_shut(up);
 }
 
 /* --- flush rounds: the root's, through us ------------------------------ */
@@ -473,6 +584,8 @@ uplink_lost(struct coord_uplink *up, const char *why)
 	    "connection", a->peer, a->host, why);
 	bufferevent_free(a->bev);
 	a->bev = NULL;
+	/* Its tasks wait for it, orphans, as for an agent lost. */
+	a->lost = 1;
 	coord_agent_free(a);
 }
 
@@ -536,6 +649,11 @@ uplink_read_cb(struct bufferevent *bev, void *arg)
 	struct frame_hdr h;
 	const char *why;
 
+	/* Its agent is gone: what the root says is for nobody. */
+	if (up->agent == NULL) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (evbuffer_get_length(in) >= FRAME_HDR_SIZE) {
 		evbuffer_copyout(in, hdr, sizeof(hdr));
 		if (frame_hdr_decode(hdr, &h, &why) == -1) {
@@ -561,10 +679,26 @@ uplink_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	if (up->agent == NULL) {
-		uplink_free(up);	/* its last frames are written */
+		uplink_shut(up);	/* its last frames are written */
 		return;
 	}
 	coord_hold_release(up->coord);
+}
+
+/*
+ * The uplink of an agent gone, all written: we send no more, and go
+ * once the root closes its end (uplink_event_cb).  Closing first would
+ * reset the connection if an ACK of the root's came meanwhile, and the
+ * root would lose what it had not read yet.
+ */
+static void
+uplink_shut(struct coord_uplink *up)
+{
+	if (up->shut)
+		return;
+	up->shut = 1;
+	if (shutdown(bufferevent_getfd(up->bev), SHUT_WR) == -1)
+		uplink_free(up);
 }
 
 static void

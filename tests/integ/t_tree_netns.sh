@@ -14,7 +14,10 @@
 # - during the second, the intermediate of hosts 5-8 is killed
 #   (SIGKILL).  The root starts it again through PVM on the same host
 #   and address, its agents dial it again and send what the root had
-#   not acknowledged, and the root drops what it had.
+#   not acknowledged, and the root drops what it had.  Then the agent
+#   of host 3, under the other intermediate, is killed: the root starts
+#   another there (PVM tells it the agent exited), which dials that
+#   intermediate and adopts the running tasks' rings.
 # The trace then holds every event both storms made (storm.c's count),
 # once each, causal and complete (streamcheck: every send matched), no
 # receive released without its send and no lost marker, although the
@@ -26,9 +29,9 @@ pm_setup
 need_pmon
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-# Task 0 paces the rounds (-p US, 2 s in all) so that the stop and the
+# Task 0 paces the rounds (-p US, 3.2 s in all) so that the stop and the
 # kill come mid-run, once every task runs, even under the sanitizers.
-hosts=8 n=${TREE_TASKS:-64} rounds=${TREE_ROUNDS:-400} pace=5000
+hosts=8 n=${TREE_TASKS:-64} rounds=${TREE_ROUNDS:-400} pace=8000
 netns_pmon_up $hosts -v -Q 268435456 --fanout 4
 log=$(host_tmp 1)/pmon-coordd.$(id -u).log
 
@@ -117,9 +120,24 @@ storm "$(calls)" 2
 kill -KILL "$first"
 restarted() { p=$(relay_pid 1) && [ -n "$p" ] && [ "$p" != "$first" ]; }
 wait_for 10 restarted || fail "the intermediate was not started again"
+# agent_on I: the pid of the agent listening on host I's socket.
+agent_on() {
+	"$RUN/on$1" ss -xlpn 2>/dev/null |
+	    awk -v p="$(host_tmp "$1")/pmon-agent.$(id -u)" '$5 == p' |
+	    sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1
+}
+agent3=$(agent_on 3)
+[ -n "$agent3" ] || fail "no agent on host 3"
+kill -KILL "$agent3"
+new_agent() { p=$(agent_on 3) && [ -n "$p" ] && [ "$p" != "$agent3" ]; }
+wait_for 10 new_agent || fail "no agent was started again on host 3"
 storm_end
 grep -q "intermediate 1 .* exited; starting it again" "$log" ||
     fail "the root did not say it restarted the intermediate"
+grep -q "restarting the agent of host .* (1 of 3)" "$log" ||
+    fail "the root did not say it restarted host 3's agent"
+grep -qE "agent 198\.18\.0\.11:[0-9]+: host [^ ]*3 .*pid $(agent_on 3)\$" \
+    "$log" || fail "host 3's new agent did not reach the root through host 1"
 $PM_ON timeout 60 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
     fail "pmon flush: $(cat "$RUN/flush.err")"
 $PM_ON timeout 20 "$PMON" problems >"$RUN/problems.txt" 2>&1 ||
