@@ -7,6 +7,9 @@
 # trace`) is told of the stop, and after a flush the snapshot shows the
 # exact state at the breakpoint: the pong not sent, the master waiting
 # for it.  When the debugger leaves, everything runs to the end.
+# With CONTROL_FANOUT=K (t_tree_control.sh), the same under `pmon start
+# --fanout K`: the breakpoint table and the stops go down a tree of
+# coordinators, the BREAK record and the answers up.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netns.sh"
 pm_setup
@@ -14,7 +17,13 @@ need_pmon
 [ -x "$PROGS/pingpong" ] || fail "missing $PROGS/pingpong"
 command -v jq >/dev/null || fail "jq is needed"
 
-netns_pmon_up 2
+if [ -n "${CONTROL_FANOUT:-}" ]; then
+	netns_pmon_up 2 -Q 268435456 --fanout "$CONTROL_FANOUT"
+	expect_eq "hosts whose agent dials an intermediate" 2 \
+	    "$($PM_ON "$PMON" hosts | grep -c ' up via ')"
+else
+	netns_pmon_up 2
+fi
 pmon_trace "$RUN/trace.json"
 
 host_of() { echo $((($1 >> 18) & 0xfff)); }
