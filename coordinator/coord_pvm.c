@@ -407,31 +407,37 @@ spawn_child(struct coord *c, struct coord_child *ch)
 }
 
 /*
- * pvm_config's hosts, K at a time (-F K), each group under an
- * intermediate on its first host.  A group whose intermediate cannot
- * start has its agents dial us.  0 when there is a tree.
+ * Hosts under new intermediates, K at a time (-F K), each group's on its
+ * first host.  A group whose intermediate cannot start has its agents
+ * dial us.  The subtrees are numbered on from those there are: a host
+ * added later joins a new one, so that no subtree's channels change
+ * while its intermediate matches them.  0 when a subtree was added.
  */
 static int
-tree_spawn(struct coord *c, struct pvmhostinfo *hi, int nhost)
+tree_add(struct coord *c, const struct pvmhostinfo *hi, int nhost)
 {
 	struct coord_child *ch;
-	size_t k, j, nk = ((size_t)nhost + c->fanout - 1) / c->fanout;
-	int tree = 0;
+	size_t k, j, k0 = c->nchildren;
+	size_t nk = k0 + ((size_t)nhost + c->fanout - 1) / c->fanout;
+	int added = 0;
 
-	c->host_subtree = xcalloc(COORD_HOST_NUMBERS,
-	    sizeof(*c->host_subtree));
-	for (j = 0; j < COORD_HOST_NUMBERS; j++)
-		c->host_subtree[j] = -1;
-	c->children = xcalloc(nk, sizeof(*c->children));
+	if (c->host_subtree == NULL) {
+		c->host_subtree = xcalloc(COORD_HOST_NUMBERS,
+		    sizeof(*c->host_subtree));
+		for (j = 0; j < COORD_HOST_NUMBERS; j++)
+			c->host_subtree[j] = -1;
+	}
+	c->children = xreallocarray(c->children, nk, sizeof(*c->children));
+	memset(c->children + k0, 0, (nk - k0) * sizeof(*c->children));
 	c->nchildren = nk;
-	for (k = 0; k < nk; k++) {
+	for (k = k0; k < nk; k++) {
 		ch = &c->children[k];
 		ch->subtree = (int)k;
-		ch->host = xstrdup(hi[k * c->fanout].hi_name);
+		ch->host = xstrdup(hi[(k - k0) * c->fanout].hi_name);
 		ch->hosts = xcalloc(c->fanout, sizeof(*ch->hosts));
 		ch->names = xcalloc(c->fanout, sizeof(*ch->names));
-		for (j = k * c->fanout; j < (size_t)nhost &&
-		    j < (k + 1) * c->fanout; j++) {
+		for (j = (k - k0) * c->fanout; j < (size_t)nhost &&
+		    j < (k - k0 + 1) * c->fanout; j++) {
 			ch->hosts[ch->nhosts] = hi[j].hi_tid;
 			ch->names[ch->nhosts++] = xstrdup(hi[j].hi_name);
 		}
@@ -446,11 +452,11 @@ tree_spawn(struct coord *c, struct pvmhostinfo *hi, int nhost)
 			    (int16_t)k;
 			host_add(c, ch->hosts[j], ch->names[j]);
 		}
-		tree = 1;
+		added = 1;
 	}
-	if (tree)
+	if (added)
 		order_set_subtree(c->order, ORDER_ROOT, root_subtree_of, c);
-	return tree ? 0 : -1;
+	return added ? 0 : -1;
 }
 
 /* An intermediate listens, at the address it says: its agents start. */
@@ -599,7 +605,7 @@ coord_pvm_spawn_all(struct coord *c)
 		return;
 	}
 	if (c->fanout == 0 || (unsigned)nhost <= c->fanout ||
-	    tree_spawn(c, hi, nhost) == -1)
+	    tree_add(c, hi, nhost) == -1)
 		for (i = 0; i < nhost; i++)
 			spawn_on(c, hi[i].hi_tid, hi[i].hi_name);
 	coord_start_ready_timer(c);
@@ -609,8 +615,8 @@ coord_pvm_spawn_all(struct coord *c)
 static void
 hosts_added(struct coord *c)
 {
-	struct pvmhostinfo *hi;
-	int n, tids[64], nhost, narch, i, j;
+	struct pvmhostinfo *hi, added[64];
+	int n, tids[64], nhost, narch, i, j, m;
 
 	if (pvm_upkint(&n, 1, 1) < 0 || n < 0) {
 		log_warnx("malformed host-add notify from the pvmd");
@@ -625,10 +631,20 @@ hosts_added(struct coord *c)
 		return;
 	if (pvm_config(&nhost, &narch, &hi) < 0)
 		return;
-	for (i = 0; i < n; i++)
-		for (j = 0; j < nhost; j++)
-			if (hi[j].hi_tid == tids[i])
-				spawn_on(c, hi[j].hi_tid, hi[j].hi_name);
+	/* The new hosts, as pvm_config has them. */
+	for (i = 0, m = 0; i < nhost; i++) {
+		for (j = 0; j < n && hi[i].hi_tid != tids[j]; j++)
+			continue;
+		if (j < n)
+			added[m++] = hi[i];
+	}
+	if (m == 0)
+		return;
+	/* A machine grown past K hosts (-F K): a tree for the new ones. */
+	if (c->fanout == 0 || (c->nchildren == 0 &&
+	    (unsigned)nhost <= c->fanout) || tree_add(c, added, m) == -1)
+		for (i = 0; i < m; i++)
+			spawn_on(c, added[i].hi_tid, added[i].hi_name);
 }
 
 /*
