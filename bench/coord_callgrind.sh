@@ -4,6 +4,8 @@
 #
 #	PMON_BUILD=build bash bench/coord_callgrind.sh [N [ROUNDS]]
 #
+# CG_OUT names a file to keep the profile in, for callgrind_annotate.
+#
 # A private virtual machine (lib.sh), pmon started with pmon-coordd
 # under `valgrind --tool=callgrind`, `pmon record` attached, and `storm
 # N ROUNDS` (default 8 x 5000: 10 N R + 16 N + 2 = 400,130 events) run
@@ -34,9 +36,11 @@ wait "$REC"
 wait_for 120 pid_dead "$COORD_PID" || fail "callgrind did not finish"
 events=$((10 * N * R + 16 * N + 2))
 # The daemon forks once: the child that runs the loop has the most.
-ins=$(for f in "$RUN"/cg.*; do
-	sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f"
+big=$(for f in "$RUN"/cg.*; do
+	printf '%s %s\n' "$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f")" "$f"
 done | sort -n | tail -1)
+ins=${big%% *}
+[ -z "${CG_OUT:-}" ] || cp "${big#* }" "$CG_OUT"
 [ -n "$ins" ] || fail "no callgrind output"
 echo "coord_callgrind events=$events instructions=$ins per_event=$((ins / events))"
 pass
