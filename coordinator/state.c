@@ -134,6 +134,7 @@ task_free(struct task *t)
 	pkseq_unref(t->unpack.pk);
 	state_links_free(&t->links);
 	free(t->kids);
+	free(t->handlers);
 	free(t->waiters);
 	free(t->pairs);
 	free(t->pairmap);

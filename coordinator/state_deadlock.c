@@ -110,7 +110,7 @@ wait_each(const struct state *s, const struct task *w, wait_fn fn,
 static int
 dl_candidate(const struct state *s, const struct task *t)
 {
-	if (t->unknown_past)
+	if (t->unknown_past || state_queued_handled(t))
 		return 0;
 	switch (state_task_wait(s, t)) {
 	case WAIT_RECV:

@@ -519,6 +519,34 @@ mbox_end(struct state *s, struct task *t, const struct order_event *ev,
 	}
 }
 
+/* pvm_addmhf's end: rc the handler's id, the filter its begin's. */
+static void
+handler_add(struct task *t, const struct record *r)
+{
+	struct handler *h;
+
+	t->handlers = xreallocarray(t->handlers, t->nhandlers + 1,
+	    sizeof(*t->handlers));
+	h = &t->handlers[t->nhandlers++];
+	h->mhid = r->rc;
+	h->src = r->peer;
+	h->tag = r->tag;
+	h->ctx = r->ctx;
+}
+
+/* pvm_delmhf's end: inst the id (doc/events.md). */
+static void
+handler_delete(struct task *t, int32_t mhid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nhandlers; i++)
+		if (t->handlers[i].mhid == mhid) {
+			t->handlers[i] = t->handlers[--t->nhandlers];
+			return;
+		}
+}
+
 static void
 event_end(struct state *s, struct task *t, const struct order_event *ev)
 {
@@ -554,6 +582,10 @@ event_end(struct state *s, struct task *t, const struct order_event *ev)
 	else if (r->call == PMON_CALL_putinfo || r->call == PMON_CALL_recvinfo ||
 	    r->call == PMON_CALL_delinfo)
 		mbox_end(s, t, ev, open);
+	else if (r->call == PMON_CALL_addmhf && r->rc >= 0)
+		handler_add(t, r);
+	else if (r->call == PMON_CALL_delmhf && r->rc >= 0)
+		handler_delete(t, r->inst);
 	else if (r->call == PMON_CALL_exit) {
 		t->has_exit_rc = 1;
 		t->exit_rc = r->rc;

@@ -245,6 +245,11 @@ struct host {
 
 enum task_end { TASK_LIVE, TASK_EXITED, TASK_KILLED };
 
+/* A message handler (pvm_addmhf): its id and the messages it takes. */
+struct handler {
+	int32_t		 mhid, src, tag, ctx;
+};
+
 struct task {
 	int32_t		 tid, parent;
 	uint32_t	 pid;
@@ -260,6 +265,8 @@ struct task {
 	int		 has_outer;	/* a message handler runs inside */
 	struct call	 outer;		/* ...this call, open again at the
 					   handler's end */
+	struct handler	*handlers;	/* pvm_addmhf's, not deleted */
+	size_t		 nhandlers;
 	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
 	uint64_t	 last_seq, first_t, last_t;
 	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
@@ -491,6 +498,7 @@ struct qmsg	*state_qmsg_new(struct state *);
 void	state_qmsg_free(struct qmsg *);
 /* Would a message already queued satisfy t's open receive? */
 int	state_queued_match(const struct task *t);
+int	state_queued_handled(const struct task *t);
 /* The messages of t's send r: counted, and queued. */
 void	state_sends_apply(struct state *, struct task *t,
 	    const struct record *r);

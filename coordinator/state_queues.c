@@ -77,6 +77,27 @@ state_queued_match(const struct task *t)
 	return 0;
 }
 
+/*
+ * Would a message already queued run one of t's message handlers?  It
+ * does in whatever call of t's waits (doc/events.md, "Message
+ * handlers"), and the handler may answer what t's peers wait for.
+ */
+int
+state_queued_handled(const struct task *t)
+{
+	const struct qmsg *q;
+	size_t i;
+
+	if (t->nhandlers == 0)
+		return 0;
+	TAILQ_FOREACH(q, &t->queue, entry)
+		for (i = 0; i < t->nhandlers; i++)
+			if (filter_match(t->handlers[i].src,
+			    t->handlers[i].tag, t->handlers[i].ctx, q))
+				return 1;
+	return 0;
+}
+
 static void
 cand_add(struct qmsg *q, const struct wild *w)
 {

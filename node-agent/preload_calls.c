@@ -444,7 +444,8 @@ pvm_delmhf(int mhid)
 
 	if (real == NULL)
 		return PvmNotImpl;
-	(void)call_enter(&c, PMON_CALL_delmhf);
+	if (call_enter(&c, PMON_CALL_delmhf))
+		c.r.inst = mhid;
 	call_begin(&c, NULL, 0);
 	rc = real(mhid);
 	if (rc >= 0)

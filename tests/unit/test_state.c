@@ -372,6 +372,67 @@ test_deadlock_queued(void)
 	sdone(s);
 }
 
+/* pvm_addmhf(src, tag) of tid, handler id mhid; pvm_delmhf of it. */
+static void
+shandler(struct state *s, int32_t tid, int call, int32_t src, int32_t tag,
+    int32_t mhid)
+{
+	struct espec e = { call, PMON_BEGIN, src, tag, 0, -1, -1, NULL, 0,
+	    NULL, 0, 0, 0 };
+
+	if (call == PMON_CALL_delmhf)
+		e.inst = mhid;
+	feed(s, tid, &e);
+	e.phase = PMON_END;
+	e.rc = call == PMON_CALL_addmhf ? mhid : 0;
+	feed(s, tid, &e);
+}
+
+/*
+ * A's message handler takes B's and C's requests (tag 5) inside A's
+ * wildcard receive of tag 7, and answers them (tag 6): while a request
+ * waits in A's queue, A is not blocked (tests/progs/handlers, which
+ * was once reported deadlocked in that window).  Without the handler,
+ * or once it is deleted, it is a deadlock.
+ */
+static void
+test_deadlock_handler(void)
+{
+	struct state *s = srig();
+
+	shandler(s, A, PMON_CALL_addmhf, -1, 5, 3);
+	ssend(s, B, A, 5, 4);
+	ssend(s, C, A, 5, 4);
+	srecv_begin(s, A, -1, 7);
+	srecv_begin(s, B, A, 6);
+	srecv_begin(s, C, A, 6);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+	/* A handler of another tag takes none of them. */
+	s = srig();
+	shandler(s, A, PMON_CALL_addmhf, -1, 8, 3);
+	ssend(s, B, A, 5, 4);
+	srecv_begin(s, A, -1, 7);
+	srecv_begin(s, B, A, 6);
+	srecv_begin(s, C, A, 6);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL(nprob, 1);
+	sdone(s);
+	/* Deleted (its id in pvm_delmhf's inst): none either. */
+	s = srig();
+	shandler(s, A, PMON_CALL_addmhf, -1, 5, 3);
+	shandler(s, A, PMON_CALL_addmhf, B, 5, 4);
+	shandler(s, A, PMON_CALL_delmhf, 0, 0, 3);
+	ssend(s, C, A, 5, 4);
+	srecv_begin(s, A, -1, 7);
+	srecv_begin(s, B, A, 6);
+	srecv_begin(s, C, A, 6);
+	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL(nprob, 1);
+	sdone(s);
+}
+
 static struct state *sreload(struct state *);
 static void scontinue(struct state *, struct state *,
     void (*)(struct state *));
@@ -2433,6 +2494,8 @@ static CU_TestInfo state_tests[] = {
 	{ "a deadlock that grows is one problem", test_deadlock_grows },
 	{ "no deadlock while a message or task can help",
 	    test_deadlock_queued },
+	{ "a message a handler takes: no deadlock",
+	    test_deadlock_handler },
 	{ "clean exchange", test_clean_exchange },
 	{ "wildcard race", test_race },
 	{ "no race when causally ordered", test_race_causal },
