@@ -64,7 +64,8 @@ pmon_start
 pmon_trace "$RUN/trace.json"
 
 # 60 rounds of 0.3 s: the ring must outlive the gdb sessions below, which
-# take seconds each on a loaded machine (and hold the ring still).
+# take seconds each on a loaded machine (and hold the ring still); once
+# they are done, a stop file ends it.
 n=3 f=$RUN/ring.log
 bg timeout 120 "$PMON" exec "$PROGS/ring" "$n" 60 "$f" \
     >"$RUN/ring.out" 2>"$RUN/ring.err"
@@ -248,6 +249,8 @@ holds=$(grep -c '^hold' "$f")
 sleep 0.5
 expect_eq "tokens held while stopped" "$holds" "$(grep -c '^hold' "$f")"
 run_gdb e -x "$GDBPY" -p "$pid" -ex 'pmon continue-all' -ex detach
+# The ring has done its part: its task 0 ends it (tests/progs/ring.c).
+touch "$f.stop"
 wait "$EXEC_PID" || fail "ring exited with $?: $(cat "$RUN/ring.err")"
 EXEC_PID=""
 expect_eq "ring tasks done" "$n" "$(grep -c '^done' "$f")"

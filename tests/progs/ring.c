@@ -13,6 +13,12 @@
  * the tids.  Each task appends "ring I TID PID" to FILE when it starts,
  * "hold I R" when it got the token in round R (before holding it), and
  * "done I TID" before pvm_exit.
+ *
+ * A file FILE.stop ends the ring early: task 0, holding the token, sends
+ * a stop token (-1) around instead, each task passes it on and leaves,
+ * and task 0 takes it back, so that every message sent is received.  A
+ * test that needs the ring only while it looks at it need not wait for
+ * all its rounds.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,6 +58,15 @@ pass(int to, int v)
 	return pvm_send(to, TAG_TOKEN);
 }
 
+static int
+stop_asked(const char *file)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s.stop", file);
+	return access(path, F_OK) == 0;
+}
+
 /* Task me's part: ROUNDS receives and ROUNDS sends; task 0 sends
  * first, so every token sent is received. */
 static int
@@ -65,8 +80,16 @@ run(const char *file, int me, int n, int rounds, const int *tids)
 		if (pvm_recv(prev, TAG_TOKEN) < 0)
 			return -1;
 		pvm_upkint(&v, 1, 1);
+		if (v == -1)		/* the stop token */
+			return me == 0 || pass(next, -1) == 0 ? 0 : -1;
 		prog_log(file, "hold %d %d\n", me, r);
 		usleep(HOLD_US);
+		if (me == 0 && r < rounds - 1 && stop_asked(file)) {
+			if (pass(next, -1) < 0 || pvm_recv(prev, TAG_TOKEN) < 0)
+				return -1;
+			pvm_upkint(&v, 1, 1);
+			return v == -1 ? 0 : -1;
+		}
 		if ((me != 0 || r < rounds - 1) && pass(next, v + 1) < 0)
 			return -1;
 	}
