@@ -155,8 +155,9 @@ run_state(struct run *r, unsigned hosts)
 	for (h = 0; h < hosts; h++) {
 		snprintf(r->hostname, sizeof(r->hostname), "h%" PRIu32,
 		    sim_host_number(h));
-		state_host(r->state, (int32_t)sim_host_number(h), r->hostname,
-		    "LINUX64", 1);
+		/* Its pvmd's tid: the host field, as the tasks' tids. */
+		state_host(r->state, (int32_t)(sim_host_number(h) << 18),
+		    r->hostname, "LINUX64", 1);
 	}
 }
 

@@ -208,6 +208,13 @@ record_msg_id_cmp(uint64_t seq, uint32_t id)
  * bits (tid * odd & mask) put the tasks of different hosts with the
  * same number in one slot (4096 tasks on 64 hosts: 64 slots).
  */
+/* A PVM tid's host field (bits 18 to 29): its host's number. */
+static inline uint32_t
+record_tid_host(int32_t tid)
+{
+	return ((uint32_t)tid >> 18) & 0xfff;
+}
+
 static inline uint32_t
 record_tid_hash(int32_t tid)
 {

@@ -530,7 +530,7 @@ void	coord_notice_tool(struct coord *, const struct coord_tool *,
 
 /* coord_agent.c */
 /* The host field of a PVM tid: a small number naming the host. */
-#define coord_host_number(tid)	((uint32_t)(((uint32_t)(tid) >> 18) & 0xfff))
+#define coord_host_number(tid)	record_tid_host(tid)
 int	coord_agent_listen(struct coord *);
 int	coord_agent_listen_wide(struct coord *, const char *host);
 void	coord_agent_drop(struct coord_agent *, const char *fmt, ...)

@@ -108,7 +108,7 @@ state_task_new(struct state *s, int32_t tid)
 
 	map_grow(s);
 	state_grow(&s->tasks, &s->taskcap, s->ntasks + 1, sizeof(*s->tasks));
-	t = xcalloc(1, sizeof(*t));
+	t = xcalloc_lines(sizeof(*t));
 	t->tid = tid;
 	t->idx = s->ntasks;
 	TAILQ_INIT(&t->queue);

@@ -148,19 +148,22 @@ unpack_stop(struct task *t)
 }
 
 /*
- * The architecture of t's host; NULL if not known.  Where the host was
- * last found is kept, to look there first.
+ * The architecture of t's host (the host field of its tid); NULL if not
+ * known.  Where the host was last found is kept, to look there first.
  */
 static const char *
 task_arch(const struct state *s, struct task *t)
 {
-	size_t i = t != NULL ? t->host_hint : 0;
+	uint32_t h;
+	size_t i;
 
-	if (t == NULL || t->host == NULL)
+	if (t == NULL)
 		return NULL;
-	if (i >= s->nhosts || strcmp(s->hosts[i].name, t->host) != 0)
+	h = record_tid_host(t->tid);
+	i = t->host_hint;
+	if (i >= s->nhosts || record_tid_host(s->hosts[i].tid) != h)
 		for (i = 0; i < s->nhosts; i++)
-			if (strcmp(s->hosts[i].name, t->host) == 0)
+			if (record_tid_host(s->hosts[i].tid) == h)
 				break;
 	if (i == s->nhosts)
 		return NULL;
@@ -177,8 +180,8 @@ arch_differs(const struct state *s, struct task *a, struct task *b)
 {
 	const char *x, *y;
 
-	if (a != NULL && b != NULL && a->host != NULL && b->host != NULL &&
-	    strcmp(a->host, b->host) == 0)
+	if (a != NULL && b != NULL &&
+	    record_tid_host(a->tid) == record_tid_host(b->tid))
 		return 0;
 	return (x = task_arch(s, a)) != NULL && (y = task_arch(s, b)) != NULL &&
 	    strcmp(x, y) != 0;

@@ -250,26 +250,25 @@ struct handler {
 	int32_t		 mhid, src, tag, ctx;
 };
 
+/*
+ * Every event reads and writes its first two cache lines (state_event:
+ * where the task is, its times and counts, the call it is in); what
+ * only some events or the queries touch comes after.
+ */
 struct task {
-	int32_t		 tid, parent;
-	uint32_t	 pid;
-	char		*host, *program;
-	size_t		 idx;
-	int		 registered, seen;
-	int		 unmonitored;	/* in pvmd's tasks, not instrumented
-					   (state_task_other) */
-	int		 retired;	/* its tid was reused */
-	enum task_end	 end;
+	int32_t		 tid;
+	int		 seen;
 	int		 in_call;
-	struct call	 cur;
 	int		 has_outer;	/* a message handler runs inside */
-	struct call	 outer;		/* ...this call, open again at the
-					   handler's end */
-	struct handler	*handlers;	/* pvm_addmhf's, not deleted */
-	size_t		 nhandlers;
-	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
+	int		 has_brk;	/* its last event is a BREAK */
+	int		 unknown_past;	/* first seen past its start (a new
+					   coordinator took over): messages
+					   and joins before are not known */
+	enum task_end	 end;
 	uint64_t	 last_seq, first_t, last_t;
-	uint64_t	 calls, sent_msgs, sent_bytes, recv_msgs, recv_bytes;
+	uint64_t	 calls, t_pvm, t_blocked;
+	struct call	 cur;
+	uint64_t	 sent_msgs, sent_bytes, recv_msgs, recv_bytes;
 	uint64_t	 lost;		/* events of lost markers */
 	/*
 	 * Its last seq when the model was set from a snapshot (state_load),
@@ -277,7 +276,19 @@ struct task {
 	 * known, so no check compares their clocks.
 	 */
 	uint64_t	 base;
-	uint64_t	 t_pvm, t_blocked;
+	int32_t		 parent;
+	uint32_t	 pid;
+	char		*host, *program;
+	size_t		 idx;
+	int		 registered;
+	int		 unmonitored;	/* in pvmd's tasks, not instrumented
+					   (state_task_other) */
+	int		 retired;	/* its tid was reused */
+	struct call	 outer;		/* the call a handler interrupted,
+					   open again at the handler's end */
+	struct handler	*handlers;	/* pvm_addmhf's, not deleted */
+	size_t		 nhandlers;
+	uint64_t	 spawn_seq;	/* parent's spawn begin, or 0 */
 	int		 has_exit_rc;
 	int32_t		 exit_rc;
 	int32_t		 kill_tid;	/* the last pvm_kill aimed at it */
@@ -304,9 +315,6 @@ struct task {
 	size_t		 nqueue;
 	struct owed	*owed;		/* unmatched receives before their
 					   message came */
-	int		 unknown_past;	/* first seen past its start (a new
-					   coordinator took over): messages
-					   and joins before are not known */
 	size_t		 nowed, owedcap;
 	struct wild	 wild[STATE_WILD_HISTORY];
 	uint64_t	 nwild;
@@ -322,7 +330,6 @@ struct task {
 	int		 stopped;	/* by pmon (state_task_stopped) */
 	unsigned	 stop_tool;
 	uint32_t	 stop_bp;
-	int		 has_brk;	/* its last event is a BREAK */
 	struct call	 brk;		/* the call it stopped at */
 	uint8_t		 brk_phase;
 };
