@@ -528,6 +528,8 @@ handler_add(struct task *t, const struct record *r)
 {
 	struct handler *h;
 
+	if (t->nhandlers == STATE_HANDLERS_MAX)
+		return;
 	t->handlers = xreallocarray(t->handlers, t->nhandlers + 1,
 	    sizeof(*t->handlers));
 	h = &t->handlers[t->nhandlers++];

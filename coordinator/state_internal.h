@@ -245,7 +245,11 @@ struct host {
 
 enum task_end { TASK_LIVE, TASK_EXITED, TASK_KILLED };
 
-/* A message handler (pvm_addmhf): its id and the messages it takes. */
+/*
+ * A message handler (pvm_addmhf): its id and the messages it takes.  A
+ * task keeps at most STATE_HANDLERS_MAX (the first ones).
+ */
+#define STATE_HANDLERS_MAX	256
 struct handler {
 	int32_t		 mhid, src, tag, ctx;
 };
@@ -576,6 +580,8 @@ struct restore_task {
 	char		 group[RECORD_GROUP_MAX + 1];
 	const int32_t	*kids;
 	size_t		 nkids;
+	const struct handler *handlers;
+	size_t		 nhandlers;
 };
 #define RESTORE_LIVE	0
 #define RESTORE_EXITED	1

@@ -380,6 +380,35 @@ load_kids(struct load *ld, const json_t *o, int32_t **kids, size_t *n)
 	return 0;
 }
 
+/* "handlers", if there: a live task's message handlers (pvm_addmhf). */
+static int
+load_handlers(struct load *ld, const json_t *o, struct handler **hs,
+    size_t *n)
+{
+	const json_t *a = json_object_get(o, "handlers"), *h;
+	size_t i;
+
+	*n = 0;
+	if (a == NULL)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) == 0 ||
+	    json_array_size(a) > STATE_HANDLERS_MAX)
+		return bad(ld, "\"handlers\" is not an array of 1 to %d",
+		    STATE_HANDLERS_MAX);
+	*hs = xcalloc(json_array_size(a), sizeof(**hs));
+	json_array_foreach(a, i, h) {
+		if (!json_is_object(h))
+			return bad(ld, "handlers[%zu] is not an object", i);
+		if (get_i32(ld, h, "id", &(*hs)[i].mhid) == -1 ||
+		    get_i32(ld, h, "from", &(*hs)[i].src) == -1 ||
+		    get_i32(ld, h, "tag", &(*hs)[i].tag) == -1 ||
+		    get_i32(ld, h, "ctx", &(*hs)[i].ctx) == -1)
+			return -1;
+		(*n)++;
+	}
+	return 0;
+}
+
 static int
 load_counts(struct load *ld, const json_t *o, struct restore_task *rt)
 {
@@ -405,6 +434,7 @@ load_task(struct load *ld, const json_t *o, struct ltask *lt)
 {
 	char host[LOAD_STR_MAX], program[LOAD_STR_MAX];
 	struct restore_task rt;
+	struct handler *handlers = NULL;
 	int32_t *kids = NULL;
 	long long pid;
 	int rv = -1;
@@ -418,10 +448,16 @@ load_task(struct load *ld, const json_t *o, struct ltask *lt)
 	    get_i32(ld, o, "parent", &rt.parent) == -1 ||
 	    get_str(ld, o, "program", program, sizeof(program)) == -1 ||
 	    load_counts(ld, o, &rt) == -1 || load_state(ld, o, &rt) == -1 ||
-	    load_kids(ld, o, &kids, &rt.nkids) == -1)
+	    load_kids(ld, o, &kids, &rt.nkids) == -1 ||
+	    load_handlers(ld, o, &handlers, &rt.nhandlers) == -1)
 		goto out;
+	if (rt.nhandlers > 0 && rt.end != RESTORE_LIVE) {
+		bad(ld, "an ended task with message handlers");
+		goto out;
+	}
 	rt.pid = (uint32_t)pid;
 	rt.kids = kids;
+	rt.handlers = handlers;
 	state_restore_task(ld->s, &rt);
 	lt->tid = rt.tid;
 	lt->end = rt.end;
@@ -431,6 +467,7 @@ load_task(struct load *ld, const json_t *o, struct ltask *lt)
 	rv = 0;
 out:
 	free(kids);
+	free(handlers);
 	return rv;
 }
 

@@ -111,6 +111,13 @@ state_restore_task(struct state *s, const struct restore_task *rt)
 	state_grow(&t->kids, &t->kidcap, rt->nkids, sizeof(*t->kids));
 	for (i = 0; i < rt->nkids; i++)
 		t->kids[t->nkids++] = rt->kids[i];
+	if (rt->nhandlers > 0) {
+		t->handlers = xreallocarray(NULL, rt->nhandlers,
+		    sizeof(*t->handlers));
+		memcpy(t->handlers, rt->handlers,
+		    rt->nhandlers * sizeof(*t->handlers));
+		t->nhandlers = rt->nhandlers;
+	}
 }
 
 void

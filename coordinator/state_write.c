@@ -145,7 +145,18 @@ write_task(FILE *fp, const struct state *s, const struct task *t)
 	fprintf(fp, "\"lost\":%" PRIu64 ",\"children\":[", t->lost);
 	for (i = 0; i < t->nkids; i++)
 		fprintf(fp, "%s%" PRId32, i ? "," : "", t->kids[i]);
-	fputs("]}", fp);
+	fputc(']', fp);
+	if (t->nhandlers > 0 && t->end == TASK_LIVE) {
+		fputs(",\"handlers\":[", fp);
+		for (i = 0; i < t->nhandlers; i++)
+			fprintf(fp, "%s{\"id\":%" PRId32 ",\"from\":%" PRId32
+			    ",\"tag\":%" PRId32 ",\"ctx\":%" PRId32 "}",
+			    i ? "," : "", t->handlers[i].mhid,
+			    t->handlers[i].src, t->handlers[i].tag,
+			    t->handlers[i].ctx);
+		fputc(']', fp);
+	}
+	fputc('}', fp);
 }
 
 static void

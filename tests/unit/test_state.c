@@ -372,6 +372,10 @@ test_deadlock_queued(void)
 	sdone(s);
 }
 
+static struct state *sreload(struct state *);
+static void scontinue(struct state *, struct state *,
+    void (*)(struct state *));
+
 /* pvm_addmhf(src, tag) of tid, handler id mhid; pvm_delmhf of it. */
 static void
 shandler(struct state *s, int32_t tid, int call, int32_t src, int32_t tag,
@@ -398,11 +402,29 @@ shandler(struct state *s, int32_t tid, int call, int32_t src, int32_t tag,
 static void
 test_deadlock_handler(void)
 {
-	struct state *s = srig();
+	struct state *s = srig(), *n;
+	char *j;
 
 	shandler(s, A, PMON_CALL_addmhf, -1, 5, 3);
 	ssend(s, B, A, 5, 4);
 	ssend(s, C, A, 5, 4);
+	srecv_begin(s, A, -1, 7);
+	srecv_begin(s, B, A, 6);
+	srecv_begin(s, C, A, 6);
+	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(nprob, 0);
+	sdone(s);
+	/* The snapshot keeps the handler (a replay after a loss). */
+	s = srig();
+	shandler(s, A, PMON_CALL_addmhf, -1, 5, 3);
+	ssend(s, B, A, 5, 4);
+	j = sjson(s, STATE_TASKS, 0);
+	CU_ASSERT(has(j, "\"children\":[],\"handlers\":[{\"id\":3,"
+	    "\"from\":-1,\"tag\":5,\"ctx\":0}]}"));
+	free(j);
+	n = sreload(s);
+	sdone(s);
+	s = n;
 	srecv_begin(s, A, -1, 7);
 	srecv_begin(s, B, A, 6);
 	srecv_begin(s, C, A, 6);
@@ -433,9 +455,6 @@ test_deadlock_handler(void)
 	sdone(s);
 }
 
-static struct state *sreload(struct state *);
-static void scontinue(struct state *, struct state *,
-    void (*)(struct state *));
 
 static void
 a_waits_b(struct state *s)
