@@ -165,6 +165,7 @@ coord_free(struct coord *c)
 		coord_agent_free(TAILQ_FIRST(&c->agents));
 	coord_relay_free(c);
 	coord_hold_free(c);
+	c->task_last = NULL;
 	while ((t = TAILQ_FIRST(&c->tasks)) != NULL) {
 		TAILQ_REMOVE(&c->tasks, t, entry);
 		coord_relay_task_free(t);
@@ -215,14 +216,20 @@ task_bucket(int32_t tid)
 	return record_tid_hash(tid) % COORD_TASK_BUCKETS;
 }
 
+/*
+ * Runs of records come from one task: the last one found is looked at
+ * first (entries live as long as the coordinator).
+ */
 struct coord_task *
 coord_task_find(struct coord *c, int32_t tid)
 {
-	struct coord_task *t;
+	struct coord_task *t = c->task_last;
 
+	if (t != NULL && t->tid == tid)
+		return t;
 	for (t = c->task_hash[task_bucket(tid)]; t != NULL; t = t->hnext)
 		if (t->tid == tid)
-			return t;
+			return c->task_last = t;
 	return NULL;
 }
 

@@ -423,6 +423,7 @@ struct coord {
 
 	struct coord_tasks	 tasks;
 	struct coord_task	*task_hash[COORD_TASK_BUCKETS];
+	struct coord_task	*task_last;	/* coord_task_find's last */
 	struct coord_away	*away;		/* hosts away, a few */
 	size_t			 naway;
 	struct coord_flushes	 flushes;
