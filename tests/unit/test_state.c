@@ -393,11 +393,24 @@ shandler(struct state *s, int32_t tid, int call, int32_t src, int32_t tag,
 }
 
 /*
+ * A waits for its workers' last words (tag 7) in a wildcard receive, B
+ * and C for A's answers (tag 6): the deadlocks state_check finds.
+ */
+static int
+sawait_answers(struct state *s)
+{
+	srecv_begin(s, A, -1, 7);
+	srecv_begin(s, B, A, 6);
+	srecv_begin(s, C, A, 6);
+	return state_check(s);
+}
+
+/*
  * A's message handler takes B's and C's requests (tag 5) inside A's
- * wildcard receive of tag 7, and answers them (tag 6): while a request
- * waits in A's queue, A is not blocked (tests/progs/handlers, which
- * was once reported deadlocked in that window).  Without the handler,
- * or once it is deleted, it is a deadlock.
+ * wildcard receive, and answers them: while a request waits in A's
+ * queue, A is not blocked (tests/progs/handlers, which was once
+ * reported deadlocked in that window).  Without the handler, or once
+ * it is deleted, it is a deadlock.
  */
 static void
 test_deadlock_handler(void)
@@ -408,10 +421,7 @@ test_deadlock_handler(void)
 	shandler(s, A, PMON_CALL_addmhf, -1, 5, 3);
 	ssend(s, B, A, 5, 4);
 	ssend(s, C, A, 5, 4);
-	srecv_begin(s, A, -1, 7);
-	srecv_begin(s, B, A, 6);
-	srecv_begin(s, C, A, 6);
-	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(sawait_answers(s), 0);
 	CU_ASSERT_EQUAL(nprob, 0);
 	sdone(s);
 	/* The snapshot keeps the handler (a replay after a loss). */
@@ -425,20 +435,14 @@ test_deadlock_handler(void)
 	n = sreload(s);
 	sdone(s);
 	s = n;
-	srecv_begin(s, A, -1, 7);
-	srecv_begin(s, B, A, 6);
-	srecv_begin(s, C, A, 6);
-	CU_ASSERT_EQUAL(state_check(s), 0);
+	CU_ASSERT_EQUAL(sawait_answers(s), 0);
 	CU_ASSERT_EQUAL(nprob, 0);
 	sdone(s);
 	/* A handler of another tag takes none of them. */
 	s = srig();
 	shandler(s, A, PMON_CALL_addmhf, -1, 8, 3);
 	ssend(s, B, A, 5, 4);
-	srecv_begin(s, A, -1, 7);
-	srecv_begin(s, B, A, 6);
-	srecv_begin(s, C, A, 6);
-	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL(sawait_answers(s), 1);
 	CU_ASSERT_EQUAL(nprob, 1);
 	sdone(s);
 	/* Deleted (its id in pvm_delmhf's inst): none either. */
@@ -447,14 +451,10 @@ test_deadlock_handler(void)
 	shandler(s, A, PMON_CALL_addmhf, B, 5, 4);
 	shandler(s, A, PMON_CALL_delmhf, 0, 0, 3);
 	ssend(s, C, A, 5, 4);
-	srecv_begin(s, A, -1, 7);
-	srecv_begin(s, B, A, 6);
-	srecv_begin(s, C, A, 6);
-	CU_ASSERT_EQUAL(state_check(s), 1);
+	CU_ASSERT_EQUAL(sawait_answers(s), 1);
 	CU_ASSERT_EQUAL(nprob, 1);
 	sdone(s);
 }
-
 
 static void
 a_waits_b(struct state *s)
