@@ -137,10 +137,12 @@ for w in $workers; do
 	[ "$(host_of "$w")" != "$(host_of "$master")" ] && remote=$w && break
 done
 [ -n "$remote" ] || fail "no worker on the other host"
-ping=$(jq -r --argjson w "$remote" 'select(.call == "pvm_send" and
-    .phase == "begin" and .dst == $w and .tag == 2) | .id' "$TRACE" |
-    tail -n 1)
-recv=$(jq -r --arg p "$ping" 'select(.match == $p) | .seq' "$TRACE")
+# (grep first: jq alone on the whole trace took seconds.)
+ping=$({ grep -F '"call":"pvm_send"' "$TRACE" || true; } |
+    jq -r --argjson w "$remote" 'select(.call == "pvm_send" and
+    .phase == "begin" and .dst == $w and .tag == 2) | .id' | tail -n 1)
+recv=$({ grep -F "\"match\":\"$ping\"" "$TRACE" || true; } |
+    jq -r --arg p "$ping" 'select(.match == $p) | .seq')
 [ -n "$ping" ] && [ -n "$recv" ] ||
     fail "no ping to $remote and its receive in the late trace"
 query frontier "$RUN/frontier.json" "$ping"

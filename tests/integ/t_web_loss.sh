@@ -238,10 +238,12 @@ jq -e '.snapshot_diffs == []' "$B" >/dev/null ||
 
 # pmon web (c), lossless: every event of the run, no loss, and the page
 # says how it subscribed.
+# (grep first: jq -s on the whole run took seconds.)
 expect_eq "pmon web (c): lost notices" 0 \
-    "$(jq -s '[.[] | select(.type == "notice" and .notice == "lost")] | length' "$RUN/c.json")"
+    "$({ grep -F '"notice"' "$RUN/c.json" || true; } | jq -s '[.[] |
+    select(.type == "notice" and .notice == "lost")] | length')"
 expect_eq "pmon web (c): events kept" "$(jq '[.position[]] | add' "$RUN/snap.json")" \
-    "$(jq -s '[.[] | select(.type == null and .seq != null)] | length' "$RUN/c.json")"
+    "$(jq -c 'select(.type == null and .seq != null) | 1' "$RUN/c.json" | wc -l)"
 chromium_model c "" "$RUN/c.model"
 expect_eq "pmon web (c): the page's tasks at the last step" \
     "$(jq -c "$norm_snap norm_snap" "$RUN/snap.json")" \
