@@ -166,4 +166,12 @@ void	frame_hdr_encode(uint8_t *out, uint8_t type, uint32_t len);
 int	frame_hdr_decode(const uint8_t *in, struct frame_hdr *h,
 	    const char **why);
 
+/*
+ * PVM messages between the daemons (doc/protocol.md, "A tree of
+ * coordinators"), tagged so that no program's message is taken for one.
+ * DIAL, root -> agent: `string ADDR:PORT`, the coordinator the agent
+ * dials from now on (its intermediate, started on another host).
+ */
+#define PMON_PVM_TAG_DIAL	0x706d6f63	/* "pmoc" */
+
 #endif

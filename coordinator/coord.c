@@ -759,8 +759,8 @@ coord_shutdown(struct coord *c, const char *why)
 }
 
 /*
- * Releases what the window still holds, says BYE to every tool and
- * SHUTDOWN to every agent; the loop ends once all of it is written.
+ * Releases what the window still holds, says BYE to every tool and (a
+ * root) SHUTDOWN to every agent; the loop ends once all of it is written.
  */
 static void
 shutdown_finish(struct coord *c)
@@ -797,8 +797,16 @@ shutdown_finish(struct coord *c)
 		    "the coordinator is shutting down");
 		t->state = COORD_P_CLOSING;
 	}
+	/*
+	 * An intermediate's agents leave on the root's SHUTDOWN, which came
+	 * down their uplinks.  One that goes on its own (SIGTERM from a
+	 * pvmd leaving, its root gone) only closes their connections: they
+	 * dial it again, or the intermediate the root starts instead.
+	 */
 	TAILQ_FOREACH(a, &c->agents, entry) {
-		coord_frame_empty(bufferevent_get_output(a->bev), MSG_SHUTDOWN);
+		if (c->relay == NULL)
+			coord_frame_empty(bufferevent_get_output(a->bev),
+			    MSG_SHUTDOWN);
 		a->state = COORD_P_CLOSING;
 	}
 	evtimer_add(c->ev_shutdown, &tv);

@@ -322,6 +322,10 @@ struct coord_child {
 	int			 subtree;
 	int32_t			 tid;		/* its PVM tid; 0: gone */
 	char			*host;		/* where it runs */
+	int32_t			 host_tid;	/* that host's pvmd */
+	int			 moved;		/* started on another host:
+						   its agents are told where
+						   once it listens */
 	char			 addr[300];	/* where its agents dial; ""
 						   until it said so */
 	int32_t			*hosts;		/* pvmd tids */

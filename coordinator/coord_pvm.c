@@ -175,13 +175,23 @@ listen_wide(struct coord *c)
 }
 
 static struct coord_host *
-host_add(struct coord *c, int32_t host_tid, const char *name)
+host_find(const struct coord *c, int32_t host_tid)
 {
 	struct coord_host *h;
 
 	TAILQ_FOREACH(h, &c->hosts, entry)
 		if (h->host_tid == host_tid)
 			return h;
+	return NULL;
+}
+
+static struct coord_host *
+host_add(struct coord *c, int32_t host_tid, const char *name)
+{
+	struct coord_host *h;
+
+	if ((h = host_find(c, host_tid)) != NULL)
+		return h;
 	h = xcalloc(1, sizeof(*h));
 	h->name = xstrdup(name);
 	h->host_tid = host_tid;
@@ -330,12 +340,8 @@ coord_pvm_respawn(struct coord *c, int32_t host_tid)
 {
 	struct coord_host *h;
 
-	if (!c->spawn_agents || c->pvm_tid == -1)
-		return;
-	TAILQ_FOREACH(h, &c->hosts, entry)
-		if (h->host_tid == host_tid)
-			break;
-	if (h == NULL)
+	if (!c->spawn_agents || c->pvm_tid == -1 ||
+	    (h = host_find(c, host_tid)) == NULL)
 		return;
 	if (h->deleted) {
 		coord_agent_host_gone(c, h->name);
@@ -434,6 +440,7 @@ tree_add(struct coord *c, const struct pvmhostinfo *hi, int nhost)
 		ch = &c->children[k];
 		ch->subtree = (int)k;
 		ch->host = xstrdup(hi[(k - k0) * c->fanout].hi_name);
+		ch->host_tid = hi[(k - k0) * c->fanout].hi_tid;
 		ch->hosts = xcalloc(c->fanout, sizeof(*ch->hosts));
 		ch->names = xcalloc(c->fanout, sizeof(*ch->names));
 		for (j = (k - k0) * c->fanout; j < (size_t)nhost &&
@@ -459,16 +466,80 @@ tree_add(struct coord *c, const struct pvmhostinfo *hi, int nhost)
 	return added ? 0 : -1;
 }
 
+/*
+ * Starts an intermediate that exited again: on its host, at its old
+ * address, where its agents dial it again; or, when that host has left
+ * the virtual machine (or cannot start it), on the next host of its
+ * subtree that can, and child_moved then tells its agents where it is.
+ */
+static void
+child_restart(struct coord *c, struct coord_child *ch)
+{
+	struct coord_host *h;
+	size_t j;
+
+	if ((h = host_find(c, ch->host_tid)) != NULL && !h->deleted &&
+	    spawn_child(c, ch) == 0)
+		return;
+	for (j = 0; j < ch->nhosts; j++) {
+		if (ch->hosts[j] == ch->host_tid ||
+		    (h = host_find(c, ch->hosts[j])) == NULL || h->deleted)
+			continue;
+		log_warnx("intermediate %d: host %s is gone; starting it on "
+		    "host %s", ch->subtree, ch->host, ch->names[j]);
+		free(ch->host);
+		ch->host = xstrdup(ch->names[j]);
+		ch->host_tid = ch->hosts[j];
+		ch->addr[0] = '\0';
+		ch->moved = 1;
+		if (spawn_child(c, ch) == 0)
+			return;
+	}
+	log_warnx("intermediate %d: no host of its subtree can start it; "
+	    "its hosts' tasks are no longer monitored", ch->subtree);
+}
+
+/*
+ * An intermediate started on another host listens at addr: its agents,
+ * which dial the old address, are told the new one (PMON_PVM_TAG_DIAL),
+ * and send it what the root did not acknowledge.
+ */
+static void
+child_moved(struct coord *c, struct coord_child *ch, const char *addr)
+{
+	struct coord_host *h;
+	size_t j;
+	int rc;
+
+	snprintf(ch->addr, sizeof(ch->addr), "%s", addr);
+	ch->moved = 0;
+	log_info("intermediate %d (t%x) on %s listens on %s; telling its "
+	    "agents", ch->subtree, (unsigned)ch->tid, ch->host, ch->addr);
+	for (j = 0; j < ch->nhosts; j++) {
+		if ((h = host_find(c, ch->hosts[j])) == NULL || h->deleted ||
+		    h->agent_tid == 0)
+			continue;
+		pvm_initsend(PvmDataDefault);
+		pvm_pkstr(ch->addr);
+		if ((rc = pvm_send(h->agent_tid, PMON_PVM_TAG_DIAL)) < 0)
+			log_warnx("cannot tell the agent of host %s (t%x) to "
+			    "dial %s: %s", h->name, (unsigned)h->agent_tid,
+			    ch->addr, pvm_err(rc));
+	}
+}
+
 /* An intermediate listens, at the address it says: its agents start. */
 static void
-child_ready(struct coord *c, int src)
+child_ready(struct coord *c, int src, int bytes)
 {
 	struct coord_child *ch = NULL;
 	char addr[300];
 	size_t i;
 	int k;
 
-	if (pvm_upkint(&k, 1, 1) < 0 || pvm_upkstr(addr) < 0) {
+	/* pvm_upkstr writes what the message holds: bound it first. */
+	if (bytes < 0 || (size_t)bytes >= sizeof(addr) ||
+	    pvm_upkint(&k, 1, 1) < 0 || pvm_upkstr(addr) < 0) {
 		log_warnx("malformed ready message from t%x", (unsigned)src);
 		return;
 	}
@@ -477,6 +548,10 @@ child_ready(struct coord *c, int src)
 	if (ch == NULL) {
 		log_warnx("ready message from t%x, not an intermediate "
 		    "waited for", (unsigned)src);
+		return;
+	}
+	if (ch->moved) {
+		child_moved(c, ch, addr);
 		return;
 	}
 	/* Started again: its agents dial it again on their own. */
@@ -527,7 +602,7 @@ watched_exit(struct coord *c)
 		log_warnx("intermediate %zu (t%x) on %s exited; starting it "
 		    "again (%u of %d)", i, (unsigned)tid, ch->host,
 		    ch->restarts, COORD_AGENT_RESPAWNS);
-		spawn_child(c, ch);
+		child_restart(c, ch);
 	}
 	/* The agent of a host under an intermediate. */
 	TAILQ_FOREACH(h, &c->hosts, entry) {
@@ -665,10 +740,7 @@ host_deleted(struct coord *c)
 		log_warnx("malformed host-delete notify from the pvmd");
 		return;
 	}
-	TAILQ_FOREACH(h, &c->hosts, entry)
-		if (h->host_tid == host_tid)
-			break;
-	if (h == NULL || h->deleted)
+	if ((h = host_find(c, host_tid)) == NULL || h->deleted)
 		return;
 	h->deleted = 1;
 	log_info("host %s left the virtual machine", h->name);
@@ -721,7 +793,7 @@ pvm_read_cb(evutil_socket_t fd, short what, void *arg)
 		else if (tag == COORD_PVM_TAG_HOSTDEL)
 			host_deleted(c);
 		else if (tag == COORD_PVM_TAG_RELAY)
-			child_ready(c, src);
+			child_ready(c, src, bytes);
 		else if (tag == COORD_PVM_TAG_EXIT)
 			watched_exit(c);
 		else

@@ -554,6 +554,34 @@ coord_lost(struct agent *a)
 	event_add(a->ev_reconnect, &tv);
 }
 
+/*
+ * Dials addr from now on (agent_pvm.c, dial_message): a connection to
+ * the old address is given up as a lost one, and what the coordinator
+ * did not acknowledge goes to the new one.
+ */
+void
+agent_coord_redirect(struct agent *a, const char *addr, int32_t from)
+{
+	char host[256], port[16];
+
+	if (a->coord_addr[0] == '\0' || strcmp(addr, a->coord_addr) == 0)
+		return;
+	if (agent_split_addr(addr, host, sizeof(host), port,
+	    sizeof(port)) == -1) {
+		log_warnx("bad coordinator address %s (want ADDR:PORT)", addr);
+		return;
+	}
+	log_warnx("t%x moved the coordinator: dialing %s instead of %s",
+	    (unsigned)from, addr, a->coord_addr);
+	snprintf(a->coord_addr, sizeof(a->coord_addr), "%s", addr);
+	if (a->coord != NULL)
+		coord_lost(a);
+	/* A minute to reach it, from now; the first try at once. */
+	a->lost_since = mono_sec();
+	if (a->ev_reconnect != NULL)
+		event_active(a->ev_reconnect, EV_TIMEOUT, 0);
+}
+
 static void
 coord_event_cb(struct bufferevent *bev, short what, void *arg)
 {

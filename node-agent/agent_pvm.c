@@ -49,19 +49,44 @@ agent_pvm_init(struct agent *a)
 }
 
 /*
- * Something arrived from pvmd: messages nobody should send us are
- * discarded; an error means pvmd is gone, and so is our virtual machine.
+ * The root tells us to dial another coordinator: our intermediate was
+ * started on another host (PMON_PVM_TAG_DIAL).  Any task of the virtual
+ * machine runs as its user and could send it; the address must parse.
+ */
+static void
+dial_message(struct agent *a, int bytes, int src)
+{
+	char addr[sizeof(a->coord_addr)];
+
+	/* pvm_upkstr writes what the message holds: bound it first. */
+	if (bytes < 0 || (size_t)bytes >= sizeof(addr) ||
+	    pvm_upkstr(addr) < 0) {
+		log_warnx("malformed coordinator address from t%x",
+		    (unsigned)src);
+		return;
+	}
+	agent_coord_redirect(a, addr, src);
+}
+
+/*
+ * Something arrived from pvmd: a new address to dial, or messages
+ * nobody should send us, discarded; an error means pvmd is gone, and so
+ * is our virtual machine.
  */
 static void
 pvm_cb(int fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	int bufid;
+	int bufid, bytes, tag, src;
 
 	(void)fd;
 	(void)what;
-	while ((bufid = pvm_nrecv(-1, -1)) > 0)
+	while ((bufid = pvm_nrecv(-1, -1)) > 0) {
+		if (pvm_bufinfo(bufid, &bytes, &tag, &src) == 0 &&
+		    tag == PMON_PVM_TAG_DIAL)
+			dial_message(a, bytes, src);
 		pvm_freebuf(bufid);
+	}
 	if (bufid < 0)
 		agent_pvm_gone(a, bufid);
 }

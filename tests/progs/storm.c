@@ -5,10 +5,10 @@
  * sends one small message to its successor and then takes one message
  * with a wildcard receive, pvm_recv(-1, TAG).
  *
- *	storm [-p US] N ROUNDS [FILE]
+ *	storm [-p US] [-H HOST] N ROUNDS [FILE]
  *
  * Task 0 spawns the other N - 1 (storm -c [FILE]) wherever PVM places
- * them and multicasts N, ROUNDS and the tids.  A round is five calls:
+ * them, or on HOST with -H, and multicasts N, ROUNDS and the tids.  A round is five calls:
  * pvm_initsend, pvm_pkint, pvm_send, pvm_recv, pvm_upkint.  Besides its
  * rounds, task 0 calls pvm_mytid, pvm_setopt, pvm_spawn, pvm_initsend,
  * 3 x pvm_pkint, pvm_mcast and pvm_exit; every other task pvm_mytid,
@@ -39,6 +39,7 @@
 static char prog[] = "storm", cflag[] = "-c", anyhost[] = "";
 static int calls;	/* PVM calls made so far */
 static int pause_us;	/* -p: task 0's sleep before each send */
+static char *where = anyhost;	/* -H: the host of the others */
 
 static int
 send_next(int to, int v)
@@ -75,7 +76,8 @@ start(char *file, int n, int rounds, int *tids)
 	int got;
 
 	calls++;
-	got = pvm_spawn(prog, args, PvmTaskDefault, anyhost, n - 1, &tids[1]);
+	got = pvm_spawn(prog, args, where == anyhost ? PvmTaskDefault :
+	    PvmTaskHost, where, n - 1, &tids[1]);
 	if (got != n - 1) {
 		fprintf(stderr, "storm: spawned %d of %d tasks\n", got, n - 1);
 		return -1;
@@ -110,8 +112,12 @@ main(int argc, char **argv)
 	char *file = NULL;
 
 	child = argc >= 2 && strcmp(argv[1], cflag) == 0;
-	if (!child && argc >= 3 && strcmp(argv[1], "-p") == 0) {
-		pause_us = atoi(argv[2]);
+	while (!child && argc >= 3 && (strcmp(argv[1], "-p") == 0 ||
+	    strcmp(argv[1], "-H") == 0)) {
+		if (argv[1][1] == 'p')
+			pause_us = atoi(argv[2]);
+		else
+			where = argv[2];
 		argc -= 2;
 		argv += 2;
 	}
@@ -124,7 +130,7 @@ main(int argc, char **argv)
 	}
 	if (!child && (n < 2 || n > MAXTASKS || rounds < 1 ||
 	    rounds > MAXROUNDS)) {
-		fprintf(stderr, "usage: storm [-p US] N ROUNDS [FILE] (2 <= N "
+		fprintf(stderr, "usage: storm [-p US] [-H HOST] N ROUNDS [FILE] (2 <= N "
 		    "<= %d, 1 <= ROUNDS <= %d)\n", MAXTASKS, MAXROUNDS);
 		return 2;
 	}
