@@ -315,6 +315,8 @@ struct coord_relay {
 	char			 root[300];	/* ADDR:PORT */
 	struct coord_uplinks	 uplinks;
 	struct relay_flushes	 flushes;
+	int			 root_gone;	/* its exit notify came: the
+						   agents leave with us */
 };
 
 /* The root of a tree (-F): an intermediate it spawned, and its hosts. */

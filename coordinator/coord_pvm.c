@@ -583,6 +583,7 @@ watched_exit(struct coord *c)
 	if (pvm_upkint(&tid, 1, 1) < 0)
 		return;
 	if (c->relay != NULL) {
+		c->relay->root_gone = 1;
 		coord_shutdown(c, "the root coordinator exited");
 		return;
 	}
