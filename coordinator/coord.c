@@ -191,6 +191,8 @@ coord_free(struct coord *c)
 		event_free(c->ev_pvm[i]);
 	if (c->ev_ready != NULL)
 		event_free(c->ev_ready);
+	if (c->ev_adopt != NULL)
+		event_free(c->ev_adopt);
 	if (c->ev_shutdown != NULL)
 		event_free(c->ev_shutdown);
 	if (c->ev_sync != NULL)

@@ -56,6 +56,8 @@ struct evconnlistener;
 #define COORD_AGENT_GRACE_MS	5000	/* a lost agent's tasks wait this
 					   long for its successor */
 #define COORD_AGENT_RESPAWNS	3	/* agents started again per host */
+#define COORD_ADOPT_MS		2000	/* an agent of a coordinator before
+					   answers within this */
 #define COORD_ACK_MS		10	/* ACKs wait this long to batch */
 #define COORD_HOLD_CHECK_MS	250	/* how often stalled lossless tools
 					   are looked for */
@@ -285,6 +287,10 @@ struct coord_host {
 	int32_t			 agent_tid;	/* under an intermediate: its
 						   agent, watched through
 						   PvmTaskExit, or 0 */
+	int			 adopt_tried;	/* agents of a coordinator
+						   before looked for */
+	int			 adopting;	/* ...and told to dial us: no
+						   answer yet */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -451,6 +457,7 @@ struct coord {
 	int			 ready;		/* said ready */
 	int			 ready_fd;	/* -r, or -1 */
 	struct event		*ev_ready;	/* the agents' hello timeout */
+	struct event		*ev_adopt;	/* agent_adopt's answers */
 	void			(*ready_hook)(struct coord *);
 
 	int			 pvm_tid;	/* -1: not enrolled */

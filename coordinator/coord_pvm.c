@@ -257,14 +257,134 @@ coord_pvm_via(const struct coord *c, int32_t host_tid)
 	return ch != NULL ? ch->host : NULL;
 }
 
-/* Starts an agent on one host. */
+/* PVM tells us when the agent tid of host h exits (watched_exit). */
+static void
+watch_agent(struct coord_host *h, int tid)
+{
+	h->agent_tid = tid;
+	if (pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1, &tid) < 0)
+		log_warnx("pvm_notify(PvmTaskExit) for the agent of host %s "
+		    "failed", h->name);
+}
+
+/* Tells tid to dial addr from now on (PMON_PVM_TAG_DIAL). */
+static int
+send_dial(int tid, const char *addr)
+{
+	int rc;
+
+	if ((rc = pvm_initsend(PvmDataDefault)) < 0 ||
+	    (rc = pvm_pkstr((char *)addr)) < 0 ||
+	    (rc = pvm_send(tid, PMON_PVM_TAG_DIAL)) < 0) {
+		log_warnx("cannot tell t%x to dial %s: %s", (unsigned)tid,
+		    addr, pvm_err(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+is_agent(const struct pvmtaskinfo *ti, const char *name)
+{
+	const char *base = ti->ti_a_out != NULL ?
+	    strrchr(ti->ti_a_out, '/') : NULL;
+
+	base = base != NULL ? base + 1 : ti->ti_a_out;
+	return base != NULL && strcmp(base, name) == 0;
+}
+
+static void	spawn_on(struct coord *, int32_t host_tid, const char *name);
+
+/* No answer from a host's pmon-agentd tasks: it gets a new agent. */
+static void
+adopt_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct coord *c = arg;
+	struct coord_host *h;
+
+	(void)fd;
+	(void)what;
+	TAILQ_FOREACH(h, &c->hosts, entry) {
+		if (!h->adopting)
+			continue;
+		h->adopting = 0;
+		if (!h->hello && !h->deleted && !c->shutting_down)
+			spawn_on(c, h->host_tid, h->name);
+	}
+}
+
+/*
+ * The agents of a coordinator that died still run, holding what it did
+ * not acknowledge (doc/capture.md, "A coordinator restart").  Before
+ * the first agent is started on host h, every pmon-agentd there that we
+ * did not start is told to dial addr.  An agent answers (agent_found);
+ * anything else, a task starter left by an agent that ended, does not,
+ * and COORD_ADOPT_MS later the host gets a new agent (adopt_timeout_cb).
+ * Returns 1 when the host waits for an answer.
+ */
+static int
+agent_adopt(struct coord *c, struct coord_host *h, const char *addr)
+{
+	struct timeval tv = { 0, COORD_ADOPT_MS * 1000 };
+	struct pvmtaskinfo *ti;
+	const char *name = strrchr(c->agent_path, '/');
+	int n, i, told = 0;
+
+	name = name != NULL ? name + 1 : c->agent_path;
+	if (pvm_tasks(h->host_tid, &n, &ti) < 0)
+		n = 0;
+	/* As in spawn_daemon: what pvmd sent meanwhile waits in a queue. */
+	if (c->nev_pvm > 0)
+		event_active(c->ev_pvm[0], EV_READ, 0);
+	for (i = 0; i < n; i++)
+		if (is_agent(&ti[i], name) && ti[i].ti_ptid != c->pvm_tid &&
+		    send_dial(ti[i].ti_tid, addr) == 0)
+			told++;
+	if (told == 0)
+		return 0;
+	log_info("host %s: %d pmon-agentd task%s of a coordinator before; "
+	    "told to dial %s", h->name, told, told > 1 ? "s" : "", addr);
+	h->adopting = 1;
+	if (c->ev_adopt == NULL &&
+	    (c->ev_adopt = evtimer_new(c->base, adopt_timeout_cb, c)) == NULL)
+		fatalx("%s: evtimer_new", __func__);
+	if (!evtimer_pending(c->ev_adopt, NULL))
+		evtimer_add(c->ev_adopt, &tv);
+	return 1;
+}
+
+/* An agent we told to dial us answers: its host needs no new agent. */
+static void
+agent_found(struct coord *c, int src)
+{
+	struct coord_host *h = host_find(c, pvm_tidtohost(src));
+
+	if (h == NULL || !h->adopting)
+		return;
+	h->adopting = 0;
+	log_info("host %s: agent t%x of a coordinator before dials us",
+	    h->name, (unsigned)src);
+	if (child_of_host(c, h->host_tid) != NULL)
+		watch_agent(h, src);
+}
+
+/* Starts an agent on one host, or has the one still there dial us. */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	const struct coord_child *ch = child_of_host(c, host_tid);
-	struct coord_host *h;
+	const char *addr = ch != NULL ? ch->addr : c->listen_addr;
+	struct coord_host *h = host_find(c, host_tid);
 	char *argv[16];
 	int tid, i = 0;
+
+	/* The first agent of a host: is one of a coordinator before there? */
+	if (h == NULL || (h->respawns == 0 && !h->hello && !h->adopt_tried)) {
+		h = host_add(c, host_tid, name);
+		h->adopt_tried = 1;
+		if (agent_adopt(c, h, addr))
+			return;
+	}
 
 	/* The capture settings of `pmon start` (doc/capture.md). */
 	argv[i++] = (char *)"-t";
@@ -305,12 +425,8 @@ spawn_on(struct coord *c, int32_t host_tid, const char *name)
 	 * intermediate may be the one gone): PVM tells us when the agent
 	 * exits (watched_exit).
 	 */
-	if (ch != NULL) {
-		h->agent_tid = tid;
-		if (pvm_notify(PvmTaskExit, COORD_PVM_TAG_EXIT, 1, &tid) < 0)
-			log_warnx("pvm_notify(PvmTaskExit) for the agent of "
-			    "host %s failed", name);
-	}
+	if (ch != NULL)
+		watch_agent(h, tid);
 }
 
 /* Starts another agent on h, at most COORD_AGENT_RESPAWNS times. */
@@ -509,7 +625,6 @@ child_moved(struct coord *c, struct coord_child *ch, const char *addr)
 {
 	struct coord_host *h;
 	size_t j;
-	int rc;
 
 	snprintf(ch->addr, sizeof(ch->addr), "%s", addr);
 	ch->moved = 0;
@@ -519,12 +634,7 @@ child_moved(struct coord *c, struct coord_child *ch, const char *addr)
 		if ((h = host_find(c, ch->hosts[j])) == NULL || h->deleted ||
 		    h->agent_tid == 0)
 			continue;
-		pvm_initsend(PvmDataDefault);
-		pvm_pkstr(ch->addr);
-		if ((rc = pvm_send(h->agent_tid, PMON_PVM_TAG_DIAL)) < 0)
-			log_warnx("cannot tell the agent of host %s (t%x) to "
-			    "dial %s: %s", h->name, (unsigned)h->agent_tid,
-			    ch->addr, pvm_err(rc));
+		send_dial(h->agent_tid, ch->addr);
 	}
 }
 
@@ -797,6 +907,8 @@ pvm_read_cb(evutil_socket_t fd, short what, void *arg)
 			child_ready(c, src, bytes);
 		else if (tag == COORD_PVM_TAG_EXIT)
 			watched_exit(c);
+		else if (tag == PMON_PVM_TAG_DIAL)
+			agent_found(c, src);
 		else
 			log_debug("ignoring a PVM message (tag %d) from t%x",
 			    tag, (unsigned)src);

@@ -557,22 +557,25 @@ coord_lost(struct agent *a)
 /*
  * Dials addr from now on (agent_pvm.c, dial_message): a connection to
  * the old address is given up as a lost one, and what the coordinator
- * did not acknowledge goes to the new one.
+ * did not acknowledge goes to the new one.  -1 when we cannot (no -c:
+ * the coordinator is one of this host's sockets; a bad address).
  */
-void
+int
 agent_coord_redirect(struct agent *a, const char *addr, int32_t from)
 {
 	char host[256], port[16];
 
-	if (a->coord_addr[0] == '\0' || strcmp(addr, a->coord_addr) == 0)
-		return;
+	if (a->coord_addr[0] == '\0')
+		return -1;
+	if (strcmp(addr, a->coord_addr) == 0)
+		return 0;
 	if (agent_split_addr(addr, host, sizeof(host), port,
 	    sizeof(port)) == -1) {
 		log_warnx("bad coordinator address %s (want ADDR:PORT)", addr);
-		return;
+		return -1;
 	}
-	log_warnx("t%x moved the coordinator: dialing %s instead of %s",
-	    (unsigned)from, addr, a->coord_addr);
+	log_warnx("t%x says the coordinator is at %s: dialing it instead "
+	    "of %s", (unsigned)from, addr, a->coord_addr);
 	snprintf(a->coord_addr, sizeof(a->coord_addr), "%s", addr);
 	if (a->coord != NULL)
 		coord_lost(a);
@@ -580,6 +583,7 @@ agent_coord_redirect(struct agent *a, const char *addr, int32_t from)
 	a->lost_since = mono_sec();
 	if (a->ev_reconnect != NULL)
 		event_active(a->ev_reconnect, EV_TIMEOUT, 0);
+	return 0;
 }
 
 static void

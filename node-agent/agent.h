@@ -221,7 +221,7 @@ int	agent_may_drain(const struct agent *);
 void	agent_log_counts(const struct agent *);
 int	agent_publish_ring(struct agent *, unsigned long size);
 void	agent_exit(struct agent *, int code) __attribute__((noreturn));
-void	agent_coord_redirect(struct agent *, const char *addr,
+int	agent_coord_redirect(struct agent *, const char *addr,
 	    int32_t from);
 int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
 	    char *port, size_t portsize);

@@ -49,9 +49,11 @@ agent_pvm_init(struct agent *a)
 }
 
 /*
- * The root tells us to dial another coordinator: our intermediate was
- * started on another host (PMON_PVM_TAG_DIAL).  Any task of the virtual
- * machine runs as its user and could send it; the address must parse.
+ * Dial another coordinator (PMON_PVM_TAG_DIAL): our intermediate was
+ * started on another host, or a coordinator started after ours died
+ * looks for its agents; we answer the latter with an empty message of
+ * the same tag.  Any task of the virtual machine runs as its user and
+ * could send it; the address must parse.
  */
 static void
 dial_message(struct agent *a, int bytes, int src)
@@ -65,7 +67,11 @@ dial_message(struct agent *a, int bytes, int src)
 		    (unsigned)src);
 		return;
 	}
-	agent_coord_redirect(a, addr, src);
+	/* A coordinator restarted looks for agents: this one dials it. */
+	if (agent_coord_redirect(a, addr, src) == 0 &&
+	    (pvm_initsend(PvmDataDefault) < 0 ||
+	    pvm_send(src, PMON_PVM_TAG_DIAL) < 0))
+		log_warnx("cannot answer t%x", (unsigned)src);
 }
 
 /*

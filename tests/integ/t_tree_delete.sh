@@ -67,7 +67,7 @@ expect_eq "the root's word on the move" 1 "$(grep -c \
 grep -q "intermediate 1 .* listens on .*; telling its agents" "$log" ||
     fail "the root did not tell the agents: $(grep intermediate "$log")"
 # The agents' stderr goes to the master pvmd's log.
-grep -q "moved the coordinator: dialing .* instead of" \
+grep -q "says the coordinator is at .*: dialing it instead of" \
     "$(host_tmp 1)/pvml.$(id -u)" ||
     fail "host 4's agent did not dial the new intermediate"
 
