@@ -800,15 +800,14 @@ shutdown_finish(struct coord *c)
 		t->state = COORD_P_CLOSING;
 	}
 	/*
-	 * An intermediate's agents leave when its root does (its SHUTDOWN
-	 * came down their uplinks, or it died: nobody is left to start
-	 * another intermediate).  One that is stopped while its root lives
-	 * (SIGTERM from a pvmd leaving the machine) only closes their
-	 * connections: they dial it again, or the one the root starts
-	 * instead.
+	 * An intermediate's agents leave on their root's SHUTDOWN, which
+	 * came down their uplinks.  One that goes on its own (SIGTERM from
+	 * a pvmd leaving the machine, its root dead) only closes their
+	 * connections: they dial it again, or the one its root starts
+	 * instead, or a root started anew finds them (agent_adopt).
 	 */
 	TAILQ_FOREACH(a, &c->agents, entry) {
-		if (c->relay == NULL || c->relay->root_gone)
+		if (c->relay == NULL)
 			coord_frame_empty(bufferevent_get_output(a->bev),
 			    MSG_SHUTDOWN);
 		a->state = COORD_P_CLOSING;

@@ -289,8 +289,9 @@ struct coord_host {
 						   PvmTaskExit, or 0 */
 	int			 adopt_tried;	/* agents of a coordinator
 						   before looked for */
-	int			 adopting;	/* ...and told to dial us: no
-						   answer yet */
+	int			 adopt_told;	/* ...and told to dial us */
+	uint64_t		 adopt_until;	/* monotonic ms: a new agent
+						   then, if none answers; 0 */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 
@@ -321,8 +322,6 @@ struct coord_relay {
 	char			 root[300];	/* ADDR:PORT */
 	struct coord_uplinks	 uplinks;
 	struct relay_flushes	 flushes;
-	int			 root_gone;	/* its exit notify came: the
-						   agents leave with us */
 };
 
 /* The root of a tree (-F): an intermediate it spawned, and its hosts. */

@@ -216,6 +216,18 @@ child_of_host(const struct coord *c, int32_t host_tid)
 }
 
 /*
+ * A PVM call (spawn, tasks, send) reads what pvmd sends and queues the
+ * messages that are not its reply (a notify): the socket then shows
+ * nothing more, so look at the queue from the loop.
+ */
+static void
+pvm_queued(struct coord *c)
+{
+	if (c->nev_pvm > 0)
+		event_active(c->ev_pvm[0], EV_READ, 0);
+}
+
+/*
  * Spawns path (a full path) with argv on host, the secret in its
  * environment, never on a command line.  Its tid, or -1 with the reason
  * logged.
@@ -233,13 +245,7 @@ spawn_daemon(struct coord *c, const char *path, char **argv,
 		fatal("%s", __func__);
 	n = pvm_spawn((char *)path, argv, PvmTaskHost, host, 1, &tid);
 	spawn_env_restore(&se);
-	/*
-	 * pvm_spawn reads what pvmd sends and queues the messages that are
-	 * not its reply (a notify): the socket then shows nothing more, so
-	 * look at the queue from the loop.
-	 */
-	if (c->nev_pvm > 0)
-		event_active(c->ev_pvm[0], EV_READ, 0);
+	pvm_queued(c);
 	if (n != 1) {
 		log_warnx("cannot start %s on host %s: %s", path, name,
 		    pvm_err(n < 0 ? n : tid));
@@ -269,7 +275,7 @@ watch_agent(struct coord_host *h, int tid)
 
 /* Tells tid to dial addr from now on (PMON_PVM_TAG_DIAL). */
 static int
-send_dial(int tid, const char *addr)
+send_dial(struct coord *c, int tid, const char *addr)
 {
 	int rc;
 
@@ -278,8 +284,10 @@ send_dial(int tid, const char *addr)
 	    (rc = pvm_send(tid, PMON_PVM_TAG_DIAL)) < 0) {
 		log_warnx("cannot tell t%x to dial %s: %s", (unsigned)tid,
 		    addr, pvm_err(rc));
+		pvm_queued(c);
 		return -1;
 	}
+	pvm_queued(c);
 	return 0;
 }
 
@@ -293,7 +301,26 @@ is_agent(const struct pvmtaskinfo *ti, const char *name)
 	return base != NULL && strcmp(base, name) == 0;
 }
 
-static void	spawn_on(struct coord *, int32_t host_tid, const char *name);
+static void	spawn_agent(struct coord *, int32_t host_tid, const char *name);
+
+/* Wakes adopt_timeout_cb at the first host's deadline, if any. */
+static void
+adopt_timer(struct coord *c)
+{
+	struct coord_host *h;
+	struct timeval tv;
+	uint64_t now = coord_mono_ms(), first = UINT64_MAX;
+
+	TAILQ_FOREACH(h, &c->hosts, entry)
+		if (h->adopt_until != 0 && h->adopt_until < first)
+			first = h->adopt_until;
+	if (first == UINT64_MAX)
+		return;
+	first = first > now ? first - now : 0;
+	tv.tv_sec = (time_t)(first / 1000);
+	tv.tv_usec = (suseconds_t)(first % 1000) * 1000;
+	evtimer_add(c->ev_adopt, &tv);
+}
 
 /* No answer from a host's pmon-agentd tasks: it gets a new agent. */
 static void
@@ -301,90 +328,106 @@ adopt_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct coord *c = arg;
 	struct coord_host *h;
+	uint64_t now = coord_mono_ms();
 
 	(void)fd;
 	(void)what;
 	TAILQ_FOREACH(h, &c->hosts, entry) {
-		if (!h->adopting)
+		if (h->adopt_until == 0 || h->adopt_until > now)
 			continue;
-		h->adopting = 0;
+		h->adopt_until = 0;
 		if (!h->hello && !h->deleted && !c->shutting_down)
-			spawn_on(c, h->host_tid, h->name);
+			spawn_agent(c, h->host_tid, h->name);
 	}
+	adopt_timer(c);
 }
 
 /*
  * The agents of a coordinator that died still run, holding what it did
  * not acknowledge (doc/capture.md, "A coordinator restart").  Before
  * the first agent is started on host h, every pmon-agentd there that we
- * did not start is told to dial addr.  An agent answers (agent_found);
- * anything else, a task starter left by an agent that ended, does not,
- * and COORD_ADOPT_MS later the host gets a new agent (adopt_timeout_cb).
+ * did not start is told to dial addr.  An agent answers (agent_found)
+ * and dials; anything else, a task starter left by an agent that
+ * ended, does not, and COORD_ADOPT_MS later the host gets a new agent
+ * (adopt_timeout_cb).  One that finds an agent that was too slow to
+ * answer exits at once, and the host is looked at again (watched_exit).
  * Returns 1 when the host waits for an answer.
  */
 static int
 agent_adopt(struct coord *c, struct coord_host *h, const char *addr)
 {
-	struct timeval tv = { 0, COORD_ADOPT_MS * 1000 };
 	struct pvmtaskinfo *ti;
 	const char *name = strrchr(c->agent_path, '/');
-	int n, i, told = 0;
+	int n, i;
 
 	name = name != NULL ? name + 1 : c->agent_path;
 	if (pvm_tasks(h->host_tid, &n, &ti) < 0)
 		n = 0;
-	/* As in spawn_daemon: what pvmd sent meanwhile waits in a queue. */
-	if (c->nev_pvm > 0)
-		event_active(c->ev_pvm[0], EV_READ, 0);
+	pvm_queued(c);
+	h->adopt_told = 0;
 	for (i = 0; i < n; i++)
 		if (is_agent(&ti[i], name) && ti[i].ti_ptid != c->pvm_tid &&
-		    send_dial(ti[i].ti_tid, addr) == 0)
-			told++;
-	if (told == 0)
+		    send_dial(c, ti[i].ti_tid, addr) == 0)
+			h->adopt_told++;
+	if (h->adopt_told == 0)
 		return 0;
 	log_info("host %s: %d pmon-agentd task%s of a coordinator before; "
-	    "told to dial %s", h->name, told, told > 1 ? "s" : "", addr);
-	h->adopting = 1;
+	    "told to dial %s", h->name, h->adopt_told,
+	    h->adopt_told > 1 ? "s" : "", addr);
+	h->adopt_until = coord_mono_ms() + COORD_ADOPT_MS;
 	if (c->ev_adopt == NULL &&
 	    (c->ev_adopt = evtimer_new(c->base, adopt_timeout_cb, c)) == NULL)
 		fatalx("%s: evtimer_new", __func__);
-	if (!evtimer_pending(c->ev_adopt, NULL))
-		evtimer_add(c->ev_adopt, &tv);
+	adopt_timer(c);
 	return 1;
 }
 
-/* An agent we told to dial us answers: its host needs no new agent. */
+/*
+ * An agent we told to dial us answers: its host needs no new agent, and
+ * under an intermediate, PVM tells us when it exits.
+ */
 static void
 agent_found(struct coord *c, int src)
 {
 	struct coord_host *h = host_find(c, pvm_tidtohost(src));
 
-	if (h == NULL || !h->adopting)
+	if (h == NULL || h->adopt_told == 0 || h->agent_tid == src)
 		return;
-	h->adopting = 0;
+	h->adopt_until = 0;
 	log_info("host %s: agent t%x of a coordinator before dials us",
 	    h->name, (unsigned)src);
 	if (child_of_host(c, h->host_tid) != NULL)
 		watch_agent(h, src);
 }
 
-/* Starts an agent on one host, or has the one still there dial us. */
+/*
+ * Starts an agent on one host, or, the first time and after an agent
+ * of ours that exited where one of a coordinator before was found, has
+ * the one still there dial us.
+ */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	const struct coord_child *ch = child_of_host(c, host_tid);
-	const char *addr = ch != NULL ? ch->addr : c->listen_addr;
 	struct coord_host *h = host_find(c, host_tid);
-	char *argv[16];
-	int tid, i = 0;
 
-	/* The first agent of a host: is one of a coordinator before there? */
-	if (h == NULL || (h->respawns == 0 && !h->hello && !h->adopt_tried)) {
+	if (h == NULL || !h->adopt_tried || h->adopt_told > 0) {
 		h = host_add(c, host_tid, name);
 		h->adopt_tried = 1;
-		if (agent_adopt(c, h, addr))
+		if (agent_adopt(c, h, ch != NULL ? ch->addr : c->listen_addr))
 			return;
 	}
+	spawn_agent(c, host_tid, name);
+}
+
+/* Starts an agent on one host. */
+static void
+spawn_agent(struct coord *c, int32_t host_tid, const char *name)
+{
+	const struct coord_child *ch = child_of_host(c, host_tid);
+	struct coord_host *h;
+	char *argv[16];
+	int tid, i = 0;
 
 	/* The capture settings of `pmon start` (doc/capture.md). */
 	argv[i++] = (char *)"-t";
@@ -634,7 +677,7 @@ child_moved(struct coord *c, struct coord_child *ch, const char *addr)
 		if ((h = host_find(c, ch->hosts[j])) == NULL || h->deleted ||
 		    h->agent_tid == 0)
 			continue;
-		send_dial(h->agent_tid, ch->addr);
+		send_dial(c, h->agent_tid, ch->addr);
 	}
 }
 
@@ -693,7 +736,6 @@ watched_exit(struct coord *c)
 	if (pvm_upkint(&tid, 1, 1) < 0)
 		return;
 	if (c->relay != NULL) {
-		c->relay->root_gone = 1;
 		coord_shutdown(c, "the root coordinator exited");
 		return;
 	}

@@ -303,6 +303,7 @@ int	agent_pvm_init(struct agent *);
 int	agent_pvm_watch(struct agent *);
 void	agent_pvm_exit(struct agent *);
 void	agent_pvm_gone(struct agent *, int rc);
+void	agent_pvm_queued(struct agent *);
 
 /* agent_others.c */
 /*

@@ -190,7 +190,9 @@ others_cb(int fd, short what, void *arg)
 	(void)what;
 	if (a->pvm_tid == -1)
 		return;
-	if ((rc = pvm_tasks(a->host_tid, &n, &ti)) < 0) {
+	rc = pvm_tasks(a->host_tid, &n, &ti);
+	agent_pvm_queued(a);
+	if (rc < 0) {
 		if (rc == PvmSysErr)
 			agent_pvm_gone(a, rc);
 		return;

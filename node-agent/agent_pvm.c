@@ -98,6 +98,18 @@ pvm_cb(int fd, short what, void *arg)
 }
 
 /*
+ * A PVM call reads what pvmd sends and queues the messages that are not
+ * its reply (a DIAL): the socket then shows nothing more, so look at the
+ * queue from the loop.
+ */
+void
+agent_pvm_queued(struct agent *a)
+{
+	if (a->nev_pvm > 0)
+		event_active(a->ev_pvm[0], EV_READ, 0);
+}
+
+/*
  * A PVM call failed as it does when pvmd is gone: so is our virtual
  * machine.  libpvm3 has closed the socket pvm_cb watches by then, so
  * whoever saw the error says so.
