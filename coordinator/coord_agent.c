@@ -25,6 +25,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "addr.h"
 #include "coord.h"
 #include "log.h"
 #include "record.h"
@@ -1076,40 +1077,6 @@ listen_name(struct coord *c, int fd)
 	return 0;
 }
 
-static int
-copy_part(char *dst, size_t size, const char *src, size_t n)
-{
-	if (n == 0 || n >= size)
-		return -1;
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-	return 0;
-}
-
-/* Splits "ADDR", "ADDR:PORT" or "[ADDR]:PORT"; port stays when absent. */
-static int
-split_listen(const char *s, char *host, size_t hsize, char *port,
-    size_t psize)
-{
-	const char *colon = strrchr(s, ':'), *end;
-
-	if (s[0] == '[') {
-		if ((end = strchr(s, ']')) == NULL ||
-		    copy_part(host, hsize, s + 1, (size_t)(end - s - 1)) == -1)
-			return -1;
-		if (end[1] == '\0')
-			return 0;
-		if (end[1] != ':')
-			return -1;
-		return copy_part(port, psize, end + 2, strlen(end + 2));
-	}
-	if (colon == NULL || strchr(s, ':') != colon)	/* bare IPv6 */
-		return copy_part(host, hsize, s, strlen(s));
-	if (copy_part(host, hsize, s, (size_t)(colon - s)) == -1)
-		return -1;
-	return copy_part(port, psize, colon + 1, strlen(colon + 1));
-}
-
 /*
  * Listens for agents on spec, "ADDR", "ADDR:PORT" or "[ADDR]:PORT"
  * (default: an ephemeral port), and sets c->listen_addr to what agents
@@ -1123,7 +1090,7 @@ agent_bind(struct coord *c, const char *spec)
 	char host[256], port[16] = "0";
 	int rc;
 
-	if (split_listen(spec, host, sizeof(host), port, sizeof(port)) == -1) {
+	if (addr_split(spec, host, sizeof(host), port, sizeof(port)) == -1) {
 		log_warnx("bad listen address %s (want ADDR, ADDR:PORT or "
 		    "[ADDR]:PORT)", spec);
 		return NULL;

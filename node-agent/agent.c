@@ -19,6 +19,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "addr.h"
 #include "agent.h"
 #include "log.h"
 #include "paths.h"
@@ -554,6 +555,18 @@ coord_lost(struct agent *a)
 	event_add(a->ev_reconnect, &tv);
 }
 
+/* A coordinator's address to dial: ADDR:PORT or [V6]:PORT. */
+static int
+split_dial(const char *s, char *host, size_t hostsize, char *port,
+    size_t portsize)
+{
+	port[0] = '\0';
+	if (addr_split(s, host, hostsize, port, portsize) == -1 ||
+	    port[0] == '\0')
+		return -1;
+	return 0;
+}
+
 /*
  * Dials addr from now on (agent_pvm.c, dial_message): a connection to
  * the old address is given up as a lost one, and what the coordinator
@@ -569,8 +582,7 @@ agent_coord_redirect(struct agent *a, const char *addr, int32_t from)
 		return -1;
 	if (strcmp(addr, a->coord_addr) == 0)
 		return 0;
-	if (agent_split_addr(addr, host, sizeof(host), port,
-	    sizeof(port)) == -1) {
+	if (split_dial(addr, host, sizeof(host), port, sizeof(port)) == -1) {
 		log_warnx("bad coordinator address %s (want ADDR:PORT)", addr);
 		return -1;
 	}
@@ -606,30 +618,6 @@ coord_event_cb(struct bufferevent *bev, short what, void *arg)
 	agent_exit(a, 0);
 }
 
-/* Splits "host:port" (or "[v6]:port"). */
-int
-agent_split_addr(const char *s, char *host, size_t hostsize, char *port,
-    size_t portsize)
-{
-	const char *colon = strrchr(s, ':'), *h = s;
-	size_t hlen;
-
-	if (colon == NULL || colon[1] == '\0' ||
-	    strlen(colon + 1) >= portsize)
-		return -1;
-	hlen = (size_t)(colon - s);
-	if (hlen >= 2 && s[0] == '[' && s[hlen - 1] == ']') {
-		h++;
-		hlen -= 2;
-	}
-	if (hlen == 0 || hlen >= hostsize)
-		return -1;
-	memcpy(host, h, hlen);
-	host[hlen] = '\0';
-	strcpy(port, colon + 1);
-	return 0;
-}
-
 /*
  * quiet: we are redialing a lost coordinator; a failure is expected and
  * not logged, and a host that does not answer (no refusal either) is
@@ -644,7 +632,7 @@ tcp_connect(const char *addrport, int quiet)
 	char host[256], port[16];
 	int fd = -1, rc, one = 1;
 
-	if (agent_split_addr(addrport, host, sizeof(host), port,
+	if (split_dial(addrport, host, sizeof(host), port,
 	    sizeof(port)) == -1) {
 		log_warnx("bad coordinator address %s (want ADDR:PORT)",
 		    addrport);

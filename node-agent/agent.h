@@ -223,8 +223,6 @@ int	agent_publish_ring(struct agent *, unsigned long size);
 void	agent_exit(struct agent *, int code) __attribute__((noreturn));
 int	agent_coord_redirect(struct agent *, const char *addr,
 	    int32_t from);
-int	agent_split_addr(const char *addrport, char *host, size_t hostsize,
-	    char *port, size_t portsize);
 
 /* agent_environ.c */
 int	agent_adopt_environ_match(const char *env, size_t len,

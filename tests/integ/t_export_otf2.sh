@@ -107,8 +107,9 @@ want=$(printf '%s\n' pvm_exit pvm_initsend pvm_mcast pvm_mytid pvm_parent \
     pvm_pkint pvm_recv pvm_send pvm_setopt pvm_spawn pvm_upkint)
 got=$(sed -n 's/^REGION .* Name: "\([^"]*\)" .*/\1/p' "$DEFS" | sort)
 expect_eq "region names" "$want" "$got"
-grep '^REGION ' "$DEFS" | grep -Ev 'Role: (FUNCTION|POINT2POINT), Paradigm: \
-USER,' && fail "a region without its role or paradigm"
+roles='Role: (FUNCTION|POINT2POINT), Paradigm: USER,'
+grep '^REGION ' "$DEFS" | grep -Ev "$roles" &&
+    fail "a region without its role or paradigm"
 # Location names: program and tid in full.
 for tid in $(awk '{ printf "%x\n", $2 }' "$TIDS"); do
 	grep -q "^LOCATION .* Name: \"deadpair t$tid\" " "$DEFS" ||
@@ -143,10 +144,10 @@ done
 KNOWN_GROUP="^New comm group: group_id $comm_group, name_id[0-9]+\$|\
 ^	Not yet implemented\$"
 KNOWN_RANK='^Warning: cannot find rank [0-9]+ in communicator 0$'
-PROGRESS='^export of .* to .* between the beginning of the trace to the end \
-of the trace\.$|^Loading of the trace : [0-9]+%.*$|^0 errors and 0 \
-warnings were found during parsing\.$|^Exporting trace to .* \.\.\. Please \
-Wait *$'
+PROGRESS='^export of .* to .* between the beginning of the trace to the end '\
+'of the trace\.$|^Loading of the trace : [0-9]+%.*$|^0 errors and 0 '\
+'warnings were found during parsing\.$|^Exporting trace to .* \.\.\. Please '\
+'Wait *$'
 mkdir -m 0700 "$RUN/xdg"
 XDG_RUNTIME_DIR=$RUN/xdg QT_QPA_PLATFORM=offscreen timeout 120 \
     vite -e "$RUN/out.svg" "$OUT/traces.otf2" </dev/null \

@@ -545,26 +545,6 @@ test_peer_is_local(void)
 	CU_ASSERT_EQUAL(agent_peer_is_local(-1), 0);
 }
 
-static void
-test_split_addr(void)
-{
-	char h[64], p[16];
-
-	CU_ASSERT_EQUAL(agent_split_addr("10.1.2.3:4567", h, sizeof(h), p,
-	    sizeof(p)), 0);
-	CU_ASSERT_STRING_EQUAL(h, "10.1.2.3");
-	CU_ASSERT_STRING_EQUAL(p, "4567");
-	CU_ASSERT_EQUAL(agent_split_addr("[::1]:80", h, sizeof(h), p,
-	    sizeof(p)), 0);
-	CU_ASSERT_STRING_EQUAL(h, "::1");
-	CU_ASSERT_EQUAL(agent_split_addr("host", h, sizeof(h), p,
-	    sizeof(p)), -1);
-	CU_ASSERT_EQUAL(agent_split_addr("host:", h, sizeof(h), p,
-	    sizeof(p)), -1);
-	CU_ASSERT_EQUAL(agent_split_addr(":80", h, sizeof(h), p,
-	    sizeof(p)), -1);
-}
-
 /* --- stopping tasks: a real agent, real processes ---------------------- */
 
 #define CT_WAIT_MS	5000		/* for anything that must happen */
@@ -2100,7 +2080,6 @@ static CU_TestInfo drain_tests[] = {
 	{ "corrupt ring", test_drain_corrupt },
 	{ "frames valid", test_frames_valid },
 	{ "dump", test_dump },
-	{ "split addr", test_split_addr },
 	{ "coordinator on this host", test_peer_is_local },
 	{ "pvmd's tasks not yet enrolled", test_others_starting },
 	CU_TEST_INFO_NULL

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "log.h"
 #include "proto.h"
 #include "record.h"
@@ -700,6 +701,45 @@ test_log_rate(void)
 	CU_ASSERT_EQUAL(r.n, 1);
 }
 
+static void
+test_addr_split(void)
+{
+	char h[64], p[16];
+
+	strcpy(p, "keep");
+	CU_ASSERT_EQUAL(addr_split("10.1.2.3:4567", h, sizeof(h), p,
+	    sizeof(p)), 0);
+	CU_ASSERT_STRING_EQUAL(h, "10.1.2.3");
+	CU_ASSERT_STRING_EQUAL(p, "4567");
+	CU_ASSERT_EQUAL(addr_split("[::1]:80", h, sizeof(h), p, sizeof(p)), 0);
+	CU_ASSERT_STRING_EQUAL(h, "::1");
+	CU_ASSERT_STRING_EQUAL(p, "80");
+	/* No port: it stays as it was. */
+	strcpy(p, "keep");
+	CU_ASSERT_EQUAL(addr_split("host", h, sizeof(h), p, sizeof(p)), 0);
+	CU_ASSERT_STRING_EQUAL(h, "host");
+	CU_ASSERT_STRING_EQUAL(p, "keep");
+	CU_ASSERT_EQUAL(addr_split("fe80::1", h, sizeof(h), p, sizeof(p)), 0);
+	CU_ASSERT_STRING_EQUAL(h, "fe80::1");
+	CU_ASSERT_STRING_EQUAL(p, "keep");
+	CU_ASSERT_EQUAL(addr_split("[::1]", h, sizeof(h), p, sizeof(p)), 0);
+	CU_ASSERT_STRING_EQUAL(h, "::1");
+	/* Empty parts, a part too long, brackets not closed. */
+	CU_ASSERT_EQUAL(addr_split("host:", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split(":80", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split("", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split("[]:80", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split("[::1:80", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split("[::1]80", h, sizeof(h), p, sizeof(p)), -1);
+	CU_ASSERT_EQUAL(addr_split("h:12345678901234567", h, sizeof(h), p,
+	    sizeof(p)), -1);
+}
+
+static CU_TestInfo addr_tests[] = {
+	{ "split", test_addr_split },
+	CU_TEST_INFO_NULL
+};
+
 static CU_TestInfo log_tests[] = {
 	{ "rate limit", test_log_rate },
 	CU_TEST_INFO_NULL
@@ -744,6 +784,7 @@ static CU_SuiteInfo common_suites[] = {
 	{ "ring", NULL, NULL, NULL, NULL, ring_tests },
 	{ "breakpoints", NULL, NULL, NULL, NULL, bp_tests },
 	{ "log", NULL, NULL, NULL, NULL, log_tests },
+	{ "addr", NULL, NULL, NULL, NULL, addr_tests },
 	CU_SUITE_INFO_NULL
 };
 
