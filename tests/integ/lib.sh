@@ -345,20 +345,48 @@ pmon_start() {
 	COORD_ADDR=$(grep -E ':[0-9]+$' "$PVM_TMP.pmon-start.out" | tail -n 1)
 }
 
-# pmon_trace FILE: a subscribed tool writing the JSON stream (with task
-# lines) to FILE.  pmon trace prints nothing until events come, so wait
-# until its socket is connected (its hello follows at once), then make a
-# flush round trip through the coordinator and every agent: by its end
-# the coordinator has read the earlier hello.  Sets TRACE_PID.
+# pmon_trace FILE [ARGS]: a subscribed tool writing the JSON stream
+# (with task lines) to FILE, ARGS (--lossless) added to its command
+# line.  pmon trace prints nothing until events come, so wait until its
+# socket is connected (its hello follows at once), then make a flush
+# round trip through the coordinator and every agent: by its end the
+# coordinator has read the earlier hello.  Sets TRACE_PID.
 pmon_trace() {
 	local out=$1
-	bg $PM_ON "$PMON" trace --json --tasks </dev/null >"$out" 2>"$out.err"
+	shift
+	bg $PM_ON "$PMON" trace --json --tasks "$@" </dev/null >"$out" \
+	    2>"$out.err"
 	TRACE_PID=$BG_PID
 	wait_for 10 trace_connected "$TRACE_PID" ||
 	    fail "pmon trace did not connect: $(cat "$out.err")"
 	$PM_ON timeout 20 "$PMON" flush </dev/null >/dev/null 2>"$RUN/flush.err" ||
 	    fail "pmon flush failed: $(cat "$RUN/flush.err")"
 	pid_alive "$TRACE_PID" || fail "pmon trace exited: $(cat "$out.err")"
+}
+
+# restart_streams_check A B EVENTS: A, the JSON stream of a coordinator
+# that died; B, that of the one started after it, attached before the
+# agents sent it anything.  In B, each task's records are a run without
+# a gap or a lost marker that starts no later than A's last + 1, and A
+# and B together hold EVENTS records (tid and seq) once each.
+restart_streams_check() {
+	local t
+	for t in "$1" "$2"; do
+		jq -r 'select(.call) | "\(.tid) \(.seq) \(.call)"' "$t" >"$t.seq"
+	done
+	awk 'NR == FNR { if (!($1 in alast) || $2 > alast[$1]) alast[$1] = $2
+		next }
+	    $3 == "lost" { print "lost marker of t" $1; bad = 1 }
+	    ($1 in bprev) && $2 != bprev[$1] + 1 {
+		print "t" $1 ": B jumps from " bprev[$1] " to " $2; bad = 1 }
+	    !($1 in bprev) && ($1 in alast) && $2 > alast[$1] + 1 {
+		print "t" $1 ": B starts at " $2 ", A ended at " alast[$1]
+		bad = 1 }
+	    { bprev[$1] = $2 }
+	    END { exit bad }' "$1.seq" "$2.seq" >"$RUN/restart_check.out" ||
+	    fail "the new coordinator's stream: $(head "$RUN/restart_check.out")"
+	expect_eq "records in both streams" "$3" "$(cat "$1.seq" "$2.seq" |
+	    awk '{ print $1, $2 }' | sort -u | wc -l)"
 }
 
 # pmon_record FILE [OUT]: pmon record -o FILE in the background, its

@@ -34,13 +34,7 @@ first=$(relay_pid)
 [ "$(ip netns identify "$first")" = "$H3" ] ||
     fail "the intermediate of hosts 3-4 is not on $H3"
 
-bg $PM_ON "$PMON" trace --json --tasks --lossless </dev/null \
-    >"$RUN/trace.json" 2>"$RUN/trace.err"
-TRACE_PID=$BG_PID
-wait_for 10 trace_connected "$TRACE_PID" ||
-    fail "pmon trace did not connect: $(cat "$RUN/trace.err")"
-$PM_ON timeout 20 "$PMON" flush >/dev/null 2>"$RUN/flush.err" ||
-    fail "pmon flush: $(cat "$RUN/flush.err")"
+pmon_trace "$RUN/trace.json" --lossless
 
 calls() { grep -c '"call"' "$RUN/trace.json"; }
 calls_over() { [ "$(calls)" -gt "$1" ]; }
