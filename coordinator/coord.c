@@ -180,6 +180,7 @@ coord_free(struct coord *c)
 	}
 	coord_ack_free(c);
 	coord_pvm_children_free(c);
+	free(c->old_agents);
 	free(c->away);
 	if (c->agent_listener != NULL)
 		evconnlistener_free(c->agent_listener);
@@ -781,7 +782,12 @@ shutdown_finish(struct coord *c)
 	}
 	order_release_all(c->order);
 	order_stats(c->order, &st);
-	if (st.unmatched > 0)
+	/* An intermediate's went up for its root to match. */
+	if (st.unmatched > 0 && c->relay != NULL)
+		log_info("shutdown: %" PRIu64 " of %" PRIu64 " receives went "
+		    "up without their send, for the root to match",
+		    st.unmatched, st.matched + st.unmatched);
+	else if (st.unmatched > 0)
 		log_warnx("shutdown: %" PRIu64 " of %" PRIu64 " receives went "
 		    "without their send (records lost)", st.unmatched,
 		    st.matched + st.unmatched);

@@ -457,6 +457,12 @@ struct coord {
 	int			 ready_fd;	/* -r, or -1 */
 	struct event		*ev_ready;	/* the agents' hello timeout */
 	struct event		*ev_adopt;	/* agent_adopt's answers */
+	struct coord_old_agent {
+		int32_t		 tid;
+		int32_t		 host;		/* its pvmd */
+	}			*old_agents;	/* pmon-agentd tasks we did
+						   not start, at our start */
+	size_t			 nold_agents;
 	void			(*ready_hook)(struct coord *);
 
 	int			 pvm_tid;	/* -1: not enrolled */

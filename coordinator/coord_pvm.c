@@ -343,6 +343,30 @@ adopt_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * The pmon-agentd tasks of the virtual machine that we did not start,
+ * listed once, with one pvm_tasks for every host: under load, a call
+ * a host takes seconds, and the loop waits for it.
+ */
+static void
+old_agents_list(struct coord *c)
+{
+	struct pvmtaskinfo *ti;
+	const char *name = strrchr(c->agent_path, '/');
+	int n, i;
+
+	name = name != NULL ? name + 1 : c->agent_path;
+	if (pvm_tasks(0, &n, &ti) < 0)
+		n = 0;
+	pvm_queued(c);
+	c->old_agents = xcalloc((size_t)n + 1, sizeof(*c->old_agents));
+	for (i = 0; i < n; i++)
+		if (is_agent(&ti[i], name) && ti[i].ti_ptid != c->pvm_tid) {
+			c->old_agents[c->nold_agents].tid = ti[i].ti_tid;
+			c->old_agents[c->nold_agents++].host = ti[i].ti_host;
+		}
+}
+
+/*
  * The agents of a coordinator that died still run, holding what it did
  * not acknowledge (doc/capture.md, "A coordinator restart").  Before
  * the first agent is started on host h, every pmon-agentd there that we
@@ -356,18 +380,14 @@ adopt_timeout_cb(evutil_socket_t fd, short what, void *arg)
 static int
 agent_adopt(struct coord *c, struct coord_host *h, const char *addr)
 {
-	struct pvmtaskinfo *ti;
-	const char *name = strrchr(c->agent_path, '/');
-	int n, i;
+	size_t i;
 
-	name = name != NULL ? name + 1 : c->agent_path;
-	if (pvm_tasks(h->host_tid, &n, &ti) < 0)
-		n = 0;
-	pvm_queued(c);
+	if (c->old_agents == NULL)
+		old_agents_list(c);
 	h->adopt_told = 0;
-	for (i = 0; i < n; i++)
-		if (is_agent(&ti[i], name) && ti[i].ti_ptid != c->pvm_tid &&
-		    send_dial(c, ti[i].ti_tid, addr) == 0)
+	for (i = 0; i < c->nold_agents; i++)
+		if (c->old_agents[i].host == h->host_tid &&
+		    send_dial(c, c->old_agents[i].tid, addr) == 0)
 			h->adopt_told++;
 	if (h->adopt_told == 0)
 		return 0;

@@ -702,9 +702,8 @@ read_pvmd(void)
 	int bufid, len, tag, src;
 
 	while ((bufid = pvm_nrecv(-1, -1)) > 0) {
-		if (pvm_bufinfo(bufid, &len, &tag, &src) < 0)
-			continue;
-		if (tag == (int)SM_STTASK && src < 0)
+		if (pvm_bufinfo(bufid, &len, &tag, &src) == 0 &&
+		    tag == (int)SM_STTASK && src < 0)
 			start_task();
 		pvm_freebuf(bufid);
 	}

@@ -23,8 +23,11 @@ command -v jq >/dev/null || skip "jq is not installed"
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
 # 16 tasks, 800 rounds, task 0 sleeping 5 ms a round: 4 s or more.
-hosts=4 n=16 rounds=800 pace=5000
-netns_pmon_up $hosts -v -Q 268435456 --fanout 2
+# RESTART_HOSTS, RESTART_TASKS, RESTART_ROUNDS and RESTART_FANOUT try
+# it larger.
+hosts=${RESTART_HOSTS:-4} n=${RESTART_TASKS:-16}
+rounds=${RESTART_ROUNDS:-800} fanout=${RESTART_FANOUT:-2} pace=5000
+netns_pmon_up "$hosts" -v -Q 268435456 --fanout "$fanout"
 first_addr=$COORD_ADDR
 
 # agent_on I: the pid of the agent listening on host I's socket.
@@ -66,7 +69,7 @@ wait_for 10 pid_dead "$TRACE_A" ||
 relays() { pgrep -f -- "pmon-coordd -U " | wc -l; }
 wait_for 10 eval '[ "$(relays)" = 0 ]' ||
     { kill -CONT $agents; fail "the intermediates outlived their root"; }
-bg $PM_ON "$PMON" start -v -v -Q 268435456 --fanout 2 </dev/null \
+bg $PM_ON "$PMON" start -v -v -Q 268435456 --fanout "$fanout" </dev/null \
     >"$RUN/start2.out" 2>&1
 START_PID=$BG_PID
 listening() { COORD_PID=$(sock_pid "$(coord_sock)") && [ -n "$COORD_PID" ]; }
