@@ -17,8 +17,8 @@ need_pmon
 command -v jq >/dev/null || skip "jq is not installed"
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-# 4 tasks, 1000 rounds, task 0 sleeping 5 ms a round: 5 s or more.
-n=4 rounds=1000 pace=5000
+# 4 tasks, 600 rounds, task 0 sleeping 5 ms a round: 3 s or more.
+n=4 rounds=600 pace=5000
 start_pvmd
 pmon_start
 first_addr=$COORD_ADDR

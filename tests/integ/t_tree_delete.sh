@@ -21,9 +21,9 @@ command -v pvm >/dev/null || skip "no pvm console (apt-get install pvm)"
 command -v jq >/dev/null || skip "jq is not installed"
 [ -x "$PROGS/storm" ] || fail "missing $PROGS/storm"
 
-# Task 0 paces the rounds (-p US, 4.8 s in all) so that the deletion
+# Task 0 paces the rounds (-p US, 3.2 s in all) so that the deletion
 # comes mid-run, even under the sanitizers.
-n=16 rounds=600 pace=8000
+n=16 rounds=400 pace=8000
 netns_pmon_up 4 -v -Q 268435456 --fanout 2
 log=$(host_tmp 1)/pmon-coordd.$(id -u).log
 H3=$(ns_name 3) H4=$(ns_name 4)
