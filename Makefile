@@ -309,13 +309,14 @@ test:
 # The daemons run under pvmd, which passes them its environment: the
 # sanitizer options reach them through the test's pvmd.  Under the
 # sanitizers the property test runs 2000 executions (every scenario,
-# with and without losses) instead of 7000, and t_soak_rss's storm half
-# as many rounds: the same paths, in the time CI has.
+# with and without losses) instead of 7000, and t_soak_rss's storm,
+# t_lost_match's rounds and the tasks of t_tree_netns and t_scale_netns
+# are halved: the same paths, in the time CI has.
 check:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	SOAK_ROUNDS=20000 \
+	SOAK_ROUNDS=20000 LOST_MATCH_ROUNDS=2000 TREE_TASKS=32 SCALE_TASKS=160 \
 	    $(MAKE) BUILD=build-check SAN=1 PROPTEST_FLAGS="-n 2000" test
 
 FUZZ_SRCS	:= $(wildcard tests/fuzz/fuzz_*.c)

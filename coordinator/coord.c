@@ -345,10 +345,12 @@ ready_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	TAILQ_FOREACH(h, &c->hosts, entry)
-		if (!h->hello)
+		if (!h->hello) {
 			log_warnx("host %s: no agent said hello within %d s; "
-			    "its tasks are not monitored", h->name,
-			    COORD_READY_TIMEOUT);
+			    "its tasks are not monitored until one does",
+			    h->name, COORD_READY_TIMEOUT);
+			h->hello_late = 1;
+		}
 	if (!c->ready)
 		say_ready(c);
 }

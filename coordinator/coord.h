@@ -281,6 +281,7 @@ struct coord_host {
 	int32_t			 host_tid;
 	char			*name;
 	int			 hello;
+	int			 hello_late;	/* said not to have come */
 	unsigned		 respawns;	/* agents started after one
 						   was lost */
 	int			 deleted;	/* left the virtual machine */

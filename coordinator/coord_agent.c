@@ -324,9 +324,15 @@ agent_hello(struct coord_agent *a, const uint8_t *p, size_t len)
 	    coord_pvm_via(a->coord, h.host_tid));
 	log_info("agent %s: host %s (t%x, %s), pid %u", a->peer, h.host,
 	    (unsigned)h.host_tid, h.arch, h.pid);
-	TAILQ_FOREACH(host, &a->coord->hosts, entry)
-		if (host->host_tid == h.host_tid)
-			host->hello = 1;
+	TAILQ_FOREACH(host, &a->coord->hosts, entry) {
+		if (host->host_tid != h.host_tid)
+			continue;
+		if (host->hello_late)
+			log_warnx("host %s: its agent said hello after all; its "
+			    "tasks are monitored", host->name);
+		host->hello = 1;
+		host->hello_late = 0;
+	}
 	a->host_back = host_is_away(a->coord, coord_host_number(h.host_tid));
 	if (a->coord->relay != NULL)
 		return coord_relay_agent_hello(a, &h);
