@@ -293,6 +293,9 @@ struct coord_host {
 	int			 adopt_told;	/* ...and told to dial us */
 	uint64_t		 adopt_until;	/* monotonic ms: a new agent
 						   then, if none answers; 0 */
+	int32_t			 adopt_spawned;	/* that new agent */
+	unsigned		 adopt_rounds;	/* ...left at once, and they
+						   were asked again */
 };
 TAILQ_HEAD(coord_hosts, coord_host);
 

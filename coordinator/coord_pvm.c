@@ -336,8 +336,10 @@ adopt_timeout_cb(evutil_socket_t fd, short what, void *arg)
 		if (h->adopt_until == 0 || h->adopt_until > now)
 			continue;
 		h->adopt_until = 0;
-		if (!h->hello && !h->deleted && !c->shutting_down)
-			spawn_agent(c, h->host_tid, h->name);
+		if (h->hello || h->deleted || c->shutting_down)
+			continue;
+		spawn_agent(c, h->host_tid, h->name);
+		h->adopt_spawned = h->agent_tid;
 	}
 	adopt_timer(c);
 }
@@ -784,6 +786,20 @@ watched_exit(struct coord *c)
 		h->agent_tid = 0;
 		if (c->shutting_down || !c->spawn_agents)
 			break;
+		/*
+		 * One started because no agent of a coordinator before
+		 * answered in time leaves when it finds one holding the
+		 * host, too slow to answer: the host is asked again.
+		 */
+		if (tid == h->adopt_spawned && h->adopt_told > 0 &&
+		    h->adopt_rounds < COORD_AGENT_RESPAWNS) {
+			h->adopt_rounds++;
+			log_info("host %s: agent t%x left at once; asking the "
+			    "agents of a coordinator before again", h->name,
+			    (unsigned)tid);
+			spawn_on(c, h->host_tid, h->name);
+			break;
+		}
 		log_warnx("the agent of host %s (t%x) exited", h->name,
 		    (unsigned)tid);
 		if (h->deleted)
