@@ -288,9 +288,8 @@ struct coord_host {
 	int32_t			 agent_tid;	/* under an intermediate: its
 						   agent, watched through
 						   PvmTaskExit, or 0 */
-	int			 adopt_tried;	/* agents of a coordinator
-						   before looked for */
-	int			 adopt_told;	/* ...and told to dial us */
+	int			 adopt_told;	/* agents of a coordinator
+						   before told to dial us */
 	uint64_t		 adopt_until;	/* monotonic ms: a new agent
 						   then, if none answers; 0 */
 	int32_t			 adopt_spawned;	/* that new agent */

@@ -371,8 +371,8 @@ old_agents_list(struct coord *c)
 /*
  * The agents of a coordinator that died still run, holding what it did
  * not acknowledge (doc/capture.md, "A coordinator restart").  Before
- * the first agent is started on host h, every pmon-agentd there that we
- * did not start is told to dial addr.  An agent answers (agent_found)
+ * an agent is started on host h, every pmon-agentd that was there when
+ * we started (old_agents_list) is told to dial addr.  An agent answers (agent_found)
  * and dials; anything else, a task starter left by an agent that
  * ended, does not, and COORD_ADOPT_MS later the host gets a new agent
  * (adopt_timeout_cb).  One that finds an agent that was too slow to
@@ -423,23 +423,17 @@ agent_found(struct coord *c, int src)
 }
 
 /*
- * Starts an agent on one host, or, the first time and after an agent
- * of ours that exited where one of a coordinator before was found, has
- * the one still there dial us.
+ * Starts an agent on one host, unless one of a coordinator before is
+ * there: then it is told to dial us.
  */
 static void
 spawn_on(struct coord *c, int32_t host_tid, const char *name)
 {
 	const struct coord_child *ch = child_of_host(c, host_tid);
-	struct coord_host *h = host_find(c, host_tid);
+	struct coord_host *h = host_add(c, host_tid, name);
 
-	if (h == NULL || !h->adopt_tried || h->adopt_told > 0) {
-		h = host_add(c, host_tid, name);
-		h->adopt_tried = 1;
-		if (agent_adopt(c, h, ch != NULL ? ch->addr : c->listen_addr))
-			return;
-	}
-	spawn_agent(c, host_tid, name);
+	if (!agent_adopt(c, h, ch != NULL ? ch->addr : c->listen_addr))
+		spawn_agent(c, host_tid, name);
 }
 
 /* Starts an agent on one host. */

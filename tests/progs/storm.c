@@ -8,11 +8,12 @@
  *	storm [-p US] [-H HOST] N ROUNDS [FILE]
  *
  * Task 0 spawns the other N - 1 (storm -c [FILE]) wherever PVM places
- * them, or on HOST with -H, and multicasts N, ROUNDS and the tids.  A round is five calls:
- * pvm_initsend, pvm_pkint, pvm_send, pvm_recv, pvm_upkint.  Besides its
- * rounds, task 0 calls pvm_mytid, pvm_setopt, pvm_spawn, pvm_initsend,
- * 3 x pvm_pkint, pvm_mcast and pvm_exit; every other task pvm_mytid,
- * pvm_setopt, pvm_parent, pvm_recv, 3 x pvm_upkint and pvm_exit.  So
+ * them, or on HOST with -H, and multicasts N, ROUNDS and the tids.  A
+ * round is five calls: pvm_initsend, pvm_pkint, pvm_send, pvm_recv,
+ * pvm_upkint.  Besides its rounds, task 0 calls pvm_mytid, pvm_setopt,
+ * pvm_spawn, pvm_initsend, 3 x pvm_pkint, pvm_mcast and pvm_exit; every
+ * other task pvm_mytid, pvm_setopt, pvm_parent, pvm_recv, 3 x pvm_upkint
+ * and pvm_exit.  So
  * task 0 makes 5 ROUNDS + 9 calls and each other task 5 ROUNDS + 8:
  * 10 N ROUNDS + 16 N + 2 events, with pvm_exit's end.  With FILE, each
  * task appends "calls TID K" (its calls, counted as it makes them)
